@@ -1,0 +1,26 @@
+# The README's two commands are `make demo` and `make test`; every other target is a piece of them.
+SHELL := /bin/bash
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/collections
+VENV := $(CURDIR)/.venv/bin
+
+.PHONY: setup collection demo test lint sanity units twin-tests functional integration molecule clean
+
+setup:
+	bash scripts/setup.sh all
+
+collection:
+	bash scripts/install-collection.sh
+
+demo: setup
+	bash scripts/demo.sh
+
+test: setup
+	bash scripts/test.sh
+
+lint units twin-tests functional sanity integration molecule: setup
+	bash scripts/test.sh $@
+
+clean:
+	-$(VENV)/python -m twin down --dir .twin
+	rm -rf build collections/ansible_collections/storageperf tests/output .pytest_cache

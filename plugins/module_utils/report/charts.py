@@ -1,0 +1,266 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Charts for the HTML report, drawn by matplotlib's Agg backend into base64 PNG.
+
+Every function returns a list of {"id", "title", "png": base64 text, "alt"} and an empty list
+when there is nothing to draw or matplotlib is missing (HAS_MATPLOTLIB tells which), so the
+HTML report still renders its tables on a host without matplotlib.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import io
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.tables import (
+    format_metric, metric_info, metric_keys, step_label, summaries, is_operation,
+)
+
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on CI runners or AWX execution environments
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+
+    HAS_MATPLOTLIB = True
+except ImportError:
+    plt = None
+    HAS_MATPLOTLIB = False
+
+# colour-blind safe (Okabe-Ito); the first variant is the baseline and gets the grey
+PALETTE = ("#8a8f98", "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442")
+MAX_CDF_PANELS = 12
+
+
+def _png(fig):
+    buf = io.BytesIO()
+    # no Software/date metadata: the same document renders to the same bytes (idempotent writes)
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _style(ax):
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+    ax.grid(axis="both", color="#e5e7eb", linewidth=0.8)
+    ax.set_axisbelow(True)
+
+
+# tick spacings a person reads easily: 1 2 5 10 15 30 s, 1 2 5 10 15 30 min, 1 2 3 6 12 24 h
+NICE_SECONDS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600,
+                900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+
+
+def nice_step(vmax, ticks=5):
+    """The smallest nice spacing that puts at most `ticks` ticks on 0..vmax."""
+    for step in NICE_SECONDS:
+        if vmax / step <= ticks:
+            return step
+    return NICE_SECONDS[-1] * max(1, int(vmax / NICE_SECONDS[-1] / ticks) + 1)
+
+
+def _duration_axis(axis, vmax=None, ticks=5):
+    if vmax:
+        axis.set_major_locator(MultipleLocator(nice_step(vmax, ticks)))
+    axis.set_major_formatter(FuncFormatter(
+        lambda v, _pos: "0" if abs(v) < 1e-12 else (_tick(v) if v > 0 else "")))
+
+
+def _tick(v):
+    # "2m" reads better than "2m 00s" on an axis
+    text = stats.format_duration(v)
+    return text[:-4] if text.endswith(" 00s") else text
+
+
+def step_bars(doc):
+    """Median wall time per step, one bar per variant, min-max whiskers across repetitions."""
+    if not HAS_MATPLOTLIB:
+        return []
+    variants = summaries(doc)
+    names = [n for n in step_names(doc)
+             if any((steps.get(n) or {}).get("wall_s") and is_operation(steps[n]) for _, steps in variants)]
+    if not names:
+        return []
+    nvar = len(variants)
+    height = 0.8 / max(nvar, 1)
+    fig, ax = plt.subplots(figsize=(10, 0.9 + 0.32 * len(names) * max(nvar, 1.5)))
+    vmax = 0.0
+    for i, (vname, steps) in enumerate(variants):
+        ys, widths, lo, hi = [], [], [], []
+        for j, n in enumerate(names):
+            w = (steps.get(n) or {}).get("wall_s")
+            if not w:
+                continue
+            ys.append(j + (i - (nvar - 1) / 2.0) * height)
+            widths.append(w["median"])
+            lo.append(w["median"] - w["min"])
+            hi.append(w["max"] - w["median"])
+        err = [lo, hi] if any(lo) or any(hi) else None
+        ax.barh(ys, widths, height=height * 0.92, color=PALETTE[i % len(PALETTE)], label=vname,
+                xerr=err, error_kw={"ecolor": "#374151", "capsize": 2, "linewidth": 0.8})
+        for y, w, h in zip(ys, widths, hi):
+            ax.text(w + h, y, "  " + stats.format_duration(w), va="center", fontsize=8, color="#374151")
+        vmax = max([vmax] + [w + h for w, h in zip(widths, hi)])
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels([step_label(doc, n) for n in names])
+    ax.invert_yaxis()
+    _duration_axis(ax.xaxis, vmax * 1.12, ticks=6)
+    ax.set_xlabel("wall time of the batch (median)")
+    ax.margins(x=0.12)
+    _style(ax)
+    ax.legend(loc="lower right", frameon=False)
+    return [{"id": "chart-steps", "title": "Step times per variant", "png": _png(fig),
+             "alt": "Horizontal bars: median wall time of each step for each variant"}]
+
+
+def latency_cdf(doc):
+    """Distribution of per-object latencies: one panel per step, one CDF line per variant."""
+    if not HAS_MATPLOTLIB:
+        return []
+    series = {}  # step -> [(variant index, variant name, sorted latencies)]
+    for i, v in enumerate(doc.get("variants", [])):
+        for n in step_names(doc):
+            lats = []
+            for r in v.get("runs", []):
+                for s in r.get("steps", []):
+                    if s["name"] == n:
+                        lats += [o.get("latency") for o in s.get("objects") or []]
+            lats = sorted(stats._clean(lats))
+            if lats:
+                series.setdefault(n, []).append((i, v["name"], lats))
+    names = [n for n in step_names(doc) if n in series][:MAX_CDF_PANELS]
+    if not names:
+        return []
+    cols = min(4, len(names))
+    rows = (len(names) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols + 1, 2.5 * rows + 0.6), squeeze=False)
+    for k, n in enumerate(names):
+        ax = axes[k // cols][k % cols]
+        for i, vname, lats in series[n]:
+            ys = [(j + 1) / float(len(lats)) for j in range(len(lats))]
+            ax.step(lats, ys, where="post", color=PALETTE[i % len(PALETTE)], label=vname, linewidth=1.6)
+        ax.set_title(step_label(doc, n), fontsize=10)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlim(left=0)
+        _duration_axis(ax.xaxis, max(l[-1] for _, _, l in series[n]), ticks=4)
+        ax.tick_params(labelsize=8)
+        _style(ax)
+    for k in range(len(names), rows * cols):
+        axes[k // cols][k % cols].axis("off")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
+    fig.supylabel("fraction of objects done", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return [{"id": "chart-latency", "title": "Per-object latency distribution (CDF)", "png": _png(fig),
+             "alt": "Cumulative distribution of per-object latency per step and variant"}]
+
+
+def parameter_lines(doc):
+    """Metric vs parameter (e.g. handshake time vs volume count): steps carrying `parameter`.
+
+    One chart per parameter name; y is the step's wall time and, in further charts, each
+    numeric metric the parametrised steps share. Lines are variant x series.
+    """
+    if not HAS_MATPLOTLIB:
+        return []
+    points = {}  # param name -> {(variant idx, variant, series): [(x, summary)]}
+    for i, (vname, steps) in enumerate(summaries(doc)):
+        for s in steps.values():
+            p = s.get("parameter")
+            if not p or not s.get("ok_runs"):
+                continue
+            key = (i, vname, p.get("series") or "")
+            points.setdefault(p["name"], {}).setdefault(key, []).append((p["value"], s))
+    out = []
+    for pname, lines in points.items():
+        ys = ["wall_s"] + [k for k in metric_keys(doc)
+                           if k != pname and all(k in (s.get("metrics") or {}) for pts in lines.values() for _, s in pts)
+                           and not _same_as_wall(k, lines)]
+        for y in ys[:4]:
+            fig, ax = plt.subplots(figsize=(8, 4))
+            for (i, vname, series), pts in sorted(lines.items()):
+                pts = sorted(pts, key=lambda t: t[0])
+                vals = [(s.get("wall_s") if y == "wall_s" else s["metrics"].get(y)) for _, s in pts]
+                xy = [(x, v["median"]) for (x, _), v in zip(pts, vals) if v]
+                if not xy:
+                    continue
+                label = vname + (" · " + series if series else "")
+                ax.plot([a for a, _ in xy], [b for _, b in xy], marker="o", color=PALETTE[i % len(PALETTE)],
+                        label=label, linewidth=1.8)
+            kind = "duration" if y == "wall_s" else metric_info(y)[1]
+            if kind == "duration":
+                _duration_axis(ax.yaxis, max([b for ln in ax.get_lines() for b in ln.get_ydata()] or [1]))
+            else:
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p, y=y: format_metric(y, v)))
+            ylabel = "wall time" if y == "wall_s" else metric_info(y)[0]
+            ax.set_xlabel(pname)
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(bottom=0)
+            _style(ax)
+            ax.legend(frameon=False)
+            out.append({"id": "chart-param-%s-%s" % (pname, y), "title": "%s vs %s" % (ylabel, pname),
+                        "png": _png(fig), "alt": "Line chart of %s against %s per variant" % (ylabel, pname)})
+    return out
+
+
+def _same_as_wall(key, lines):
+    """A metric that repeats the wall time (handshake_s of a handshake step) gets no second chart."""
+    for pts in lines.values():
+        for _, s in pts:
+            w, m = s.get("wall_s"), s["metrics"].get(key)
+            if not w or not m or abs(w["median"] - m["median"]) > 1e-9 * max(1.0, abs(w["median"])):
+                return False
+    return True
+
+
+def metric_bars(doc):
+    """fio/sysbench style: the primary metrics of metric steps, one bar group per step."""
+    if not HAS_MATPLOTLIB:
+        return []
+    variants = summaries(doc)
+    keys = [k for k in metric_keys(doc) if metric_info(k)[2] and metric_info(k)[1] != "duration"][:3]
+    names = [n for n in step_names(doc) if any((steps.get(n) or {}).get("metrics") for _, steps in variants)]
+    if not keys or not names:
+        return []
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys) + 0.5, 0.8 + 0.45 * len(names) * len(variants)),
+                             squeeze=False)
+    height = 0.8 / len(variants)
+    for a, k in enumerate(keys):
+        ax = axes[0][a]
+        for i, (vname, steps) in enumerate(variants):
+            ys, ws = [], []
+            for j, n in enumerate(names):
+                m = ((steps.get(n) or {}).get("metrics") or {}).get(k)
+                if m:
+                    ys.append(j + (i - (len(variants) - 1) / 2.0) * height)
+                    ws.append(m["median"])
+            ax.barh(ys, ws, height=height * 0.92, color=PALETTE[i % len(PALETTE)], label=vname)
+            for y, w in zip(ys, ws):
+                ax.text(w, y, " " + format_metric(k, w), va="center", fontsize=8)
+        ax.set_yticks(range(len(names)))
+        ax.set_yticklabels([step_label(doc, n) for n in names] if a == 0 else [""] * len(names))
+        ax.invert_yaxis()
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p, k=k: format_metric(k, v)))
+        ax.set_title(metric_info(k)[0], fontsize=10)
+        ax.margins(x=0.25)
+        _style(ax)
+    axes[0][0].legend(frameon=False, loc="lower right")
+    fig.tight_layout()
+    return [{"id": "chart-metrics", "title": "Metrics per variant", "png": _png(fig),
+             "alt": "Bars of %s per step and variant" % ", ".join(metric_info(k)[0] for k in keys)}]
+
+
+def all_charts(doc):
+    """Every chart that applies to this document, in report order."""
+    out = []
+    for fn in (step_bars, metric_bars, latency_cdf, parameter_lines):
+        out.extend(fn(doc))
+    return out

@@ -1,0 +1,312 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Compare a candidate result document against a baseline (or against itself) with tolerances.
+
+Tolerance keys (docs/results.md, "Comparing runs"):
+
+    "<step>.<field>"             every variant, e.g. "publish.p99", "create_volume.wall_s"
+    "<variant>/<step>.<field>"   one variant, e.g. "concurrency on/publish.p99"
+    "speedup", "sum_wall_s"      document level: overall speedup between two variants, sum of steps
+    "<step>.speedup"             that step's throughput ratio between two variants
+
+<step> and <variant> may use shell wildcards ("*.p99", "delete_*.wall_s"). Fields: wall_s, rate,
+count, errors, unfinished, the latency keys (min p50 p90 p99 max mean, p95 ...), any metric key
+(iops, tps, handshake_s ...) and speedup. Limits (any combination):
+
+    {"max_increase_pct": 10}  candidate may be at most 10 % above the baseline
+    {"max_decrease_pct": 5}   ... at most 5 % below (throughput, IOPS)
+    {"max": 300}, {"min": 4}  absolute bounds on the candidate's value
+
+Speedup keys take "baseline_variant"/"candidate_variant" (default: first and second variant).
+Values are medians over repetitions. A key that matches nothing fails: a check that checks
+nothing must not pass silently.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import fnmatch
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names
+
+LIMIT_KEYS = ("max_increase_pct", "max_decrease_pct", "min", "max")
+OPTION_KEYS = ("baseline_variant", "candidate_variant")
+DOC_FIELDS = ("speedup", "sum_wall_s")
+LATENCY_FIELDS = ("min", "p50", "p90", "p95", "p99", "max", "mean")
+
+
+class ToleranceError(ValueError):
+    """A tolerance is malformed; the message names the key and the fix."""
+
+
+def parse_tolerances(tolerances):
+    """Validate and normalise {key: {limit: number}}; raises ToleranceError naming the bad key."""
+    if tolerances is None:
+        return {}
+    if not isinstance(tolerances, dict):
+        raise ToleranceError("tolerances must be a mapping of metric key to limits, e.g. "
+                             "{'publish.p99': {'max_increase_pct': 10}}; got %s" % type(tolerances).__name__)
+    out = {}
+    for key, spec in tolerances.items():
+        if not isinstance(spec, dict):
+            raise ToleranceError("tolerances[%r] must be a mapping such as {'max_increase_pct': 10}, got %r"
+                                 % (key, spec))
+        unknown = [k for k in spec if k not in LIMIT_KEYS + OPTION_KEYS]
+        if unknown:
+            raise ToleranceError("tolerances[%r]: unknown limit %s; use %s" % (
+                key, ", ".join(repr(u) for u in unknown), ", ".join(LIMIT_KEYS + OPTION_KEYS)))
+        if not any(k in spec for k in LIMIT_KEYS):
+            raise ToleranceError("tolerances[%r] sets no limit; give one of %s" % (key, ", ".join(LIMIT_KEYS)))
+        clean = {}
+        for k, v in spec.items():
+            if k in OPTION_KEYS:
+                clean[k] = str(v)
+                continue
+            try:  # survey answers arrive as strings
+                clean[k] = float(v)
+            except (TypeError, ValueError):
+                raise ToleranceError("tolerances[%r].%s must be a number, got %r" % (key, k, v))
+        scope = split_key(key)
+        if scope["field"] not in DOC_FIELDS and scope["step"] is None:
+            raise ToleranceError("tolerances key %r: expected '<step>.<field>' (e.g. 'publish.p99'), "
+                                 "'[<variant>/]<step>.<field>' or one of %s" % (key, ", ".join(DOC_FIELDS)))
+        out[key] = clean
+    return out
+
+
+def split_key(key):
+    """'concurrency on/publish.p99' -> {"variant": "concurrency on", "step": "publish", "field": "p99"}."""
+    variant, rest = (key.split("/", 1) + [None])[:2] if "/" in key else (None, key)
+    if variant is not None and rest is None:
+        rest = ""
+    if "." in rest:
+        step, field = rest.rsplit(".", 1)
+    else:
+        step, field = None, rest
+    return {"variant": variant, "step": step, "field": field}
+
+
+def _median(spread):
+    return spread["median"] if spread else None
+
+
+def step_value(step_summary, field):
+    """A step summary's median for a field, or None."""
+    if step_summary is None:
+        return None
+    if field in ("wall_s", "rate"):
+        return _median(step_summary.get(field))
+    if field in ("count", "errors", "unfinished"):
+        return step_summary.get(field)
+    lat = step_summary.get("latency") or {}
+    if field in lat:
+        return _median(lat[field])
+    return _median((step_summary.get("metrics") or {}).get(field))
+
+
+def _variant_pair(doc, spec):
+    names = [v["name"] for v in doc.get("variants", [])]
+    base = spec.get("baseline_variant") or (names[0] if names else None)
+    cand = spec.get("candidate_variant") or (names[1] if len(names) > 1 else None)
+    return base, cand
+
+
+def speedups(doc, baseline_variant=None, candidate_variant=None):
+    """In-document comparison: {"baseline", "candidate", "steps": [{step, label, baseline_s,
+    candidate_s, speedup}], "overall": ratio of the sums over steps ok in both}."""
+    summ = dict(T.summaries(doc))
+    names = list(summ)
+    base = baseline_variant or (names[0] if names else None)
+    cand = candidate_variant or (names[1] if len(names) > 1 else None)
+    if base not in summ or cand not in summ:
+        return None
+    rows, tb, tc = [], 0.0, 0.0
+    for n in step_names(doc):
+        b, c = summ[base].get(n), summ[cand].get(n)
+        r = T.step_speedup(b, c)
+        bs, cs = step_value(b, "wall_s"), step_value(c, "wall_s")
+        if bs is not None and cs is not None and (b or {}).get("ok_runs") and (c or {}).get("ok_runs"):
+            tb += bs
+            tc += cs
+        rows.append({"step": n, "label": T.step_label(doc, n), "baseline_s": bs, "candidate_s": cs, "speedup": r})
+    return {"baseline": base, "candidate": cand, "steps": rows,
+            "overall": stats.speedup(tb, tc) if tc else None, "baseline_sum_s": tb, "candidate_sum_s": tc}
+
+
+def _doc_value(doc, field, spec):
+    if doc is None:
+        return None
+    if field == "speedup":
+        base, cand = _variant_pair(doc, spec)
+        s = speedups(doc, base, cand)
+        return s and s["overall"]
+    if field == "sum_wall_s":
+        # one figure per document: the candidate variant's sum (default: the last variant)
+        summ = T.summaries(doc)
+        name = spec.get("candidate_variant") or (summ[-1][0] if summ else None)
+        for v in doc.get("variants", []):
+            if v["name"] == name:
+                return (v.get("summary") or {}).get("sum_wall_s")
+    return None
+
+
+def _step_speedup(doc, step, spec):
+    if doc is None:
+        return None
+    base, cand = _variant_pair(doc, spec)
+    s = speedups(doc, base, cand)
+    if not s:
+        return None
+    for row in s["steps"]:
+        if row["step"] == step:
+            return row["speedup"]
+    return None
+
+
+def format_value(field, value):
+    if value is None:
+        return stats.DASH
+    if field == "speedup":
+        return stats.format_ratio(value)
+    if field in ("count", "errors", "unfinished"):
+        return "%d" % value
+    if field == "rate":
+        return stats.format_rate(value, "obj")
+    if field in LATENCY_FIELDS or field == "wall_s" or field == "sum_wall_s":
+        return stats.format_duration(value)
+    return T.format_metric(field, value)
+
+
+def format_limit(field, spec):
+    parts = []
+    if "max_increase_pct" in spec:
+        parts.append("≤ +%g%%" % spec["max_increase_pct"])
+    if "max_decrease_pct" in spec:
+        parts.append("≥ -%g%%" % spec["max_decrease_pct"])
+    if "min" in spec:
+        parts.append("≥ %s" % format_value(field, spec["min"]))
+    if "max" in spec:
+        parts.append("≤ %s" % format_value(field, spec["max"]))
+    return ", ".join(parts)
+
+
+def _judge(field, spec, base, cand, have_baseline):
+    """(passed, reason) for one value against its limits."""
+    if cand is None:
+        return False, "no value in the candidate"
+    reasons = []
+    change = stats.change_pct(base, cand)
+    relative = [k for k in ("max_increase_pct", "max_decrease_pct") if k in spec]
+    if relative and change is None:
+        return False, ("no value in the baseline" if have_baseline else
+                       "a relative limit needs a baseline document")
+    if "max_increase_pct" in spec and change > spec["max_increase_pct"]:
+        reasons.append("%s above the baseline (limit +%g%%)" % (stats.format_pct(change), spec["max_increase_pct"]))
+    if "max_decrease_pct" in spec and change < -spec["max_decrease_pct"]:
+        reasons.append("%s below the baseline (limit -%g%%)" % (stats.format_pct(change), spec["max_decrease_pct"]))
+    if "min" in spec and cand < spec["min"]:
+        reasons.append("%s is below the minimum %s" % (format_value(field, cand), format_value(field, spec["min"])))
+    if "max" in spec and cand > spec["max"]:
+        reasons.append("%s is above the maximum %s" % (format_value(field, cand), format_value(field, spec["max"])))
+    return (not reasons), "; ".join(reasons)
+
+
+def _row(key, variant, step, field, spec, base, cand, have_baseline):
+    passed, reason = _judge(field, spec, base, cand, have_baseline)
+    metric = "%s%s.%s" % (variant + "/" if variant else "", step, field) if step else field
+    return {
+        "key": key, "metric": metric, "variant": variant, "step": step, "field": field,
+        "baseline": base, "candidate": cand, "change_pct": stats.change_pct(base, cand),
+        "baseline_text": format_value(field, base), "candidate_text": format_value(field, cand),
+        "change_text": stats.format_pct(stats.change_pct(base, cand)),
+        "limit": format_limit(field, spec), "status": "pass" if passed else "fail",
+        "passed": passed, "reason": reason,
+    }
+
+
+def compare(baseline_doc, candidate_doc, tolerances):
+    """Check the candidate against the tolerances; returns the verdict.
+
+    baseline_doc may be None: then only absolute limits (min/max) and in-document speedups
+    can pass. Verdict: {"passed", "failed", "checks", "failures", "rows": [...], "message",
+    "baseline": run_id or None, "candidate": run_id}.
+    """
+    specs = parse_tolerances(tolerances)
+    have_baseline = baseline_doc is not None
+    cand_summ = T.summaries(candidate_doc)
+    base_summ = dict(T.summaries(baseline_doc)) if have_baseline else {}
+    rows = []
+    for key, spec in specs.items():
+        scope = split_key(key)
+        field = scope["field"]
+        if scope["step"] is None:  # document level
+            rows.append(_row(key, None, None, field, spec, _doc_value(baseline_doc, field, spec),
+                             _doc_value(candidate_doc, field, spec), have_baseline))
+            continue
+        matched = False
+        if field == "speedup":
+            for n in step_names(candidate_doc):
+                if fnmatch.fnmatchcase(n, scope["step"]):
+                    matched = True
+                    rows.append(_row(key, None, n, field, spec, _step_speedup(baseline_doc, n, spec),
+                                     _step_speedup(candidate_doc, n, spec), have_baseline))
+        else:
+            for vname, steps in cand_summ:
+                if scope["variant"] is not None and not fnmatch.fnmatchcase(vname, scope["variant"]):
+                    continue
+                for n in step_names(candidate_doc):
+                    if n not in steps or not fnmatch.fnmatchcase(n, scope["step"]):
+                        continue
+                    matched = True
+                    base = step_value(base_summ.get(vname, {}).get(n), field) if have_baseline else None
+                    row = _row(key, vname, n, field, spec, base, step_value(steps[n], field), have_baseline)
+                    if row["candidate"] is None and steps[n].get("status") != "ok":
+                        row["reason"] = "step %s in the candidate (%d of %d repetitions ok)" % (
+                            steps[n].get("status"), steps[n].get("ok_runs", 0), steps[n].get("runs", 0))
+                    rows.append(row)
+        if not matched:
+            row = _row(key, scope["variant"], scope["step"], field, spec, None, None, have_baseline)
+            row["reason"] = "no step matches %r in the candidate (steps: %s)" % (
+                key, ", ".join(step_names(candidate_doc)) or "none")
+            rows.append(row)
+    failures = [r for r in rows if not r["passed"]]
+    if not rows:
+        message = "no tolerances given: nothing was checked"
+    elif failures:
+        message = "%d of %d checks failed: %s" % (len(failures), len(rows), "; ".join(
+            "%s %s" % (r["metric"], r["reason"]) for r in failures[:5]))
+    else:
+        message = "all %d checks passed" % len(rows)
+    return {
+        "passed": not failures, "failed": bool(failures), "checks": len(rows), "failures": len(failures),
+        "rows": rows, "message": message,
+        "baseline": baseline_doc.get("run_id") if have_baseline else None,
+        "candidate": candidate_doc.get("run_id"),
+        "benchmark": candidate_doc.get("benchmark"),
+    }
+
+
+def verdict_table(verdict):
+    """Table model (tables.py) of the verdict rows."""
+    rows = []
+    for r in verdict["rows"]:
+        rows.append([T.cell(r["metric"]), T.cell(r["baseline_text"]), T.cell(r["candidate_text"]),
+                     T.cell(r["change_text"]), T.cell(r["limit"]),
+                     T.cell(("PASS" if r["passed"] else "FAIL") + ("" if r["passed"] else ": " + r["reason"]),
+                            "" if r["passed"] else "fail")])
+    return {"id": "verdict", "title": "Comparison: %s vs %s" % (verdict.get("candidate"), verdict.get("baseline") or "limits"),
+            "headers": ["Metric", "Baseline", "Candidate", "Change", "Limit", "Verdict"], "rows": rows,
+            "note": verdict["message"]}
+
+
+def verdict_lines(verdict):
+    """Fixed-width text lines of the verdict, for ansible debug output."""
+    table = verdict_table(verdict)
+    grid = [table["headers"]] + [[c["text"] for c in row] for row in table["rows"]]
+    widths = [max(len(r[i]) for r in grid) for i in range(len(table["headers"]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in grid]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines + [verdict["message"]]

@@ -1,0 +1,248 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Render a result document as Markdown (the seed's table layout) or a self-contained HTML page.
+
+    render(doc, ["json", "markdown", "html"]) -> {"json": text, "markdown": text, "html": text}
+    write_reports(doc, out_dir, formats)      -> {"json": {"path", "changed"}, ...}
+
+The HTML page has no external references: inline CSS, charts as base64 PNG (charts.py).
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
+    dumps, summarize_variant, write_text_atomic, RESULT_FILE,
+)
+
+FORMATS = ("json", "markdown", "html")
+FILENAMES = {"json": RESULT_FILE, "markdown": "report.md", "html": "report.html"}
+
+try:
+    from html import escape as _escape
+except ImportError:  # pragma: no cover - Python 2 targets
+    from cgi import escape as _escape
+
+
+def esc(text):
+    return _escape(str(text), quote=True)
+
+
+def title_of(doc):
+    return doc.get("title") or "%s benchmark" % T.humanize(doc.get("benchmark", "result"))
+
+
+def ensure_summaries(doc):
+    """Documents written mid-run have no summaries yet: add them to a copy, status untouched."""
+    if all("summary" in v for v in doc.get("variants", [])):
+        return doc
+    copy = dict(doc)
+    copy["variants"] = [dict(v, summary=summarize_variant(v)) for v in doc.get("variants", [])]
+    return copy
+
+
+# --- Markdown ---------------------------------------------------------------------------
+def _md_escape(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def table_markdown(table):
+    lines = []
+    if table.get("title"):
+        lines += ["### " + table["title"], ""]
+    lines.append("| " + " | ".join(_md_escape(h) for h in table["headers"]) + " |")
+    # first column left, figures right-aligned
+    left = table.get("left", 1)
+    lines.append("|" + "|".join(["---"] * left + ["---:"] * (len(table["headers"]) - left)) + "|")
+    for row in table["rows"]:
+        cells = [_md_escape(c["text"]) for c in row]
+        if row and "sum" in row[0].get("cls", ""):
+            cells = ["**%s**" % c if c else c for c in cells]
+        lines.append("| " + " | ".join(cells) + " |")
+    if table.get("note"):
+        lines += ["", "_%s_" % table["note"]]
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(doc):
+    doc = ensure_summaries(doc)
+    out = ["# %s" % title_of(doc), ""]
+    status = doc.get("status", "")
+    out.append("Run `%s` · status **%s**%s · %s" % (
+        doc.get("run_id", ""), status, (" (%s)" % doc["reason"]) if doc.get("reason") else "",
+        _span(doc)))
+    out.append("")
+    for table in T.all_tables(doc):
+        out.append(table_markdown(table))
+    facts = T.facts_table(doc)
+    out.append("### Run")
+    out.append("")
+    out.append("| | |")
+    out.append("|---|---|")
+    for k, v in facts["rows"]:
+        out.append("| %s | %s |" % (_md_escape(k["text"]), _md_escape(v["text"])))
+    out.append("")
+    problems = T.problem_list(doc)
+    if problems:
+        out += ["### Problems", ""]
+        out += ["- %s%s" % (("**%s**: " % _md_escape(w)) if w else "", _md_escape(p)) for w, p in problems]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _span(doc):
+    try:
+        import datetime
+
+        def parse(s):
+            return datetime.datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S")
+
+        secs = (parse(doc["finished"]) - parse(doc["started"])).total_seconds()
+        return "took %s" % stats.format_duration(secs)
+    except (KeyError, TypeError, ValueError):
+        return "started %s" % doc.get("started", "?")
+
+
+# --- HTML -------------------------------------------------------------------------------
+CSS = """
+:root{--fg:#111827;--muted:#6b7280;--line:#e5e7eb;--bg:#ffffff;--head:#f3f4f6;--ok:#047857;--fail:#b91c1c;--warn:#b45309}
+*{box-sizing:border-box}
+body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);background:var(--bg);margin:0}
+main{max-width:1180px;margin:0 auto;padding:28px 32px 48px}
+h1{font-size:24px;margin:0 0 6px}
+h2{font-size:17px;margin:34px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}
+.sub{color:var(--muted);margin:0 0 18px}
+.badge{display:inline-block;padding:1px 9px;border-radius:10px;font-weight:600;font-size:12px;color:#fff;vertical-align:2px}
+.badge.ok{background:var(--ok)}.badge.failed{background:var(--fail)}.badge.interrupted{background:var(--warn)}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:14px 0 6px}
+.card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;min-width:150px}
+.card .k{color:var(--muted);font-size:12px}.card .v{font-size:20px;font-weight:600}
+table{border-collapse:collapse;width:100%;margin:6px 0;font-variant-numeric:tabular-nums}
+th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+th{background:var(--head);font-weight:600}
+th:first-child,td:first-child{text-align:left}
+table.left2 th:nth-child(2),table.left2 td:nth-child(2){text-align:left}
+td.ratio{font-weight:600}
+tr.sum td{font-weight:700;border-top:2px solid #9ca3af}
+td.fail{color:var(--fail)}td.warn{color:var(--warn)}td.skip,td.missing{color:var(--muted)}
+table.facts td{text-align:left;white-space:normal}table.facts td.key{color:var(--muted);width:220px}
+.note{color:var(--muted);font-size:12px;margin:4px 0 0}
+figure{margin:10px 0 18px}figure img{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px}
+figcaption{color:var(--muted);font-size:12px;margin-top:4px}
+ul.problems{padding-left:18px}ul.problems li{margin:2px 0}
+footer{margin-top:40px;color:var(--muted);font-size:12px}
+"""
+
+
+def table_html(table, cls=""):
+    parts = ['<table class="%s" id="%s">' % (esc((cls + " left%d" % table.get("left", 1)).strip()), esc(table.get("id", "")))]
+    if any(table["headers"]):
+        parts.append("<thead><tr>%s</tr></thead>" % "".join("<th>%s</th>" % esc(h) for h in table["headers"]))
+    parts.append("<tbody>")
+    for row in table["rows"]:
+        tr_cls = "sum" if row and "sum" in row[0].get("cls", "") else ""
+        parts.append('<tr class="%s">%s</tr>' % (tr_cls, "".join(
+            '<td class="%s">%s</td>' % (esc(c.get("cls", "")), esc(c["text"])) for c in row)))
+    parts.append("</tbody></table>")
+    if table.get("note"):
+        parts.append('<p class="note">%s</p>' % esc(table["note"]))
+    return "\n".join(parts)
+
+
+def _cards(doc):
+    cards = []
+    variants = T.summaries(doc)
+    table = T.operations_table(doc)
+    if table:  # the same figures as the table's sum row, so the page never disagrees with itself
+        sums = table["rows"][-1]
+        for i, (vname, _) in enumerate(variants):
+            cards.append(("%s · sum of step times" % vname, sums[i + 1]["text"]))
+        if len(variants) == 2:
+            cards.append(("%s vs %s" % (variants[1][0], variants[0][0]), sums[-1]["text"]))
+    nsteps = sum(len(r.get("steps", [])) for v in doc.get("variants", []) for r in v.get("runs", []))
+    cards.append(("steps measured", str(nsteps)))
+    return "".join('<div class="card"><div class="k">%s</div><div class="v">%s</div></div>' % (esc(k), esc(v))
+                   for k, v in cards)
+
+
+def to_html(doc, charts=True):
+    doc = ensure_summaries(doc)
+    status = doc.get("status", "interrupted")
+    body = ["<main>", "<h1>%s</h1>" % esc(title_of(doc)),
+            '<p class="sub"><span class="badge %s">%s</span> run <code>%s</code> · %s%s</p>' % (
+                esc(status), esc(status), esc(doc.get("run_id", "")), esc(_span(doc)),
+                (" · " + esc(doc["reason"])) if doc.get("reason") else ""),
+            '<div class="cards">%s</div>' % _cards(doc)]
+    chart_list = []
+    if charts:
+        from ansible_collections.storageperf.k8s.plugins.module_utils.report import charts as C
+
+        chart_list = C.all_charts(doc)
+        if not C.HAS_MATPLOTLIB:
+            body.append('<p class="note">Charts need matplotlib on the host that renders the report.</p>')
+    for table in T.all_tables(doc):
+        body.append("<h2>%s</h2>" % esc(table["title"]))
+        body.append(table_html(table))
+    if chart_list:
+        body.append("<h2>Charts</h2>")
+        for c in chart_list:
+            body.append('<figure id="%s"><img alt="%s" src="data:image/png;base64,%s"><figcaption>%s</figcaption></figure>'
+                        % (esc(c["id"]), esc(c["alt"]), c["png"], esc(c["title"])))
+    problems = T.problem_list(doc)
+    if problems:
+        body.append("<h2>Problems</h2><ul class=\"problems\">")
+        body += ["<li>%s%s</li>" % (("<b>%s</b>: " % esc(w)) if w else "", esc(p)) for w, p in problems]
+        body.append("</ul>")
+    body.append("<h2>Run</h2>")
+    body.append(table_html(T.facts_table(doc), "facts"))
+    body.append('<footer>storageperf.k8s result schema v%s · %s</footer>' % (
+        esc(doc.get("schema_version", "?")), esc(doc.get("finished") or doc.get("started") or "")))
+    body.append("</main>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            "<title>%s</title><style>%s</style></head><body>\n%s\n</body></html>\n"
+            % (esc(title_of(doc)), CSS, "\n".join(body)))
+
+
+# --- all formats ------------------------------------------------------------------------
+def render(doc, formats=FORMATS):
+    """{format: text} for the requested formats (json, markdown, html)."""
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise ValueError("unknown report format(s) %s; choose from %s" % (", ".join(bad), ", ".join(FORMATS)))
+    out = {}
+    for f in formats:
+        if f == "json":
+            out[f] = dumps(ensure_summaries(doc))
+        elif f == "markdown":
+            out[f] = to_markdown(doc)
+        else:
+            out[f] = to_html(doc)
+    return out
+
+
+def write_reports(doc, output_dir, formats=FORMATS, check_mode=False):
+    """Render and write each format into output_dir atomically.
+
+    Returns {format: {"path": ..., "changed": bool}}; in check mode nothing is written and
+    changed says whether it would have been.
+    """
+    texts = render(doc, formats)
+    out = {}
+    for f, text in texts.items():
+        path = os.path.abspath(os.path.join(output_dir, FILENAMES[f]))
+        if check_mode:
+            try:
+                with open(path, "rb") as fh:
+                    changed = fh.read() != text.encode("utf-8")
+            except (IOError, OSError):
+                changed = True
+        else:
+            changed = write_text_atomic(path, text)
+        out[f] = {"path": path, "changed": changed}
+    return out

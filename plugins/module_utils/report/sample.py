@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Deterministic example documents shaped like the seeds' published numbers.
+
+Used by the tests, by docs/report-example.md and by anyone who wants to see a report
+without running a benchmark. The figures are the seed's (Trident concurrent core, ONTAP NAS,
+100 volumes); the per-object timings are synthetic but consistent with them.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import random
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
+    new_result, add_variant, add_run, add_step, finalize, finish_run,
+)
+
+# (name, label, seconds with concurrency off, seconds with it on)
+CSI_LIFECYCLE_SEED = (
+    ("create_volume", "Create Volume", 417, 41),
+    ("publish", "Publish (Attach)", 140, 21),
+    ("unpublish", "Unpublish (Detach)", 140, 26),
+    ("create_snapshot", "Create Snapshot", 183, 16),
+    ("clone_from_snapshot", "Clone from Snapshot", 460, 42),
+    ("delete_clone", "Delete Clone", 127, 32),
+    ("delete_snapshot", "Delete Snapshot", 124, 16),
+    ("delete_volume", "Delete Volume", 124, 26),
+)
+STARTED = "2026-06-20T09:00:00.000000Z"
+FINISHED = "2026-06-20T09:32:15.000000Z"
+
+
+def _objects(rng, n, wall, serial, prefix):
+    """n objects submitted at t~0; serial ones finish one after another, parallel ones in waves."""
+    objs = []
+    for k in range(n):
+        start = rng.uniform(0, min(1.0, wall * 0.02))
+        if serial:
+            end = wall * (k + rng.uniform(0.6, 1.0)) / n
+        else:
+            end = wall * min(1.0, rng.betavariate(2.2, 1.6) * 0.97 + 0.03)
+        end = max(end, start + 0.05)
+        objs.append({"name": "%s-%03d" % (prefix, k), "start": round(start, 3), "end": round(end, 3)})
+    # the last object defines the batch's wall time, as in the seed's method
+    objs[-1]["end"] = float(wall) if serial else objs[-1]["end"]
+    return objs
+
+
+def csi_lifecycle(volumes=100, repetitions=1, seed=7, with_objects=True, failure=False):
+    """The seed's ONTAP NAS table as a two-variant document (concurrency off / on)."""
+    rng = random.Random(seed)
+    doc = new_result(
+        "csi_lifecycle", run_id="csi_lifecycle-20260620T090000Z-a1b2c3", started=STARTED,
+        title="Trident concurrent core: CSI lifecycle at %d volumes" % volumes,
+        parameters={"volumes": volumes, "pods": volumes // 4, "pvcs_per_pod": 4, "size": "1Gi",
+                    "storage_class": "ontap-nas"},
+        cluster={"server": "https://10.0.0.1:6443", "version": "v1.34.9", "nodes": 100},
+        components={"trident": "26.06.0", "snapshot-controller": "v8.2.0", "ontap": "9.18.1P2"},
+    )
+    scale = volumes / 100.0
+    for vi, (vname, enabled) in enumerate((("concurrency off", False), ("concurrency on", True))):
+        variant = add_variant(doc, vname, settings={"enableConcurrency": enabled})
+        for rep in range(repetitions):
+            run = add_run(variant, started=STARTED)
+            jitter = 1.0 + (rng.uniform(-0.04, 0.04) if rep else 0.0)
+            for si, (name, label, off_s, on_s) in enumerate(CSI_LIFECYCLE_SEED):
+                wall = (on_s if enabled else off_s) * scale * jitter
+                if failure and enabled and name == "delete_clone":
+                    add_step(run, name, label=label, status="timeout", count=volumes, unit="vol",
+                             reason="3 clones still Terminating after 10m 00s",
+                             unfinished=["clone-%03d" % k for k in (11, 42, 77)],
+                             errors=[{"object": "clone-042", "reason": "VolumeDeleteFailed: busy"}])
+                    continue
+                objects = _objects(rng, volumes, wall, not enabled, name) if with_objects else None
+                add_step(run, name, label=label, count=volumes, wall_s=wall, unit="vol", objects=objects,
+                         api_requests=volumes * (3 if enabled else 5))
+            finish_run(run, finished=FINISHED)
+    return finalize(doc, finished=FINISHED)
+
+
+def fio_classes(seed=3):
+    """Seed 001: fio 4k randwrite on PMEM-LVM vs SSD (iops, bw_bytes, latency)."""
+    rng = random.Random(seed)
+    doc = new_result("fio", run_id="fio-20260620T100000Z-d4e5f6", started=STARTED,
+                     title="fio: PMEM-LVM vs SSD", parameters={"bs": "4k", "rw": "randwrite", "numjobs": 50,
+                                                                "ioengine": "psync", "runtime": 60},
+                     cluster={"server": "https://10.0.0.1:6443", "version": "v1.32.1", "nodes": 3})
+    for name, iops, bw in (("csi-pmem-lvm", 92000, 381e6), ("alicloud-disk-ssd", 37300, 153e6)):
+        variant = add_variant(doc, name, settings={"storageClassName": name})
+        run = add_run(variant, started=STARTED)
+        p99 = 50.0 / iops * 3.2
+        add_step(run, "randwrite_4k", label="randwrite 4k psync x50", wall_s=60.0,
+                 latency={"min": p99 / 20, "p50": p99 / 3, "p90": p99 / 1.6, "p99": p99, "max": p99 * 4,
+                          "mean": p99 / 2.8},
+                 metrics={"iops": iops * rng.uniform(0.99, 1.01), "bw_bytes": bw})
+        add_step(run, "sysbench_oltp", label="sysbench MySQL oltp", wall_s=300.0,
+                 metrics={"tps": 122156 if "pmem" in name else 49812})
+        finish_run(run, finished=FINISHED)
+    return finalize(doc, finished=FINISHED)
+
+
+def gluster_handshake():
+    """Seed 003 / REFERENCE: peer handshake time vs volume count, brick-multiplex off/on."""
+    doc = new_result("gluster_handshake", run_id="gluster_handshake-20260620T110000Z-0a0b0c", started=STARTED,
+                     parameters={"peers": 3, "volume_counts": [50, 200, 500]})
+    figures = {"brick-multiplex off": ((50, 4.5), (200, 18.0), (500, 127.0)),
+               "brick-multiplex on": ((50, 3.1), (200, 5.2), (500, 9.0))}
+    for vname, points in figures.items():
+        variant = add_variant(doc, vname, settings={"cluster.brick-multiplex": vname.endswith("on")})
+        run = add_run(variant, started=STARTED)
+        for volumes, secs in points:
+            add_step(run, "handshake_%d" % volumes, label="Handshake @ %d volumes" % volumes, wall_s=secs,
+                     parameter={"name": "volumes", "value": volumes, "series": "restart handshake"},
+                     metrics={"handshake_s": secs, "volumes": volumes})
+        finish_run(run, finished=FINISHED)
+    return finalize(doc, finished=FINISHED)

@@ -1,0 +1,380 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Table models built from a finalized result document, shared by the Markdown and HTML renderers.
+
+A table is {"id", "title", "headers": [str], "rows": [[cell]], "note"}; a cell is
+{"text": str, "cls": css class or ""}. Keeping the numbers-to-words step here means both
+output formats always say the same thing.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
+    step_names, summarize_variant,
+)
+
+SEP = " · "
+
+# Known metrics: key -> (label, kind, better). kind picks the formatter; better is the
+# direction used for ratios ("higher": candidate/baseline, "lower": baseline/candidate).
+METRICS = {
+    "iops": ("IOPS", "number", "higher"),
+    "read_iops": ("read IOPS", "number", "higher"),
+    "write_iops": ("write IOPS", "number", "higher"),
+    "bw_bytes": ("throughput", "bytes_rate", "higher"),
+    "read_bw_bytes": ("read throughput", "bytes_rate", "higher"),
+    "write_bw_bytes": ("write throughput", "bytes_rate", "higher"),
+    "tps": ("transactions/s", "number", "higher"),
+    "qps": ("queries/s", "number", "higher"),
+    "events_per_s": ("events/s", "number", "higher"),
+    "handshake_s": ("handshake", "duration", "lower"),
+    "volumes": ("volumes", "number", None),
+}
+PRIMARY_METRICS = ("iops", "tps", "qps", "bw_bytes", "handshake_s")
+
+
+def metric_info(key):
+    """(label, kind, better) for a metric key; unknown keys are guessed from their suffix."""
+    if key in METRICS:
+        return METRICS[key]
+    if key.endswith("_s") or key.endswith("_seconds"):
+        return (key.replace("_", " "), "duration", "lower")
+    if key.endswith("_ns"):
+        return (key.replace("_", " "), "duration_ns", "lower")
+    if key.endswith("_bytes") or key.endswith("_bps"):
+        return (key.replace("_", " "), "bytes_rate", "higher")
+    if "lat" in key or "error" in key or "fail" in key:
+        return (key.replace("_", " "), "number", "lower")
+    return (key.replace("_", " "), "number", "higher")
+
+
+def format_metric(key, value):
+    kind = metric_info(key)[1]
+    if kind == "duration":
+        return stats.format_duration(value)
+    if kind == "duration_ns":
+        return stats.format_duration(None if value is None else value / 1e9)
+    if kind == "bytes_rate":
+        return stats.format_bytes_rate(value)
+    return stats.format_number(value)
+
+
+def better_ratio(key, baseline, candidate):
+    """How many times better the candidate is for this metric (>1 = better), or None."""
+    better = metric_info(key)[2]
+    if better == "higher":
+        return stats.ratio(baseline, candidate)
+    if better == "lower":
+        return stats.ratio(candidate, baseline)
+    return None
+
+
+def cell(text, cls=""):
+    return {"text": text, "cls": cls}
+
+
+def humanize(name):
+    """'create_volume' -> 'Create volume' when a step has no label."""
+    text = name.replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+def summaries(doc):
+    """[(variant name, {step name: step summary})] using stored summaries or computing them."""
+    out = []
+    for v in doc.get("variants", []):
+        summ = v.get("summary") or summarize_variant(v)
+        out.append((v["name"], {s["name"]: s for s in summ["steps"]}))
+    return out
+
+
+def step_label(doc, name):
+    for _, steps in summaries(doc):
+        s = steps.get(name)
+        if s and s.get("label"):
+            return s["label"]
+    return humanize(name)
+
+
+def _median(spread):
+    return spread["median"] if spread else None
+
+
+def _status_text(s):
+    """Cell text for a step that has no ok repetition (or a partial one)."""
+    st = s.get("status", "ok")
+    bits = []
+    if s.get("errors"):
+        bits.append("%d error%s" % (s["errors"], "" if s["errors"] == 1 else "s"))
+    if s.get("unfinished"):
+        bits.append("%d unfinished" % s["unfinished"])
+    if s.get("reason") and st == "skipped":
+        bits.append(s["reason"])
+    return st + (" (%s)" % ", ".join(bits) if bits else "")
+
+
+def operation_cell(s):
+    """'6m 57s · 0.24 vol/s', or the status when no repetition succeeded."""
+    if s is None:
+        return cell(stats.DASH, "missing")
+    if not s.get("ok_runs") or not s.get("wall_s"):
+        return cell(_status_text(s), "fail" if s.get("status") in ("failed", "timeout") else "skip")
+    text = stats.format_duration(_median(s["wall_s"]))
+    if s.get("rate"):
+        text += SEP + stats.format_rate(_median(s["rate"]), s.get("unit") or "obj")
+    if s["ok_runs"] < s["runs"]:
+        return cell("%s (%d/%d ok)" % (text, s["ok_runs"], s["runs"]), "warn")
+    return cell(text)
+
+
+def step_speedup(base, cand):
+    """Throughput ratio cand vs base: rates when both have them, else wall-time speedup."""
+    if not base or not cand or not base.get("ok_runs") or not cand.get("ok_runs"):
+        return None
+    r = stats.ratio(_median(base.get("rate")), _median(cand.get("rate")))
+    if r is None:
+        r = stats.speedup(_median(base.get("wall_s")), _median(cand.get("wall_s")))
+    return r
+
+
+def is_operation(summary):
+    """Steps that time a batch of objects (the seed's rows); pure metric steps go elsewhere."""
+    return summary.get("count") is not None or not summary.get("metrics")
+
+
+def operations_table(doc):
+    """The seed layout: Operation | <variant> ... | <B> vs <A> (throughput), plus the sum row."""
+    variants = summaries(doc)
+    if not variants:
+        return None
+    names = [n for n in step_names(doc)
+             if any(steps.get(n) and is_operation(steps[n]) for _, steps in variants)]
+    if not names:
+        return None
+    two = len(variants) == 2
+    headers = ["Operation"] + [v for v, _ in variants]
+    if two:
+        headers.append("%s vs %s (throughput)" % (variants[1][0], variants[0][0]))
+    rows = []
+    for n in names:
+        base = variants[0][1].get(n)
+        row = [cell(step_label(doc, n))]
+        for i, (_, steps) in enumerate(variants):
+            c = operation_cell(steps.get(n))
+            if not two and i > 0 and len(variants) > 2:
+                r = step_speedup(base, steps.get(n))
+                if r is not None:
+                    c["text"] += " (%s)" % stats.format_ratio(r)
+            row.append(c)
+        if two:
+            row.append(cell(stats.format_ratio(step_speedup(base, variants[1][1].get(n))), "ratio"))
+        rows.append(row)
+    rows.append(_sum_row(variants, names, two))
+    return {"id": "operations", "title": "Step times", "headers": headers, "rows": rows,
+            "note": "Median over repetitions: wall time of the whole batch · objects per second."
+                    + (" Ratio: %s throughput / %s throughput." % (variants[1][0], variants[0][0]) if two else "")}
+
+
+def _sum_row(variants, names, two):
+    # The overall ratio only counts steps that succeeded in every variant, so a step that
+    # failed on one side cannot make the other look faster.
+    common = [n for n in names if all(steps.get(n) and steps[n].get("wall_s") for _, steps in variants)]
+    row = [cell("Sum of step times", "sum")]
+    sums = []
+    for _, steps in variants:
+        total = sum(_median(steps[n]["wall_s"]) for n in common) if common else None
+        sums.append(total)
+        row.append(cell(stats.format_duration(total), "sum"))
+    if two:
+        text = stats.format_ratio(stats.speedup(sums[0], sums[1]), approx=True) + " overall"
+        if len(common) < len(names):
+            text += " (%d of %d steps)" % (len(common), len(names))
+        row.append(cell(text, "sum ratio"))
+    elif len(variants) > 2:
+        for i in range(2, len(row)):
+            r = stats.speedup(sums[0], sums[i - 1])
+            if r is not None:
+                row[i]["text"] += " (%s)" % stats.format_ratio(r, approx=True)
+    return row
+
+
+def latency_table(doc):
+    """Per-object latency p50 / p99 (max) per step and variant, where steps carry latencies."""
+    variants = summaries(doc)
+    names = [n for n in step_names(doc) if any(steps.get(n, {}).get("latency") for _, steps in variants)]
+    if not names:
+        return None
+    rows = []
+    for n in names:
+        row = [cell(step_label(doc, n))]
+        for _, steps in variants:
+            lat = (steps.get(n) or {}).get("latency") or {}
+            if "p50" in lat and "p99" in lat:
+                row.append(cell("%s / %s (max %s)" % (
+                    stats.format_duration(_median(lat["p50"])), stats.format_duration(_median(lat["p99"])),
+                    stats.format_duration(_median(lat.get("max"))))))
+            else:
+                row.append(cell(stats.DASH, "missing"))
+        rows.append(row)
+    return {"id": "latency", "title": "Latency per object", "rows": rows,
+            "headers": ["Operation"] + ["%s p50 / p99" % v for v, _ in variants],
+            "note": "Each object's own interval (client clock; per I/O for fio, per transaction for sysbench); "
+                    "percentiles by linear interpolation, median over repetitions."}
+
+
+def metric_keys(doc):
+    keys = []
+    for _, steps in summaries(doc):
+        for s in steps.values():
+            for k in s.get("metrics") or {}:
+                if k not in keys:
+                    keys.append(k)
+    known = [k for k in METRICS if k in keys]
+    return known + [k for k in keys if k not in known]
+
+
+def primary_metric(keys):
+    for k in PRIMARY_METRICS:
+        if k in keys:
+            return k
+    for k in keys:
+        if metric_info(k)[2]:
+            return k
+    return None
+
+
+def metrics_table(doc):
+    """fio/sysbench style: Step | Class | IOPS | throughput | ... | latency p99 | ratio vs first."""
+    variants = summaries(doc)
+    names = [n for n in step_names(doc) if any((steps.get(n) or {}).get("metrics") for _, steps in variants)]
+    if not names:
+        return None
+    keys = [k for k in metric_keys(doc)]
+    has_p99 = any(((steps.get(n) or {}).get("latency") or {}).get("p99")
+                  for n in names for _, steps in variants)
+    headers = ["Step", "Variant"] + [metric_info(k)[0] for k in keys]
+    if has_p99:
+        headers.append("latency p99")
+    ratio_keys = {}
+    if len(variants) > 1:
+        headers.append("vs %s" % variants[0][0])
+    rows = []
+    for n in names:
+        base = variants[0][1].get(n) or {}
+        present = [k for k in keys if any(k in ((steps.get(n) or {}).get("metrics") or {}) for _, steps in variants)]
+        pk = primary_metric(present)
+        ratio_keys[n] = pk
+        for i, (vname, steps) in enumerate(variants):
+            s = steps.get(n)
+            row = [cell(step_label(doc, n) if i == 0 else ""), cell(vname)]
+            if s is None or not s.get("ok_runs"):
+                filler = _status_text(s) if s else stats.DASH
+                row += [cell(filler, "fail" if s else "missing")] + [cell("")] * (len(headers) - 3)
+                rows.append(row)
+                continue
+            m = s.get("metrics") or {}
+            for k in keys:
+                row.append(cell(format_metric(k, _median(m.get(k))) if k in m else stats.DASH))
+            if has_p99:
+                p99 = (s.get("latency") or {}).get("p99")
+                row.append(cell(stats.format_duration(_median(p99)) if p99 else stats.DASH))
+            if len(variants) > 1:
+                if i == 0 or pk is None:
+                    row.append(cell("baseline" if i == 0 else stats.DASH, "ratio"))
+                else:
+                    r = better_ratio(pk, _median((base.get("metrics") or {}).get(pk)), _median(m.get(pk)))
+                    row.append(cell("%s %s" % (stats.format_ratio(r), metric_info(pk)[0]) if r else stats.DASH, "ratio"))
+            rows.append(row)
+    return {"id": "metrics", "title": "Measured metrics", "headers": headers, "rows": rows, "left": 2,
+            "note": "Median over repetitions. Ratio: how many times better than %s on the step's "
+                    "primary metric (higher IOPS/TPS, or lower time)." % variants[0][0]}
+
+
+def repetitions_table(doc):
+    """Median and range per step when any variant ran more than once."""
+    variants = summaries(doc)
+    if not any(len(v.get("runs", [])) > 1 for v in doc.get("variants", [])):
+        return None
+    rows = []
+    for n in step_names(doc):
+        row = [cell(step_label(doc, n))]
+        for _, steps in variants:
+            s = steps.get(n)
+            w = (s or {}).get("wall_s")
+            if not w:
+                row.append(cell(_status_text(s) if s else stats.DASH, "missing"))
+                continue
+            text = "%s (%s – %s, n=%d)" % (stats.format_duration(w["median"]), stats.format_duration(w["min"]),
+                                           stats.format_duration(w["max"]), w["n"])
+            if w.get("q1") is not None and w["n"] >= 4:
+                text += " IQR %s – %s" % (stats.format_duration(w["q1"]), stats.format_duration(w["q3"]))
+            row.append(cell(text))
+        rows.append(row)
+    return {"id": "repetitions", "title": "Spread across repetitions", "rows": rows,
+            "headers": ["Operation"] + [v for v, _ in variants],
+            "note": "median (min – max, n = ok repetitions); IQR from 4 repetitions on."}
+
+
+def facts_table(doc):
+    """Key/value facts: run, cluster, components, parameters."""
+    rows = [
+        ("Run", doc.get("run_id", "")),
+        ("Benchmark", doc.get("benchmark", "")),
+        ("Status", doc.get("status", "") + (": %s" % doc["reason"] if doc.get("reason") else "")),
+        ("Started", doc.get("started") or stats.DASH),
+        ("Finished", doc.get("finished") or stats.DASH),
+    ]
+    cluster = doc.get("cluster") or {}
+    for key in ("server", "version", "nodes"):
+        if cluster.get(key) not in (None, ""):
+            rows.append(("Cluster " + key, str(cluster[key])))
+    for key in sorted(k for k in cluster if k not in ("server", "version", "nodes")):
+        rows.append(("Cluster " + key, _short(cluster[key])))
+    for name, version in sorted((doc.get("components") or {}).items()):
+        rows.append((name, version))
+    for key, value in sorted((doc.get("parameters") or {}).items()):
+        rows.append(("Parameter " + key, _short(value)))
+    for v in doc.get("variants", []):
+        if v.get("settings"):
+            rows.append(("Variant " + v["name"], ", ".join("%s=%s" % (k, _short(x)) for k, x in sorted(v["settings"].items()))))
+    return {"id": "facts", "title": "Run", "headers": ["", ""],
+            "rows": [[cell(k, "key"), cell(str(v))] for k, v in rows], "note": ""}
+
+
+def _short(value, limit=120):
+    text = value if isinstance(value, str) else _compact(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _compact(value):
+    import json
+
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def problem_list(doc, limit=20):
+    """[(where, what)] for failed/skipped/timed-out steps, object errors and unfinished objects."""
+    out = []
+    for v in doc.get("variants", []):
+        for r in v.get("runs", []):
+            for s in r.get("steps", []):
+                where = "%s / run %s / %s" % (v["name"], r.get("repetition"), s.get("label") or s["name"])
+                if s["status"] != "ok":
+                    out.append((where, s["status"] + (": " + s["reason"] if s.get("reason") else "")))
+                for e in s.get("errors") or []:
+                    out.append((where, "%s: %s" % (e.get("object") or "(step)", e.get("reason"))))
+                unfinished = s.get("unfinished") or []
+                if unfinished:
+                    shown = ", ".join(unfinished[:10]) + (" …" if len(unfinished) > 10 else "")
+                    out.append((where, "%d unfinished: %s" % (len(unfinished), shown)))
+    if len(out) > limit:
+        out = out[:limit] + [("", "… and %d more (see result.json)" % (len(out) - limit))]
+    return out
+
+
+def all_tables(doc):
+    return [t for t in (operations_table(doc), latency_table(doc), metrics_table(doc),
+                        repetitions_table(doc)) if t]

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# One-shot, idempotent set-up of a fresh Debian machine (run as root) for this repository:
+# Debian packages from bindep.txt, a .venv with the pinned requirements, kubernetes.core taken
+# from the `ansible` wheel (Galaxy is not reachable here), this collection built and installed
+# into ./collections, and the pip bootstrap stand-in that `ansible-test sanity` needs offline.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PY=${PYTHON:-python3}
+ANSIBLE_WHEEL_VERSION=12.3.0   # bundles kubernetes.core 6.2.0
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+install_debian_packages() {
+  local wanted=() missing=()
+  mapfile -t wanted < <(sed -n 's/^\([a-z0-9.+-]*\) \[platform:dpkg.*$/\1/p' bindep.txt)
+  for p in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    log "apt-get install ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # glusterd and mariadbd must not start as system services: the tests start their own.
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    rm -f /usr/sbin/policy-rc.d
+  fi
+}
+
+install_venv() {
+  local stamp=.venv/.requirements.sha
+  local want
+  want=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -d' ' -f1)
+  if [[ -x .venv/bin/python && -f $stamp && $(cat $stamp) == "$want" ]]; then return; fi
+  log "creating .venv with the pinned requirements"
+  [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
+  .venv/bin/pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/pip install -q -r requirements-dev.txt 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/python -c 'import ansible, kubernetes, aiohttp, aliyunsdkcore, netapp_lib, molecule' 
+  echo "$want" > $stamp
+}
+
+install_kubernetes_core() {
+  local dest=collections/ansible_collections/kubernetes/core
+  [[ -f $dest/MANIFEST.json ]] && return
+  log "extracting kubernetes.core from ansible==$ANSIBLE_WHEEL_VERSION"
+  mkdir -p .cache/wheels collections/ansible_collections/kubernetes
+  .venv/bin/pip download -q --no-deps -d .cache/wheels "ansible==$ANSIBLE_WHEEL_VERSION" 2>&1 | grep -v '^WARNING: Location' || true
+  local whl
+  whl=$(ls .cache/wheels/ansible-"$ANSIBLE_WHEEL_VERSION"-*.whl | head -1)
+  rm -rf .cache/kcore && mkdir -p .cache/kcore
+  unzip -q "$whl" 'ansible_collections/kubernetes/core/*' -d .cache/kcore
+  rm -rf "$dest" && mv .cache/kcore/ansible_collections/kubernetes/core "$dest"
+}
+
+install_pip_bootstrap_standin() {
+  # ansible-test downloads get-pip.py from a host that is unreachable here; it accepts a cached copy.
+  local f=$HOME/.ansible/test/cache/get_pip_24_2.py
+  [[ -f $f ]] && return
+  mkdir -p "$(dirname "$f")"
+  cat > "$f" <<'PYEOF'
+"""Stand-in for get-pip.py: ensurepip, then pip install what was asked."""
+import subprocess
+import sys
+
+args = [a for a in sys.argv[1:] if a not in ("--no-setuptools", "--no-wheel")]
+subprocess.check_call([sys.executable, "-m", "ensurepip", "--upgrade"])
+if args:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", *args])
+PYEOF
+}
+
+case "${1:-all}" in
+  all)
+    install_debian_packages
+    install_venv
+    install_kubernetes_core
+    install_pip_bootstrap_standin
+    scripts/install-collection.sh
+    ;;
+  python) install_venv; install_kubernetes_core; install_pip_bootstrap_standin; scripts/install-collection.sh ;;
+  *) echo "usage: $0 [all|python]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,160 @@
+"""Start and drive a cluster twin from tests, through the same doors a user has.
+
+Everything here goes through real clients: the `python -m twin` command, kubectl, the
+`kubernetes` Python client and ansible-playbook with the installed collection.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+COLLECTIONS = REPO / "collections"
+CALLBACKS = Path(__file__).parent / "callback_plugins"
+
+
+@dataclass
+class PlaybookRun:
+    rc: int
+    stdout: str
+    stderr: str
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    def task(self, name: str) -> dict[str, Any]:
+        """The last recorded result of the task whose name contains `name`."""
+        found = [r for r in self.results if name in r["task"]]
+        if not found:
+            raise AssertionError(f"no task named like {name!r}; tasks: {[r['task'] for r in self.results]}")
+        return found[-1]
+
+    @property
+    def changed_tasks(self) -> list[str]:
+        return [r["task"] for r in self.results if r["status"] == "ok" and r["result"].get("changed")]
+
+
+class Twin:
+    """A twin started in its own directory. Use as a context manager or call down()."""
+
+    def __init__(self, directory: Path, *, nodes: int = 3, time_scale: float = 0.01, extra: list[str] | None = None):
+        self.dir = Path(directory)
+        self.nodes = nodes
+        self.time_scale = time_scale
+        self.extra = extra or []
+
+    # lifecycle -------------------------------------------------------------------------
+    def up(self) -> "Twin":
+        self.dir.mkdir(parents=True, exist_ok=True)
+        cmd = [str(VENV_BIN / "python"), "-m", "twin", "up", "--dir", str(self.dir),
+               "--nodes", str(self.nodes), "--time-scale", str(self.time_scale), *self.extra]
+        subprocess.run(cmd, cwd=REPO, check=True, timeout=60)
+        return self
+
+    def down(self) -> None:
+        subprocess.run([str(VENV_BIN / "python"), "-m", "twin", "down", "--dir", str(self.dir)],
+                       cwd=REPO, check=False, timeout=60)
+
+    def __enter__(self) -> "Twin":
+        return self.up()
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    # what it wrote ---------------------------------------------------------------------
+    @property
+    def kubeconfig(self) -> Path:
+        return self.dir / "kubeconfig"
+
+    @property
+    def cloud(self) -> dict[str, Any]:
+        return json.loads((self.dir / "cloud.json").read_text())
+
+    @property
+    def server(self) -> str:
+        import yaml
+
+        cfg = yaml.safe_load(self.kubeconfig.read_text())
+        return cfg["clusters"][0]["cluster"]["server"]
+
+    @property
+    def token(self) -> str:
+        import yaml
+
+        cfg = yaml.safe_load(self.kubeconfig.read_text())
+        return cfg["users"][0]["user"]["token"]
+
+    # clients ---------------------------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["KUBECONFIG"] = str(self.kubeconfig)
+        env["K8S_AUTH_KUBECONFIG"] = str(self.kubeconfig)
+        env["HOME"] = str(self.dir / "home")  # kubectl's discovery cache stays per twin
+        env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
+        return env
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(["kubectl", *args], env=self.env(), input=input, text=True,
+                              capture_output=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def kubectl_json(self, *args: str) -> Any:
+        return json.loads(self.kubectl(*args, "-o", "json").stdout)
+
+    def api_client(self):  # -> kubernetes.client.ApiClient
+        from kubernetes import client, config
+
+        return config.new_client_from_config(config_file=str(self.kubeconfig))
+
+    def twin_cmd(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run `python -m twin <args> --dir <dir>` (fault injection and other twin verbs)."""
+        return subprocess.run([str(VENV_BIN / "python"), "-m", "twin", *args, "--dir", str(self.dir)],
+                              cwd=REPO, text=True, capture_output=True, check=check, timeout=60)
+
+    def playbook(self, playbook: str | Path, *, extra_vars: dict[str, Any] | None = None,
+                 check: bool = False, diff: bool = False, inventory: str | Path | None = None,
+                 env: dict[str, str] | None = None, timeout: float = 900) -> PlaybookRun:
+        return run_playbook(playbook, extra_vars=extra_vars, check=check, diff=diff,
+                            inventory=inventory or REPO / "inventories" / "twin",
+                            env={**self.env(), **(env or {})}, record_dir=self.dir, timeout=timeout)
+
+
+def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = None, check: bool = False,
+                 diff: bool = False, inventory: str | Path | None = None, env: dict[str, str] | None = None,
+                 record_dir: Path | None = None, timeout: float = 900) -> PlaybookRun:
+    """ansible-playbook with the installed collection; every task result is recorded as JSON."""
+    record_dir = Path(record_dir or REPO / ".cache")
+    record_dir.mkdir(parents=True, exist_ok=True)
+    record = record_dir / f"results-{time.monotonic_ns()}.jsonl"
+    run_env = dict(env or os.environ)
+    run_env.update({
+        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+        "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
+        "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS),
+        "ANSIBLE_CALLBACKS_ENABLED": "record_results",
+        "RECORD_RESULTS_FILE": str(record),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+        "PATH": f"{VENV_BIN}:{run_env.get('PATH', '')}",
+    })
+    cmd = [str(VENV_BIN / "ansible-playbook"), str(playbook)]
+    if inventory:
+        cmd += ["-i", str(inventory)]
+    if extra_vars:
+        cmd += ["-e", json.dumps(extra_vars)]
+    if check:
+        cmd.append("--check")
+    if diff:
+        cmd.append("--diff")
+    proc = subprocess.run(cmd, cwd=REPO, env=run_env, text=True, capture_output=True, timeout=timeout)
+    results = []
+    if record.exists():
+        results = [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr, results)

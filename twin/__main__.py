@@ -1,0 +1,155 @@
+"""`python -m twin up|down|serve|status|fault` — the twin's command contract.
+
+up     start in the background, return once the API answers; writes DIR/kubeconfig and DIR/cloud.json
+down   stop what `up` started (the whole process group)
+serve  run in the foreground
+status print the running twin's object counts
+fault  inject or clear faults: `fault --name api --rule '{"fraction":0.2,"code":500}'`, `fault --clear`
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+DEFAULT_DIR = Path(__file__).resolve().parent.parent / ".twin"
+
+
+def _args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m twin", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("verb", choices=["up", "down", "serve", "status", "fault", "settings"])
+    p.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="state directory (default: .twin/ in the repo)")
+    p.add_argument("--nodes", type=int, default=3, help="number of Ready nodes to register")
+    p.add_argument("--node-pools", type=int, default=1, help="node pools the nodes are spread over")
+    p.add_argument("--time-scale", type=float, default=1.0, help="multiply every calibrated latency by this")
+    p.add_argument("--crds", default="snapshot,trident", help="CRD sets to install at start (comma list, or 'none')")
+    p.add_argument("--name", help="fault name (fault verb)")
+    p.add_argument("--rule", help="fault rule as JSON (fault verb)")
+    p.add_argument("--clear", action="store_true", help="clear the named fault, or all (fault verb)")
+    p.add_argument("--set", dest="settings", help="settings as JSON (settings verb)")
+    return p.parse_args(argv)
+
+
+def _pid(d: Path) -> int | None:
+    try:
+        return int((d / "twin.pid").read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def _admin(d: Path, verb: str, body: dict) -> dict:
+    cfg = yaml.safe_load((d / "kubeconfig").read_text())
+    server = cfg["clusters"][0]["cluster"]["server"]
+    token = cfg["users"][0]["user"]["token"]
+    ctx = ssl.create_default_context(cafile=str(d / "pki" / "ca.crt"))
+    req = urllib.request.Request(f"{server}/_twin/{verb}", data=json.dumps(body).encode(), method="POST",
+                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def up(a: argparse.Namespace) -> int:
+    d = a.dir.resolve()
+    d.mkdir(parents=True, exist_ok=True)
+    pid = _pid(d)
+    if pid and _alive(pid) and (d / "ready").exists():
+        print(f"twin already running (pid {pid}); kubeconfig: {d / 'kubeconfig'}")
+        return 0
+    for f in ("ready", "kubeconfig", "cloud.json"):
+        (d / f).unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "twin", "serve", "--dir", str(d), "--nodes", str(a.nodes),
+           "--node-pools", str(a.node_pools), "--time-scale", str(a.time_scale), "--crds", a.crds]
+    logf = open(d / "twin.log", "ab")
+    proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent, stdout=logf, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    (d / "twin.pid").write_text(str(proc.pid))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if (d / "ready").exists():
+            print(f"twin up: {(d / 'ready').read_text().strip()} (pid {proc.pid}); kubeconfig: {d / 'kubeconfig'}")
+            return 0
+        if proc.poll() is not None:
+            print(f"twin exited with {proc.returncode}; log: {d / 'twin.log'}", file=sys.stderr)
+            print((d / "twin.log").read_text()[-3000:], file=sys.stderr)
+            return 1
+        time.sleep(0.05)
+    print(f"twin did not answer within 60 s; log: {d / 'twin.log'}", file=sys.stderr)
+    return 1
+
+
+def down(a: argparse.Namespace) -> int:
+    d = a.dir.resolve()
+    pid = _pid(d)
+    if not pid or not _alive(pid):
+        print("twin not running")
+        (d / "ready").unlink(missing_ok=True)
+        return 0
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.05)
+    if _alive(pid):
+        os.killpg(pid, signal.SIGKILL)
+    (d / "ready").unlink(missing_ok=True)
+    (d / "twin.pid").unlink(missing_ok=True)
+    print("twin down")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _args(sys.argv[1:] if argv is None else argv)
+    if a.verb == "up":
+        return up(a)
+    if a.verb == "down":
+        return down(a)
+    if a.verb == "serve":
+        from .cluster import serve
+
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+        crds = tuple(c for c in a.crds.split(",") if c and c != "none")
+        (a.dir / "twin.pid").write_text(str(os.getpid())) if not (a.dir / "twin.pid").exists() else None
+        asyncio.run(serve(a.dir.resolve(), nodes=a.nodes, node_pools=a.node_pools, time_scale=a.time_scale, crds=crds))
+        return 0
+    if a.verb == "status":
+        print(json.dumps(_admin(a.dir.resolve(), "stats", {}), indent=2))
+        return 0
+    if a.verb == "fault":
+        body = {"clear": True, "name": a.name} if a.clear else {"name": a.name, "rule": json.loads(a.rule or "{}")}
+        print(json.dumps(_admin(a.dir.resolve(), "fault", body)))
+        return 0
+    if a.verb == "settings":
+        print(json.dumps(_admin(a.dir.resolve(), "settings", json.loads(a.settings or "{}"))))
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

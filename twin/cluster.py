@@ -1,0 +1,166 @@
+"""The twin as one process: API server, controllers and cloud endpoints on one event loop."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import ssl
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from . import cloud, nodes
+from .controllers.garbage_collector import GarbageCollector
+from .controllers.namespace import NamespaceController
+from .faults import Faults
+from .server import ApiServer
+from .store import Store
+from .tls import make_certs
+
+log = logging.getLogger("twin")
+
+CONTROLLERS: list[type] = [GarbageCollector, NamespaceController]
+
+
+def free_socket() -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
+def write_atomic(path: Path, text: str, mode: int = 0o600) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.chmod(mode)
+    os.replace(tmp, path)
+
+
+class Cluster:
+    def __init__(self, directory: Path, *, nodes: int = 3, node_pools: int = 1, time_scale: float = 1.0,
+                 crds: tuple[str, ...] = ("snapshot", "trident"), seed: str = "") -> None:
+        self.dir = Path(directory)
+        self.node_count = nodes
+        self.node_pools = node_pools
+        self.time_scale = time_scale
+        self.crd_sets = crds
+        self.seed = seed or self.dir.name
+        self.store = Store()
+        self.faults = Faults()
+        self.token = secrets.token_hex(24)
+        self.nodes: list[dict] = []
+        self.controllers: list[Any] = []
+        self.tasks: list[asyncio.Task] = []
+        self.runners: list[web.AppRunner] = []
+        self.ssl: ssl.SSLContext | None = None
+        self.settings: dict[str, Any] = {}
+        self.admin_handlers: dict[str, Any] = {}
+
+    # serving --------------------------------------------------------------------------------
+    async def serve_app(self, app: web.Application, tls: bool = True) -> str:
+        """Serve another app (a cloud endpoint) on its own loopback port; return its base URL."""
+        sock = free_socket()
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.SockSite(runner, sock, ssl_context=self.ssl if tls else None).start()
+        self.runners.append(runner)
+        port = sock.getsockname()[1]
+        return f"{'https' if tls else 'http'}://127.0.0.1:{port}"
+
+    async def start(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        ca, crt, key = make_certs(self.dir / "pki")
+        self.ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.ssl.load_cert_chain(crt, key)
+        self._install_crds()
+        self.nodes = nodes.register(self.store, self.node_count, self.node_pools, self.seed)
+        api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),))
+        server_url = await self.serve_app(api.app)
+        for cls in CONTROLLERS:
+            c = cls(self)
+            self.controllers.append(c)
+            self.tasks.append(asyncio.ensure_future(self._supervise(c)))
+        cloud_doc = await cloud.start(self)
+        self._write_kubeconfig(server_url, ca)
+        write_atomic(self.dir / "cloud.json", json.dumps(cloud_doc, indent=2))
+        write_atomic(self.dir / "ready", server_url + "\n", 0o644)
+        log.info("twin serving at %s with %d nodes, time scale %s", server_url, self.node_count, self.time_scale)
+
+    async def _supervise(self, controller: Any) -> None:
+        while True:
+            try:
+                await controller.run()
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("controller %s crashed; restarting", controller.name)
+                await asyncio.sleep(0.1)
+
+    def _install_crds(self) -> None:
+        crd_rt = self.store.rt("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        for name in self.crd_sets:
+            for f in sorted((Path(__file__).parent / "crds" / name).glob("*.yaml")):
+                for doc in yaml.safe_load_all(f.read_text()):
+                    if doc:
+                        self.store.create(crd_rt, None, doc)
+
+    def _write_kubeconfig(self, server: str, ca: Path) -> None:
+        import base64
+
+        cfg = {"apiVersion": "v1", "kind": "Config", "preferences": {},
+               "clusters": [{"name": "twin", "cluster": {"server": server, "certificate-authority-data":
+                                                         base64.b64encode(ca.read_bytes()).decode()}}],
+               "users": [{"name": "twin-admin", "user": {"token": self.token}}],
+               "contexts": [{"name": "twin", "context": {"cluster": "twin", "user": "twin-admin", "namespace": "default"}}],
+               "current-context": "twin"}
+        write_atomic(self.dir / "kubeconfig", yaml.safe_dump(cfg, sort_keys=False))
+
+    # admin (the twin's own control door: faults, settings) ------------------------------------
+    async def _admin(self, request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return web.json_response({"error": "unauthorized"}, status=401)
+        verb = request.match_info["verb"]
+        body = await request.json() if request.can_read_body else {}
+        if verb == "fault":
+            if body.get("clear"):
+                self.faults.clear(body.get("name"))
+            else:
+                self.faults.set(body["name"], body.get("rule", {}))
+            return web.json_response({"faults": self.faults.rules})
+        if verb == "settings":
+            self.settings.update(body)
+            return web.json_response(self.settings)
+        if verb == "stats":
+            return web.json_response({"objects": sum(len(v) for v in self.store.objects.values()),
+                                      "resourceVersion": self.store.rv, "requests": self.store.request_count,
+                                      "nodes": self.nodes})
+        handler = self.admin_handlers.get(verb)
+        if handler:
+            return web.json_response(await handler(body))
+        return web.json_response({"error": f"unknown verb {verb}"}, status=404)
+
+    async def stop(self) -> None:
+        for t in self.tasks:
+            t.cancel()
+        for r in self.runners:
+            await r.cleanup()
+
+
+async def serve(directory: Path, **kwargs: Any) -> None:
+    cluster = Cluster(directory, **kwargs)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await cluster.start()
+    await stop.wait()
+    await cluster.stop()
+    for f in ("ready",):
+        (cluster.dir / f).unlink(missing_ok=True)

@@ -1,0 +1,195 @@
+"""Defaulting on create, as the real API server's defaulters do for the fields clients read back.
+
+kubernetes>=37 validates objects on read, so everything here keeps objects schema-complete.
+"""
+from __future__ import annotations
+
+import ipaddress
+import itertools
+from typing import Any, Callable
+
+_service_ips = (str(ipaddress.IPv4Address("10.96.0.10") + i) for i in itertools.count())
+
+
+def pod_spec(spec: dict) -> None:
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    for c in spec.get("initContainers", []) + spec.get("containers", []):
+        image = str(c.get("image", ""))
+        tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else "latest"
+        c.setdefault("imagePullPolicy", "Always" if tag == "latest" else "IfNotPresent")
+        c.setdefault("terminationMessagePath", "/dev/termination-log")
+        c.setdefault("terminationMessagePolicy", "File")
+        c.setdefault("resources", {})
+        for p in c.get("ports", []):
+            p.setdefault("protocol", "TCP")
+    for v in spec.get("volumes", []):
+        if "configMap" in v:
+            v["configMap"].setdefault("defaultMode", 420)
+        if "secret" in v:
+            v["secret"].setdefault("defaultMode", 420)
+
+
+def _template(obj: dict) -> None:
+    tpl = obj.setdefault("spec", {}).setdefault("template", {})
+    tpl.setdefault("metadata", {})
+    pod_spec(tpl.setdefault("spec", {}))
+
+
+def pod(obj: dict) -> None:
+    pod_spec(obj.setdefault("spec", {}))
+    spec = obj["spec"]
+    spec.setdefault("serviceAccountName", "default")
+    st = obj.setdefault("status", {})
+    st.setdefault("phase", "Pending")
+    st.setdefault("qosClass", "BestEffort")
+
+
+def statefulset(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    spec.setdefault("revisionHistoryLimit", 10)
+    us = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+    if us.get("type", "RollingUpdate") == "RollingUpdate":
+        us.setdefault("type", "RollingUpdate")
+        us.setdefault("rollingUpdate", {}).setdefault("partition", 0)
+    spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
+    for t in spec.get("volumeClaimTemplates", []):
+        t.setdefault("apiVersion", "v1")
+        t.setdefault("kind", "PersistentVolumeClaim")
+        t.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+        t.setdefault("status", {"phase": "Pending"})
+    _template(obj)
+    obj.setdefault("status", {}).setdefault("replicas", 0)
+    obj["status"].setdefault("availableReplicas", 0)
+
+
+def deployment(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    strat = spec.setdefault("strategy", {"type": "RollingUpdate"})
+    if strat.get("type") == "RollingUpdate":
+        strat.setdefault("rollingUpdate", {"maxSurge": "25%", "maxUnavailable": "25%"})
+    _template(obj)
+    obj.setdefault("status", {})
+
+
+def replicaset(obj: dict) -> None:
+    obj.setdefault("spec", {}).setdefault("replicas", 1)
+    _template(obj)
+    obj.setdefault("status", {}).setdefault("replicas", 0)
+
+
+def daemonset(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+    _template(obj)
+    st = obj.setdefault("status", {})
+    for k in ("currentNumberScheduled", "desiredNumberScheduled", "numberMisscheduled", "numberReady"):
+        st.setdefault(k, 0)
+
+
+def job(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("completions", 1)
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    _template(obj)
+    obj.setdefault("status", {})
+
+
+def pvc(obj: dict) -> None:
+    obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+    obj.setdefault("status", {}).setdefault("phase", "Pending")
+
+
+def pv(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+    spec.setdefault("volumeMode", "Filesystem")
+    obj.setdefault("status", {}).setdefault("phase", "Available" if not spec.get("claimRef") else "Bound")
+
+
+def storageclass(obj: dict) -> None:
+    obj.setdefault("reclaimPolicy", "Delete")
+    obj.setdefault("volumeBindingMode", "Immediate")
+
+
+def csidriver(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("attachRequired", True)
+    spec.setdefault("podInfoOnMount", False)
+    spec.setdefault("requiresRepublish", False)
+    spec.setdefault("storageCapacity", False)
+    spec.setdefault("seLinuxMount", False)
+    spec.setdefault("fsGroupPolicy", "ReadWriteOnceWithFSType")
+    spec.setdefault("volumeLifecycleModes", ["Persistent"])
+
+
+def namespace(obj: dict) -> None:
+    obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+    obj.setdefault("status", {}).setdefault("phase", "Active")
+    obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+
+
+def service(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec.get("clusterIP") != "None":
+        spec.setdefault("clusterIP", next(_service_ips))
+        spec.setdefault("clusterIPs", [spec["clusterIP"]])
+    for p in spec.get("ports", []):
+        p.setdefault("protocol", "TCP")
+        p.setdefault("targetPort", p.get("port"))
+    obj.setdefault("status", {"loadBalancer": {}})
+
+
+def secret(obj: dict) -> None:
+    obj.setdefault("type", "Opaque")
+
+
+def volumeattachment(obj: dict) -> None:
+    obj.setdefault("status", {"attached": False})
+
+
+def crd(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("scope", "Namespaced")
+    names = spec.setdefault("names", {})
+    names.setdefault("singular", names.get("kind", "").lower())
+    names.setdefault("listKind", names.get("kind", "") + "List")
+    obj["status"] = {
+        "acceptedNames": dict(names),
+        "storedVersions": [v["name"] for v in spec.get("versions", []) if v.get("storage")],
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found",
+             "lastTransitionTime": obj["metadata"]["creationTimestamp"]},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted", "lastTransitionTime": obj["metadata"]["creationTimestamp"]},
+        ],
+    }
+
+
+BY_KIND: dict[str, Callable[[dict], Any]] = {
+    "Pod": pod, "StatefulSet": statefulset, "Deployment": deployment, "ReplicaSet": replicaset,
+    "DaemonSet": daemonset, "Job": job, "PersistentVolumeClaim": pvc, "PersistentVolume": pv,
+    "StorageClass": storageclass, "CSIDriver": csidriver, "Namespace": namespace, "Service": service,
+    "Secret": secret, "VolumeAttachment": volumeattachment, "CustomResourceDefinition": crd,
+}
+
+
+def apply(kind: str, obj: dict) -> None:
+    fn = BY_KIND.get(kind)
+    if fn:
+        fn(obj)

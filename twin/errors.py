@@ -1,0 +1,73 @@
+"""API errors as the real server reports them: a metav1.Status with reason, code and details."""
+from __future__ import annotations
+
+
+class ApiError(Exception):
+    def __init__(self, code: int, reason: str, message: str, details: dict | None = None):
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details or {}
+
+    def status(self) -> dict:
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": self.message, "reason": self.reason, "details": self.details, "code": self.code}
+
+
+def _res(rt) -> str:
+    return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+
+
+def not_found(rt, name: str) -> ApiError:
+    return ApiError(404, "NotFound", f'{_res(rt)} "{name}" not found',
+                    {"name": name, "group": rt.group, "kind": rt.plural})
+
+
+def already_exists(rt, name: str) -> ApiError:
+    return ApiError(409, "AlreadyExists", f'{_res(rt)} "{name}" already exists',
+                    {"name": name, "group": rt.group, "kind": rt.plural})
+
+
+def conflict(rt, name: str, why: str = "the object has been modified; please apply your changes to the latest version and try again") -> ApiError:
+    return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {_res(rt)} "{name}": {why}',
+                    {"name": name, "group": rt.group, "kind": rt.plural})
+
+
+def invalid(rt, name: str, causes: list[dict]) -> ApiError:
+    text = ", ".join(f"{c['field']}: {c['message']}" for c in causes)
+    return ApiError(422, "Invalid", f'{rt.kind}{"." + rt.group if rt.group else ""} "{name}" is invalid: {text}',
+                    {"name": name, "group": rt.group, "kind": rt.kind, "causes": causes})
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, "BadRequest", message)
+
+
+def forbidden(message: str) -> ApiError:
+    return ApiError(403, "Forbidden", message)
+
+
+def unauthorized() -> ApiError:
+    return ApiError(401, "Unauthorized", "Unauthorized")
+
+
+def gone(message: str) -> ApiError:
+    return ApiError(410, "Expired", message)
+
+
+def unsupported_media(message: str) -> ApiError:
+    return ApiError(415, "UnsupportedMediaType", message)
+
+
+def method_not_allowed(message: str) -> ApiError:
+    return ApiError(405, "MethodNotAllowed", message)
+
+
+def too_many_requests() -> ApiError:
+    return ApiError(429, "TooManyRequests", "the server has received too many requests and has asked us to try again later",
+                    {"retryAfterSeconds": 1})
+
+
+def internal(message: str) -> ApiError:
+    return ApiError(500, "InternalError", f"Internal error occurred: {message}")
