@@ -141,7 +141,7 @@ up() {
 }
 
 down() {
-  local ns n pids
+  local ns n pids signalled=""
   for n in $(seq 1 9); do
     ns=$(ns_peer "$n")
     stop_glusterd "$n" 2>/dev/null || true
@@ -150,10 +150,15 @@ down() {
     for sig in TERM KILL; do
       pids=$(ip netns pids "$ns" 2>/dev/null || true)
       [ -n "$pids" ] || break
+      signalled="$signalled $pids"
       kill -s "$sig" $pids 2>/dev/null || true
       for _ in $(seq 1 50); do [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break; sleep 0.1; done
     done
     ip netns del "$ns"
+  done
+  # Return only once they are gone from the process table (exiting processes linger briefly).
+  for pid in $signalled; do
+    for _ in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
   done
   if ns_exists "$NS_BR"; then ip netns del "$NS_BR"; fi
   rm -f "$DIR/pool.env"

@@ -16,16 +16,13 @@ import yaml
 from aiohttp import web
 
 from . import cloud, nodes
-from .controllers.garbage_collector import GarbageCollector
-from .controllers.namespace import NamespaceController
+from .controllers import all_controllers
 from .faults import Faults
 from .server import ApiServer
 from .store import Store
 from .tls import make_certs
 
 log = logging.getLogger("twin")
-
-CONTROLLERS: list[type] = [GarbageCollector, NamespaceController]
 
 
 def free_socket() -> socket.socket:
@@ -80,9 +77,13 @@ class Cluster:
         self.ssl.load_cert_chain(crt, key)
         self._install_crds()
         self.nodes = nodes.register(self.store, self.node_count, self.node_pools, self.seed)
+        # cloud state (ACK addons, ECS instances/disks) and Trident's backend registry, read by the storage controllers
+        from .cloud.state import CloudState
+        self.cloud = CloudState.for_cluster(self)
+        self.trident: Any = None  # set by controllers.trident.Trident (backend volumes: cluster.trident.volumes)
         api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),))
         server_url = await self.serve_app(api.app)
-        for cls in CONTROLLERS:
+        for cls in all_controllers():
             c = cls(self)
             self.controllers.append(c)
             self.tasks.append(asyncio.ensure_future(self._supervise(c)))

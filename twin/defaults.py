@@ -4,11 +4,20 @@ kubernetes>=37 validates objects on read, so everything here keeps objects schem
 """
 from __future__ import annotations
 
+import base64
 import ipaddress
 import itertools
 from typing import Any, Callable
 
 _service_ips = (str(ipaddress.IPv4Address("10.96.0.10") + i) for i in itertools.count())
+
+
+def _probe(p: Any) -> None:
+    if isinstance(p, dict):
+        p.setdefault("timeoutSeconds", 1)
+        p.setdefault("periodSeconds", 10)
+        p.setdefault("successThreshold", 1)
+        p.setdefault("failureThreshold", 3)
 
 
 def pod_spec(spec: dict) -> None:
@@ -18,16 +27,18 @@ def pod_spec(spec: dict) -> None:
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("securityContext", {})
     spec.setdefault("enableServiceLinks", True)
-    for c in spec.get("initContainers", []) + spec.get("containers", []):
+    for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
         image = str(c.get("image", ""))
         tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else "latest"
         c.setdefault("imagePullPolicy", "Always" if tag == "latest" else "IfNotPresent")
         c.setdefault("terminationMessagePath", "/dev/termination-log")
         c.setdefault("terminationMessagePolicy", "File")
         c.setdefault("resources", {})
-        for p in c.get("ports", []):
+        for p in c.get("ports") or []:
             p.setdefault("protocol", "TCP")
-    for v in spec.get("volumes", []):
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            _probe(c.get(probe))
+    for v in spec.get("volumes") or []:
         if "configMap" in v:
             v["configMap"].setdefault("defaultMode", 420)
         if "secret" in v:
@@ -40,13 +51,40 @@ def _template(obj: dict) -> None:
     pod_spec(tpl.setdefault("spec", {}))
 
 
+def _qos(spec: dict) -> str:
+    requests, limits, guaranteed = False, False, True
+    for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+        r = c.get("resources") or {}
+        req, lim = r.get("requests") or {}, r.get("limits") or {}
+        requests, limits = requests or bool(req), limits or bool(lim)
+        for res in ("cpu", "memory"):
+            if res not in lim or req.get(res, lim[res]) != lim[res]:
+                guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+# The DefaultTolerationSeconds admission plugin's tolerations, on every pod.
+_TOLERATIONS = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+
+
 def pod(obj: dict) -> None:
     pod_spec(obj.setdefault("spec", {}))
     spec = obj["spec"]
-    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("serviceAccountName", spec.get("serviceAccount") or "default")
+    spec.setdefault("serviceAccount", spec["serviceAccountName"])
+    spec.setdefault("priority", 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    tol = spec.setdefault("tolerations", [])
+    if isinstance(tol, list):
+        for t in _TOLERATIONS:
+            if not any(isinstance(x, dict) and x.get("key") == t["key"] and x.get("effect") == t["effect"] for x in tol):
+                tol.append(dict(t))
     st = obj.setdefault("status", {})
     st.setdefault("phase", "Pending")
-    st.setdefault("qosClass", "BestEffort")
+    st.setdefault("qosClass", _qos(spec))
 
 
 def statefulset(obj: dict) -> None:
@@ -99,6 +137,15 @@ def daemonset(obj: dict) -> None:
 
 def job(obj: dict) -> None:
     spec = obj.setdefault("spec", {})
+    md = obj["metadata"]
+    if not spec.get("manualSelector") and md.get("uid"):
+        uid = md["uid"]
+        spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+        labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
+        labels.setdefault("batch.kubernetes.io/controller-uid", uid)
+        labels.setdefault("batch.kubernetes.io/job-name", md.get("name", ""))
+        labels.setdefault("controller-uid", uid)
+        labels.setdefault("job-name", md.get("name", ""))
     spec.setdefault("completions", 1)
     spec.setdefault("parallelism", 1)
     spec.setdefault("backoffLimit", 6)
@@ -146,10 +193,14 @@ def service(obj: dict) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
-    if spec.get("clusterIP") != "None":
-        spec.setdefault("clusterIP", next(_service_ips))
+    if spec["type"] != "ExternalName":
+        if "clusterIP" not in spec:
+            spec["clusterIP"] = next(_service_ips)
         spec.setdefault("clusterIPs", [spec["clusterIP"]])
-    for p in spec.get("ports", []):
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    for p in spec.get("ports") or []:
         p.setdefault("protocol", "TCP")
         p.setdefault("targetPort", p.get("port"))
     obj.setdefault("status", {"loadBalancer": {}})
@@ -157,6 +208,12 @@ def service(obj: dict) -> None:
 
 def secret(obj: dict) -> None:
     obj.setdefault("type", "Opaque")
+    # stringData is write-only: the server merges it into data, base64-encoded
+    sd = obj.pop("stringData", None)
+    if isinstance(sd, dict):
+        data = obj.setdefault("data", {})
+        for k, v in sd.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
 
 
 def volumeattachment(obj: dict) -> None:
@@ -190,6 +247,10 @@ BY_KIND: dict[str, Callable[[dict], Any]] = {
 
 
 def apply(kind: str, obj: dict) -> None:
+    """Default obj in place (idempotent: the server runs it on every write, as decoding does)."""
     fn = BY_KIND.get(kind)
     if fn:
-        fn(obj)
+        try:
+            fn(obj)
+        except (AttributeError, TypeError, KeyError):
+            pass  # a malformed body: validation names the field

@@ -1,10 +1,45 @@
-"""Fault injection: API errors for a fraction of requests (filled in by the storage control plane)."""
+"""Fault injection: API errors, failing or hanging storage operations, stalled controllers.
+
+Set with `python -m twin fault --name NAME --rule JSON` (POST /_twin/fault), clear with `--clear [--name NAME]`.
+Rules by name:
+
+  api                 {"fraction": 0.2, "code": 500|429, "methods": ["POST"], "path_contains": "/pods"}
+                      a fraction of API requests answer 500 InternalError or 429 TooManyRequests.
+  <operation>         {"fraction": 0.3, "mode": "fail"|"timeout", "driver": "csi.trident.netapp.io",
+                       "match": "substring of the object key", "code": "Internal", "message": "...",
+                       "seconds": 15, "count": 5, "sticky": false}
+                      operations: provision, delete, attach, detach, snapshot, delete_snapshot (the CSI calls
+                      CreateVolume, DeleteVolume, ControllerPublish, ControllerUnpublish, CreateSnapshot,
+                      DeleteSnapshot). A hit fails the call with gRPC `code` (default Internal for fail,
+                      DeadlineExceeded for timeout); "timeout" first hangs `seconds` of cluster time (default 15,
+                      the sidecars' --timeout). The sidecar records the error (event / attachError) and retries
+                      with backoff, as the real ones do. `driver` and `match` narrow the rule (the key is
+                      "namespace/name" of the PVC or VolumeSnapshot, or the PV name); `count` stops the rule
+                      after that many hits; `sticky` makes the choice per object (the same objects keep
+                      failing) instead of per attempt.
+  stall:<controller>  {} or {"seconds": 30}: the controller takes no new work until cleared (or for `seconds` of
+                      cluster time). Controllers: csi-provisioner, csi-attacher, csi-snapshotter,
+                      snapshot-controller, persistentvolume-controller, attachdetach-controller, trident.
+
+`hits` counts what was injected, per rule name (shown in the fault verb's answer through `rules`).
+"""
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import random
+import time
+from collections import Counter
 from typing import Any
 
 from . import errors
+
+OPERATIONS = ("provision", "delete", "attach", "detach", "snapshot", "delete_snapshot")
+
+
+class OpFault:
+    def __init__(self, name: str, mode: str, code: str, message: str, seconds: float) -> None:
+        self.name, self.mode, self.code, self.message, self.seconds = name, mode, code, message, seconds
 
 
 class Faults:
@@ -13,16 +48,28 @@ class Faults:
     def __init__(self, seed: int | None = None) -> None:
         self.rules: dict[str, dict[str, Any]] = {}
         self.rng = random.Random(seed)
+        self.hits: Counter[str] = Counter()
+        self._set_at: dict[str, float] = {}
+        self._changed: asyncio.Event | None = None
 
     def set(self, name: str, rule: dict[str, Any]) -> None:
-        self.rules[name] = rule
+        self.rules[name] = dict(rule)
+        self._set_at[name] = time.monotonic()
+        self._wake()
 
     def clear(self, name: str | None = None) -> None:
         if name is None:
             self.rules.clear()
         else:
             self.rules.pop(name, None)
+        self._wake()
 
+    def _wake(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    # API requests (the API server asks) ---------------------------------------------------------
     def api_error(self, method: str, path: str) -> errors.ApiError | None:
         rule = self.rules.get("api")
         if not rule or self.rng.random() >= float(rule.get("fraction", 0)):
@@ -31,5 +78,56 @@ class Faults:
             return None
         if rule.get("path_contains") and rule["path_contains"] not in path:
             return None
+        self.hits["api"] += 1
         code = int(rule.get("code", 500))
         return errors.too_many_requests() if code == 429 else errors.internal("injected fault")
+
+    # storage operations (the CSI sidecars ask) -------------------------------------------------
+    def op_fault(self, operation: str, key: str, driver: str = "") -> OpFault | None:
+        """Should this attempt of `operation` on object `key` fail? None, or what to do."""
+        rule = self.rules.get(operation)
+        if not rule:
+            return None
+        if rule.get("driver") and rule["driver"] != driver:
+            return None
+        if rule.get("match") and rule["match"] not in key:
+            return None
+        fraction = float(rule.get("fraction", 1.0))
+        if rule.get("sticky"):
+            h = int(hashlib.sha256(f"{operation}/{key}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+            hit = h < fraction
+        else:
+            hit = self.rng.random() < fraction
+        if not hit:
+            return None
+        if "count" in rule:
+            if int(rule["count"]) <= 0:
+                return None
+            rule["count"] = int(rule["count"]) - 1
+        self.hits[operation] += 1
+        mode = rule.get("mode", "fail")
+        code = rule.get("code") or ("DeadlineExceeded" if mode == "timeout" else "Internal")
+        msg = rule.get("message") or (f"injected fault: {operation} timed out" if mode == "timeout"
+                                      else f"injected fault: {operation} failed")
+        return OpFault(operation, mode, code, msg, float(rule.get("seconds", 15)))
+
+    # stalled controllers ------------------------------------------------------------------------
+    def stalled(self, controller: str, time_scale: float = 1.0) -> bool:
+        name = f"stall:{controller}"
+        rule = self.rules.get(name)
+        if rule is None:
+            return False
+        if "seconds" in rule and time.monotonic() - self._set_at.get(name, 0) >= float(rule["seconds"]) * time_scale:
+            self.rules.pop(name, None)
+            return False
+        return True
+
+    async def wait_unstalled(self, controller: str, time_scale: float = 1.0) -> None:
+        """Return at once unless a stall rule holds the controller; then wait until it is cleared or expires."""
+        while self.stalled(controller, time_scale):
+            if self._changed is None:
+                self._changed = asyncio.Event()
+            try:
+                await asyncio.wait_for(self._changed.wait(), 0.05)
+            except asyncio.TimeoutError:
+                pass

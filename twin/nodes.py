@@ -22,8 +22,11 @@ def node_name(i: int) -> str:
 def node_object(i: int, pool: str, instance: str) -> dict:
     name = node_name(i)
     ts = now_iso()
-    cond = lambda t, s, r: {"type": t, "status": s, "reason": r, "message": r, "lastHeartbeatTime": ts,  # noqa: E731
-                            "lastTransitionTime": ts}
+
+    def cond(kind: str, status: str, reason: str) -> dict:
+        return {"type": kind, "status": status, "reason": reason, "message": reason, "lastHeartbeatTime": ts,
+                "lastTransitionTime": ts}
+
     return {
         "apiVersion": "v1", "kind": "Node",
         "metadata": {"name": name, "labels": {

@@ -1,7 +1,16 @@
-"""JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch."""
+"""JSON merge patch (RFC 7386), JSON patch (RFC 6902), strategic merge patch and server-side apply.
+
+Strategic merge patch and apply take their per-field rules from the kind's schema (see
+validation.schema_for): x-kubernetes-patch-strategy / patch-merge-key for strategic merge
+(containers, volumes and env merged by name, volumeMounts by mountPath, ports by containerPort,
+conditions by type, args and tolerations replaced, finalizers merged as a set), and
+x-kubernetes-list-type / list-map-keys for apply. Without a schema they fall back to the merge
+keys of the built-in kinds by field name.
+"""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import jsonpatch
@@ -28,44 +37,67 @@ def json_patch(target: Any, ops: Any) -> Any:
         raise PatchError("json patch must be a list of operations")
     try:
         return jsonpatch.JsonPatch(ops).apply(target, in_place=False)
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError, TypeError) as e:
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError, TypeError,
+            AttributeError, ValueError) as e:
         raise PatchError(str(e)) from e
 
 
-# Merge keys of list fields, by field name: the built-in kinds' patchMergeKey tags.
+# Merge keys of list fields by field name, used when no schema is known.
 MERGE_KEYS = {
     "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
     "volumes": "name", "env": "name", "volumeMounts": "mountPath", "volumeDevices": "devicePath",
     "imagePullSecrets": "name", "conditions": "type", "hostAliases": "ip", "ownerReferences": "uid",
-    "topologySpreadConstraints": "topologyKey", "resourceClaims": "name", "containerStatuses": "name",
-    "initContainerStatuses": "name", "addresses": "type", "taints": "key",
+    "topologySpreadConstraints": "topologyKey", "resourceClaims": "name",
 }
-# Lists of scalars merged as sets (patchStrategy=merge on a primitive list).
 MERGED_PRIMITIVE_LISTS = {"finalizers"}
 
 
-def _merge_key(field: str, items: list) -> str | None:
+def _child(node: Any, key: str) -> Any:
+    if node is None:
+        return None
+    t = node.t
+    if t.props is not None:
+        return t.props.get(key)
+    return t.values
+
+
+def _list_rule(field: str, node: Any, items: list) -> tuple[str, str | None]:
+    """('merge-keyed', key) | ('merge-set', None) | ('replace', None) for a list field."""
+    if node is not None:
+        if "merge" in (node.strategy or "").split(","):
+            if node.merge_key:
+                return "keyed", node.merge_key
+            return "set", None
+        return "replace", None
+    if field in MERGED_PRIMITIVE_LISTS:
+        return "set", None
     if field == "ports":
         sample = next((i for i in items if isinstance(i, dict)), {})
-        return "containerPort" if "containerPort" in sample else "port"
-    return MERGE_KEYS.get(field)
+        return "keyed", "containerPort" if "containerPort" in sample else "port"
+    if field in MERGE_KEYS:
+        return "keyed", MERGE_KEYS[field]
+    return "replace", None
 
 
-def strategic_merge_patch(target: Any, patch: Any) -> Any:
-    return _smp_map(copy.deepcopy(target) if isinstance(target, dict) else {}, patch)
-
-
-def _smp_map(orig: dict, patch: dict) -> dict:
+def strategic_merge_patch(target: Any, patch: Any, schema: Any = None) -> Any:
+    """Apply a strategic merge patch. schema: the kind's compiled schema node (or None)."""
     if not isinstance(patch, dict):
         raise PatchError("strategic merge patch must be an object")
+    out = _smp_map(copy.deepcopy(target) if isinstance(target, dict) else {}, patch, schema)
+    return out if out is not None else {}
+
+
+def _smp_map(orig: dict, patch: dict, node: Any) -> dict | None:
     directive = patch.get("$patch")
     if directive == "replace":
-        return {k: v for k, v in patch.items() if k != "$patch"}
+        return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
     if directive == "delete":
-        return {}
+        return None
+    if directive is not None:
+        raise PatchError(f"Unknown patch type: {directive}")
     retain = patch.get("$retainKeys")
     out = dict(orig)
-    orders = {}
+    orders: dict[str, list] = {}
     for k, v in patch.items():
         if k in ("$patch", "$retainKeys"):
             continue
@@ -73,58 +105,189 @@ def _smp_map(orig: dict, patch: dict) -> dict:
             orders[k.split("/", 1)[1]] = v
             continue
         if k.startswith("$deleteFromPrimitiveList/"):
-            field = k.split("/", 1)[1]
-            if isinstance(out.get(field), list):
-                out[field] = [x for x in out[field] if x not in v]
+            f = k.split("/", 1)[1]
+            if isinstance(out.get(f), list) and isinstance(v, list):
+                out[f] = [x for x in out[f] if x not in v]
             continue
+        child = _child(node, k)
         if v is None:
             out.pop(k, None)
         elif isinstance(v, dict):
             cur = out.get(k)
-            out[k] = _smp_map(cur if isinstance(cur, dict) else {}, v)
+            merged = _smp_map(cur if isinstance(cur, dict) else {}, v, child)
+            if merged is None:
+                out.pop(k, None)
+            else:
+                out[k] = merged
         elif isinstance(v, list):
-            out[k] = _smp_list(k, out.get(k), v)
+            out[k] = _smp_list(k, out.get(k), v, child)
         else:
             out[k] = v
-    for field, order in orders.items():
-        if isinstance(out.get(field), list):
-            out[field] = _apply_order(field, out[field], order)
-    if retain is not None:
+    for f, order in orders.items():
+        if isinstance(out.get(f), list) and isinstance(order, list):
+            out[f] = _apply_order(f, out[f], order, _child(node, f))
+    if isinstance(retain, list):
         out = {k: v for k, v in out.items() if k in retain}
     return out
 
 
-def _smp_list(field: str, orig: Any, patch: list) -> list:
+def _smp_list(field: str, orig: Any, patch: list, node: Any) -> list:
     orig = orig if isinstance(orig, list) else []
     if any(isinstance(p, dict) and p.get("$patch") == "replace" for p in patch):
         return [p for p in patch if not (isinstance(p, dict) and p.get("$patch") == "replace")]
-    if field in MERGED_PRIMITIVE_LISTS:
+    rule, key = _list_rule(field, node, patch + orig)
+    if rule == "set":
         out = list(orig)
         for p in patch:
             if p not in out:
                 out.append(p)
         return out
-    key = _merge_key(field, patch + orig)
-    if not key or not all(isinstance(p, dict) for p in patch):
-        return copy.deepcopy(patch)
+    if rule == "replace" or not all(isinstance(p, dict) for p in patch):
+        return copy.deepcopy([p for p in patch if not (isinstance(p, dict) and p.get("$patch") == "delete")])
+    items = node.t.items if node is not None else None
     out = [copy.deepcopy(o) for o in orig]
     for p in patch:
+        if key not in p:
+            raise PatchError(f"map: {p} does not contain declared merge key: {key}")
         if p.get("$patch") == "delete":
             out = [o for o in out if not (isinstance(o, dict) and o.get(key) == p.get(key))]
             continue
         for i, o in enumerate(out):
-            if isinstance(o, dict) and key in p and o.get(key) == p[key]:
-                out[i] = _smp_map(o, p)
+            if isinstance(o, dict) and o.get(key) == p[key]:
+                merged = _smp_map(o, p, items)
+                out[i] = merged if merged is not None else o
                 break
         else:
-            out.append({k: v for k, v in p.items() if k != "$patch"})
+            out.append(_smp_map({}, {k: v for k, v in p.items() if k != "$patch"}, items) or {})
     return out
 
 
-def _apply_order(field: str, items: list, order: list) -> list:
-    key = _merge_key(field, items) if items and isinstance(items[0], dict) else None
+def _apply_order(field: str, items: list, order: list, node: Any) -> list:
+    if not items or not isinstance(items[0], dict):
+        ranked = {json.dumps(v): i for i, v in enumerate(order)}
+        return sorted(items, key=lambda x: ranked.get(json.dumps(x), len(ranked)))
+    _, key = _list_rule(field, node, items)
     if key is None:
-        ranked = {v: i for i, v in enumerate(order)}
-        return sorted(items, key=lambda x: ranked.get(x, len(ranked)))
-    ranked = {o.get(key): i for i, o in enumerate(order) if isinstance(o, dict)}
-    return sorted(items, key=lambda x: ranked.get(x.get(key) if isinstance(x, dict) else None, len(ranked)))
+        return items
+    ranked = {json.dumps(o.get(key)): i for i, o in enumerate(order) if isinstance(o, dict)}
+    return sorted(items, key=lambda x: ranked.get(json.dumps(x.get(key)) if isinstance(x, dict) else "", len(ranked)))
+
+
+# ---------------------------------------------------------------------------------------------
+# server-side apply
+# ---------------------------------------------------------------------------------------------
+def _apply_keys(node: Any, field: str, items: list) -> tuple[str, ...] | None:
+    """The keys identifying list items for apply, or None for an atomic list; () for a set."""
+    if node is not None:
+        if node.list_type == "map" and node.map_keys:
+            return node.map_keys
+        if node.list_type == "set":
+            return ()
+        if "merge" in (node.strategy or "").split(","):
+            return (node.merge_key,) if node.merge_key else ()
+        return None
+    rule, key = _list_rule(field, None, items)
+    if rule == "keyed":
+        return (key,)
+    return () if rule == "set" else None
+
+
+def _item_key(item: Any, keys: tuple[str, ...]) -> str:
+    if not isinstance(item, dict):
+        return json.dumps(item, sort_keys=True)
+    return json.dumps({k: item.get(k) for k in keys if k in item}, sort_keys=True, separators=(",", ":"))
+
+
+def apply_merge(live: Any, applied: Any, node: Any = None, field: str = "") -> Any:
+    """Merge an applied configuration into the live object (fields it names win)."""
+    if isinstance(applied, dict) and isinstance(live, dict):
+        out = dict(live)
+        for k, v in applied.items():
+            out[k] = apply_merge(live.get(k), v, _child(node, k), k)
+        return out
+    if isinstance(applied, list) and isinstance(live, list):
+        keys = _apply_keys(node, field, applied + live)
+        if keys is None:
+            return copy.deepcopy(applied)
+        items = node.t.items if node is not None else None
+        out = [copy.deepcopy(x) for x in live]
+        index = {_item_key(x, keys): i for i, x in enumerate(out)}
+        for a in applied:
+            k = _item_key(a, keys)
+            if k in index:
+                out[index[k]] = apply_merge(out[index[k]], a, items) if keys else a
+            else:
+                index[k] = len(out)
+                out.append(copy.deepcopy(a))
+        return out
+    return copy.deepcopy(applied)
+
+
+def field_set(obj: Any, node: Any = None, field: str = "") -> dict:
+    """The managedFields FieldsV1 set of an applied configuration."""
+    out: dict = {}
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out[f"f:{k}"] = field_set(v, _child(node, k), k)
+    elif isinstance(obj, list):
+        keys = _apply_keys(node, field, obj)
+        if keys is None:
+            return {}
+        items = node.t.items if node is not None else None
+        for x in obj:
+            if keys:
+                sub = field_set(x, items)
+                sub["."] = {}
+                out[f"k:{_item_key(x, keys)}"] = sub
+            else:
+                out[f"v:{json.dumps(x, separators=(',', ':'))}"] = {}
+    return out
+
+
+def remove_fields(obj: Any, fields: dict, node: Any = None, field: str = "") -> Any:
+    """Remove from obj the fields of a FieldsV1 set (those a manager stopped applying)."""
+    if isinstance(obj, dict):
+        out = dict(obj)
+        for fk, sub in fields.items():
+            if not fk.startswith("f:"):
+                continue
+            k = fk[2:]
+            if k not in out:
+                continue
+            if not sub:
+                out.pop(k)
+            else:
+                out[k] = remove_fields(out[k], sub, _child(node, k), k)
+        return out
+    if isinstance(obj, list):
+        keys = _apply_keys(node, field, obj)
+        if not keys:
+            drop = {fk[2:] for fk, sub in fields.items() if fk.startswith("v:")}
+            return [x for x in obj if json.dumps(x, separators=(",", ":")) not in drop]
+        items = node.t.items if node is not None else None
+        out = []
+        for x in obj:
+            sub = fields.get(f"k:{_item_key(x, keys)}")
+            if sub is None:
+                out.append(x)
+            elif not sub:
+                continue
+            else:
+                out.append(remove_fields(x, sub, items))
+        return out
+    return obj
+
+
+def fields_minus(a: dict, b: dict) -> dict:
+    """The parts of field set a that are not in b ({} marks a whole subtree)."""
+    out: dict = {}
+    for k, sub in a.items():
+        if k == ".":
+            continue
+        if k not in b:
+            out[k] = {}
+        elif sub:
+            rest = fields_minus(sub, b[k])
+            if rest:
+                out[k] = rest
+    return out

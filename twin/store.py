@@ -101,6 +101,10 @@ class Store:
         self.dependents: dict[str, set[tuple[tuple[str, str], str, str]]] = collections.defaultdict(set)
         self.on_removed: list[Callable[[ResourceType, dict], None]] = []
         self.on_marked: list[Callable[[ResourceType, dict], None]] = []
+        # synchronous observers of every write: (rtype, event type, stored object (read-only), old object).
+        # They run after the watchers got the event and before the writer returns, so a controller can act
+        # before the API response goes out (StatefulSet pods must exist when `kubectl scale` returns).
+        self.on_change: list[Callable[[ResourceType, str, dict, dict | None], None]] = []
         self.by_uid: dict[str, tuple[tuple[str, str], str, str]] = {}
         self.pod_logs: dict[tuple[str, str, str], str] = {}
         # set by the kubelet: pods on a node are deleted gracefully (the kubelet finishes them)
@@ -178,6 +182,8 @@ class Store:
         log.append(ev)
         for w in list(self.watchers[rtype.key]):
             w.offer(ev)
+        for cb in list(self.on_change):
+            cb(rtype, etype, obj, old)
 
     def _store(self, rtype: ResourceType, obj: dict) -> Entry:
         md = obj["metadata"]

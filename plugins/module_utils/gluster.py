@@ -63,7 +63,7 @@ class GlusterCLI:
             raise GlusterError(f"cannot run {cmd[0]!r} ({exc}); set gluster_cli to the gluster command or wrapper",
                                cmd) from exc
         except subprocess.TimeoutExpired as exc:
-            return 124, exc.stdout or "" if isinstance(exc.stdout, str) else "", f"timed out after {exc.timeout} s"
+            return 124, "", f"timed out after {exc.timeout} s"
         return proc.returncode, proc.stdout, proc.stderr
 
     def check(self, *args: str, retries: int = 0, timeout: float | None = None) -> str:

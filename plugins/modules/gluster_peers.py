@@ -116,7 +116,10 @@ def main() -> None:
     if not module.check_mode and p["wait_timeout"] > 0:
         deadline = time.monotonic() + p["wait_timeout"]
         while True:
-            after = parse_peer_status(cli.check("peer", "status"))
+            try:
+                after = parse_peer_status(cli.check("peer", "status"))
+            except GlusterError as exc:
+                module.fail_json(msg=str(exc), probed=probed, peers=before)
             if all(peer["connected"] for peer in after) and known_names(after) >= set(missing):
                 break
             if time.monotonic() > deadline:

@@ -94,6 +94,7 @@ class Twin:
         env = dict(os.environ)
         env["KUBECONFIG"] = str(self.kubeconfig)
         env["K8S_AUTH_KUBECONFIG"] = str(self.kubeconfig)
+        env["STORAGEPERF_TWIN_DIR"] = str(self.dir)
         env["HOME"] = str(self.dir / "home")  # kubectl's discovery cache stays per twin
         env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
         return env

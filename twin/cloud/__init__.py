@@ -1,12 +1,23 @@
 """Cloud endpoints of the twin (ACK, ECS, ONTAP). Each registers itself in cloud.json."""
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
 
+# One "module" per cloud; each has `async def start(cluster) -> dict` whose keys are merged into cloud.json.
+# Add a line per endpoint family; keep the list free of logic.
+ENDPOINTS = [
+    "alibaba",
+]
+
 
 async def start(cluster: "Cluster") -> dict[str, Any]:
     """Start every cloud endpoint; return what cloud.json lists (endpoints and credentials)."""
-    return {}
+    doc: dict[str, Any] = {}
+    for name in ENDPOINTS:
+        module = importlib.import_module(f"{__name__}.{name}")
+        doc.update(await module.start(cluster))
+    return doc

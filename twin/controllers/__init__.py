@@ -1,1 +1,19 @@
-"""Controllers of the twin, each a watch-driven loop like its real counterpart."""
+"""Controllers of the twin, each a watch-driven loop like its real counterpart.
+
+CONTROLLER_MODULES lists "module:Class" entries that twin.cluster starts, in order.
+Add one line per controller; keep the list free of logic.
+"""
+CONTROLLER_MODULES = [
+    "garbage_collector:GarbageCollector",
+    "namespace:NamespaceController",
+]
+
+
+def all_controllers() -> list[type]:
+    import importlib
+
+    out = []
+    for entry in CONTROLLER_MODULES:
+        mod, cls = entry.split(":")
+        out.append(getattr(importlib.import_module(f"{__name__}.{mod}"), cls))
+    return out

@@ -31,6 +31,15 @@ _NUM_OR_NULL = {"type": ["number", "null"]}
 _COUNT = {"type": "integer", "minimum": 0}
 _NAME = {"type": "string", "minLength": 1}
 _ISO = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"}
+# nullable variants: "required"/"pattern" only apply to objects/strings, so null passes and a
+# bad object is reported field by field (oneOf would report "is not of type 'null'")
+_ISO_OR_NULL = dict(_ISO, type=["string", "null"])
+
+
+def _nullable(schema):
+    return dict(schema, type=[schema["type"], "null"])
+
+
 
 LATENCY = {
     "type": "object",
@@ -87,7 +96,7 @@ STEP = {
         "wall_s": {"type": ["number", "null"], "minimum": 0},
         "rate": {"type": ["number", "null"], "minimum": 0},
         "unit": {"type": "string", "description": "What count counts, singular: vol, pod, snapshot."},
-        "latency": {"oneOf": [LATENCY, {"type": "null"}]},
+        "latency": _nullable(LATENCY),
         "errors": {
             "type": "array",
             "items": {
@@ -117,7 +126,7 @@ RUN = {
         "repetition": {"type": "integer", "minimum": 1},
         "status": {"enum": list(RUN_STATUSES)},
         "started": _ISO,
-        "finished": {"oneOf": [_ISO, {"type": "null"}]},
+        "finished": _ISO_OR_NULL,
         "steps": {"type": "array", "items": STEP},
     },
     "additionalProperties": True,
@@ -135,8 +144,8 @@ STEP_SUMMARY = {
         "ok_runs": _COUNT,
         "status": {"enum": list(STEP_STATUSES)},
         "parameter": PARAMETER,
-        "wall_s": {"oneOf": [SPREAD, {"type": "null"}]},
-        "rate": {"oneOf": [SPREAD, {"type": "null"}]},
+        "wall_s": _nullable(SPREAD),
+        "rate": _nullable(SPREAD),
         "latency": {"type": "object", "additionalProperties": SPREAD},
         "metrics": {"type": "object", "additionalProperties": SPREAD},
         "errors": _COUNT,
@@ -180,7 +189,7 @@ RESULT_SCHEMA = {
         "status": {"enum": list(RUN_STATUSES)},
         "reason": {"type": "string", "description": "Why the run failed or was interrupted."},
         "started": _ISO,
-        "finished": {"oneOf": [_ISO, {"type": "null"}]},
+        "finished": _ISO_OR_NULL,
         "cluster": {
             "type": "object",
             "properties": {

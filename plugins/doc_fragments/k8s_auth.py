@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    # The connection options of plugins/module_utils/k8s.py K8S_AUTH_ARG_SPEC.
+    DOCUMENTATION = r"""
+options:
+  kubeconfig:
+    description:
+      - Path to a kubeconfig, or the kubeconfig itself as a dictionary.
+      - Falls back to E(K8S_AUTH_KUBECONFIG), then E(KUBECONFIG), then C(~/.kube/config).
+    type: raw
+  context:
+    description: Kubeconfig context to use. Falls back to E(K8S_AUTH_CONTEXT), then the current context.
+    type: str
+  host:
+    description: API server URL, overriding the kubeconfig. Falls back to E(K8S_AUTH_HOST).
+    type: str
+  api_key:
+    description: Bearer token, overriding the kubeconfig. Falls back to E(K8S_AUTH_API_KEY).
+    type: str
+  validate_certs:
+    description: Verify the API server's certificate. Falls back to E(K8S_AUTH_VERIFY_SSL).
+    type: bool
+    aliases: [verify_ssl]
+  ca_cert:
+    description: CA bundle to verify the API server with. Falls back to E(K8S_AUTH_SSL_CA_CERT).
+    type: path
+    aliases: [ssl_ca_cert]
+  client_cert:
+    description: Client certificate for TLS authentication. Falls back to E(K8S_AUTH_CERT_FILE).
+    type: path
+    aliases: [cert_file]
+  client_key:
+    description: Key of O(client_cert). Falls back to E(K8S_AUTH_KEY_FILE).
+    type: path
+    aliases: [key_file]
+  request_timeout:
+    description: Seconds to wait for one API request.
+    type: float
+    default: 30.0
+  api_retries:
+    description: Attempts per request on 429, 5xx and connection errors, with capped exponential backoff.
+    type: int
+    default: 6
+requirements:
+  - kubernetes >= 30 (Python library)
+notes:
+  - Modules with these options belong to the C(storageperf.k8s.k8s) action group, so C(module_defaults)
+    can set the connection once for all of them.
+"""

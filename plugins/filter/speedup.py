@@ -1,0 +1,34 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The speedup filter; documentation in speedup.yml."""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+
+
+def _seconds(name, value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError("speedup: %s must be a number of seconds, got %r" % (name, value))
+
+
+def speedup(baseline_seconds, candidate_seconds, text=False, approx=False):
+    """417 | speedup(41) -> 10.17; with text=true -> '10.2×'. None when either time is missing or zero."""
+    if baseline_seconds is None or candidate_seconds is None:
+        value = None
+    else:
+        value = stats.speedup(_seconds("the input (baseline time)", baseline_seconds),
+                              _seconds("the argument (candidate time)", candidate_seconds))
+    if text:
+        return stats.format_ratio(value, approx=approx)
+    return None if value is None else round(value, 3)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"speedup": speedup}

@@ -1,0 +1,180 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Per-object bookkeeping of one step: when each object started, when it reached its terminal
+state, what went wrong. Pure: no I/O and no clock of its own; every time comes from the caller.
+
+Times are the client's monotonic clock:
+  start  the moment just before the object's request (create, delete, scale) was sent, so no
+         watch event caused by the request can carry an earlier time and no latency is negative;
+  end    the receive time of the watch event after which the object's terminal-state predicate
+         held (conditions.py). An object whose terminal state already held when its request was
+         sent ends at its start (latency 0).
+Server timestamps are kept beside them for reference only (second precision, another clock).
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
+
+
+class Item:
+    """One timed object (a volume, a pod, a snapshot)."""
+
+    __slots__ = ("name", "check", "subjects", "volumes", "start", "end", "error", "missing", "deps",
+                 "warnings", "warning_count", "server")
+
+    def __init__(self, name, check, subjects=(), volumes=()):
+        self.name = name
+        self.check = check
+        # (kind name, key) of the objects whose Warning events explain this item's failure
+        self.subjects = list(subjects)
+        # PVC keys whose VolumeAttachments are timed with this item
+        self.volumes = list(volumes)
+        self.start = None
+        self.end = None
+        self.error = None
+        self.missing = "not started"
+        self.deps = frozenset()
+        self.warnings = {}
+        self.warning_count = 0
+        self.server = {}
+
+    @property
+    def settled(self):
+        return self.end is not None or self.error is not None
+
+
+class Tracker:
+    """Items of one step over one World. Callers hold one lock around every method."""
+
+    def __init__(self, world, items, give_up_after_warnings=0):
+        self.world = world
+        self.items = dict((i.name, i) for i in items)
+        if len(self.items) != len(items):
+            raise ValueError("item names in one step must be unique")
+        self.give_up = int(give_up_after_warnings or 0)
+        self._by_dep = {}
+        self._by_subject = {}
+        for item in items:
+            for kind_name, key in item.subjects:
+                self._by_subject.setdefault(K.subject_key(kind_name, key), []).append(item)
+        self.first_start = None
+        self.last_end = None
+        self.events = 0
+
+    # the three inputs ----------------------------------------------------------------------
+    def started(self, names, t):
+        """Requests for these items are about to be sent at time t."""
+        if self.first_start is None or t < self.first_start:
+            self.first_start = t
+        for name in names:
+            item = self.items[name]
+            if item.start is None:
+                item.start = t
+                self._evaluate(item, t)
+
+    def failed(self, names, reason, t=None):
+        """The request for these items failed: they are settled with an error."""
+        for name in names:
+            item = self.items[name]
+            if not item.settled:
+                item.error = str(reason)
+                if item.start is None and t is not None:
+                    item.start = t
+
+    def observe(self, kind_name, etype, obj, t):
+        """One watch event (or relist difference) received at time t."""
+        self.events += 1
+        touched = self.world.apply(kind_name, etype, obj, t)
+        if kind_name == "Event":
+            if etype != "DELETED":
+                self._warning(obj, t)
+            return
+        self._reevaluate(touched, t)
+
+    def relisted(self, kind_name, items, t):
+        """A relist after a 410: differences become events."""
+        self._reevaluate(self.world.replace(kind_name, items, t), t)
+
+    # state ---------------------------------------------------------------------------------
+    def counts(self):
+        done = sum(1 for i in self.items.values() if i.end is not None)
+        errors = sum(1 for i in self.items.values() if i.error is not None and i.end is None)
+        started = sum(1 for i in self.items.values() if i.start is not None)
+        return {"total": len(self.items), "done": done, "errors": errors, "started": started}
+
+    def all_settled(self):
+        return all(i.settled for i in self.items.values())
+
+    def unsettled(self):
+        return [i for i in self.items.values() if not i.settled]
+
+    # internals -----------------------------------------------------------------------------
+    def _reevaluate(self, touched, t):
+        pending = set()
+        for dep in touched:
+            pending.update(self._by_dep.get(dep, ()))
+        for item in pending:
+            if not item.settled and item.start is not None:
+                # an event received before the item's request went out (and applied late, after
+                # the lock was free) shows a state that held before the request: it ends at start
+                self._evaluate(item, max(t, item.start))
+
+    def _evaluate(self, item, t):
+        view = self.world.view()
+        missing = item.check(view)
+        deps = frozenset(view.reads)
+        if deps != item.deps:
+            for d in item.deps - deps:
+                s = self._by_dep.get(d)
+                if s is not None:
+                    s.discard(item)
+                    if not s:
+                        del self._by_dep[d]
+            for d in deps - item.deps:
+                self._by_dep.setdefault(d, set()).add(item)
+            item.deps = deps
+        item.missing = missing
+        if missing is None:
+            item.end = t
+            if self.last_end is None or t > self.last_end:
+                self.last_end = t
+            self._drop_deps(item)
+
+    def _drop_deps(self, item):
+        for d in item.deps:
+            s = self._by_dep.get(d)
+            if s is not None:
+                s.discard(item)
+                if not s:
+                    del self._by_dep[d]
+        item.deps = frozenset()
+
+    def _warning(self, ev, t):
+        if ev.get("type") != "Warning":
+            return
+        subject = K.EVENT.indexes["subject"](ev)
+        for item in self._by_subject.get(subject, ()):
+            if item.settled or item.start is None or t < item.start:
+                continue
+            name = (ev.get("metadata") or {}).get("name")
+            count = int(ev.get("count") or 1)
+            prev = item.warnings.get(name)
+            item.warning_count += count - (prev[2] if prev else 0)
+            item.warnings[name] = (ev.get("reason") or "Warning", ev.get("message") or "", count, t)
+            if self.give_up and item.warning_count >= self.give_up:
+                item.error = self.reason(item)
+                self._drop_deps(item)
+
+    @staticmethod
+    def reason(item):
+        """The latest Warning event of the item's objects ("ProvisioningFailed: ..."), or None."""
+        if not item.warnings:
+            return None
+        reason, message, count, _ = max(item.warnings.values(), key=lambda w: w[3])
+        text = "%s: %s" % (reason, message) if message else reason
+        if item.warning_count > 1:
+            text += " (%d warning events)" % item.warning_count
+        return text

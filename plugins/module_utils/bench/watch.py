@@ -1,0 +1,148 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One list + watch per resource kind per step, like an informer, feeding the step's tracker.
+
+prime() lists the kind once (the state before the step, and a resourceVersion); start() opens
+the watch from that resourceVersion on a thread, and wait_open() returns once the server has
+answered, so the engine submits nothing before every watch is established. When the server
+ends the watch (timeoutSeconds) it is reopened from the last resourceVersion seen (events or
+bookmarks); when that version is too old (410 Gone / ERROR event) the kind is listed again and
+the differences are fed to the tracker as events. Nothing is ever polled per object.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import threading
+import time
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+
+LIST_LIMIT = 5000
+WATCH_TIMEOUT = 300
+
+
+class KindWatch:
+    def __init__(self, client, kind, cond, tracker, namespace=None, label_selector=None,
+                 timeout_seconds=WATCH_TIMEOUT, clock=time.monotonic):
+        self.client = client
+        self.kind = kind
+        self.cond = cond
+        self.tracker = tracker
+        self.namespace = namespace if kind.namespaced else None
+        self.label_selector = label_selector
+        self.timeout_seconds = timeout_seconds
+        self.clock = clock
+        self.rv = None
+        self.opens = 0
+        self.relists = 0
+        self.failures = []
+        self._stop = threading.Event()
+        self._open = threading.Event()
+        self._resp = None
+        self._thread = None
+
+    def __repr__(self):
+        return "KindWatch(%s ns=%s)" % (self.kind.name, self.namespace)
+
+    # lifecycle -----------------------------------------------------------------------------
+    def prime(self):
+        """List the kind: the world's state before the step, and where the watch starts."""
+        items, self.rv = self.client.list(self.kind.api_version, self.kind.name, namespace=self.namespace,
+                                          label_selector=self.label_selector, limit=LIST_LIMIT)
+        t = self.clock()
+        with self.cond:
+            self.tracker.relisted(self.kind.name, items, t)
+        return len(items)
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, name="watch-%s" % self.kind.name)
+        self._thread.daemon = True
+        self._thread.start()
+
+    def wait_open(self, timeout):
+        return self._open.wait(timeout)
+
+    def stop(self, join_timeout=5.0):
+        self._stop.set()
+        self._shutdown()
+        if self._thread is not None:
+            self._thread.join(join_timeout)
+
+    # internals -----------------------------------------------------------------------------
+    def _opened(self, resp):
+        self._resp = resp
+        self.opens += 1
+        self._open.set()
+        if self._stop.is_set():
+            self._shutdown()
+
+    def _shutdown(self):
+        resp = self._resp
+        if resp is None:
+            return
+        # shutdown() unblocks a read in progress on another thread (urllib3 >= 2.3); close() otherwise
+        for method in ("shutdown", "close"):
+            fn = getattr(resp, method, None)
+            if fn is None:
+                continue
+            try:
+                fn()
+                return
+            except Exception:  # noqa: BLE001 - already released or closed: nothing left to stop
+                continue
+
+    def _relist(self):
+        self.relists += 1
+        items, self.rv = self.client.list(self.kind.api_version, self.kind.name, namespace=self.namespace,
+                                          label_selector=self.label_selector, limit=LIST_LIMIT)
+        t = self.clock()
+        with self.cond:
+            self.tracker.relisted(self.kind.name, items, t)
+            self.cond.notify_all()
+
+    def _run(self):
+        backoff = 0.2
+        while not self._stop.is_set():
+            try:
+                for etype, obj, t in self.client.watch(
+                        self.kind.api_version, self.kind.name, namespace=self.namespace,
+                        label_selector=self.label_selector, resource_version=self.rv,
+                        timeout_seconds=self.timeout_seconds, on_open=self._opened):
+                    if self._stop.is_set():
+                        return
+                    if etype == "ERROR":
+                        if obj.get("code") == 410:
+                            self._relist()
+                            break
+                        raise K8sError("watch %s: %s" % (self.kind.name, obj.get("message") or obj),
+                                       obj.get("code"), obj.get("reason"))
+                    rv = (obj.get("metadata") or {}).get("resourceVersion")
+                    if rv:
+                        self.rv = rv
+                    if etype == "BOOKMARK":
+                        continue
+                    with self.cond:
+                        self.tracker.observe(self.kind.name, etype, obj, t)
+                        self.cond.notify_all()
+                backoff = 0.2
+            except K8sError as e:
+                if self._stop.is_set():
+                    return
+                if e.status == 410:
+                    try:
+                        self._relist()
+                    except Exception as e2:  # noqa: BLE001 - keep trying until the step ends
+                        self.failures.append(str(e2))
+                        time.sleep(backoff)
+                    continue
+                self.failures.append(e.msg)
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+            except Exception as e:  # noqa: BLE001 - a dropped connection: resume from the last version
+                if self._stop.is_set():
+                    return
+                self.failures.append("%s: %s" % (type(e).__name__, e))
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)

@@ -1,0 +1,278 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Edit command-line flags of a container in a Deployment, the way a person with `kubectl edit` would.
+
+Kubernetes controllers (snapshot-controller, csi-provisioner, csi-attacher, csi-snapshotter, ...) are
+Go programs that parse their flags with Go's `flag`/pflag packages, which accept `--name=value`,
+`--name value`, `-name=value` and `-name value`, and let the last occurrence win. The editor here
+understands all four forms, replaces the value of a managed flag where it first appears (so a
+reviewer's diff shows one changed line), drops later duplicates (they would override it), appends
+missing flags at the end, and never touches, reorders or re-spells any other argument.
+
+Every flag this module manages takes a value; boolean flags (`--leader-election`) are never
+managed, so `--flag value` is unambiguous for them.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+
+class ContainerArgsError(Exception):
+    """A Deployment or container that cannot be edited as asked; the message says what to fix."""
+
+
+def _match(token, flag):
+    """How `token` spells `flag` (name without dashes): ("eq", value), ("sep", None) or None."""
+    if not isinstance(token, str) or not token.startswith("-") or token in ("-", "--"):
+        return None
+    body = token[2:] if token.startswith("--") else token[1:]
+    name, eq, value = body.partition("=")
+    if name != flag:
+        return None
+    return ("eq", value) if eq else ("sep", None)
+
+
+def find_flag(args, flag):
+    """Occurrences of `flag` in args: a list of (start index, token count, value or None)."""
+    out = []
+    i = 0
+    args = list(args or [])
+    while i < len(args):
+        token = args[i]
+        if token == "--":  # Go's flag parsing stops here: later tokens are positional
+            break
+        m = _match(token, flag)
+        if m is None:
+            i += 1
+        elif m[0] == "eq":
+            out.append((i, 1, m[1]))
+            i += 1
+        elif i + 1 < len(args):
+            out.append((i, 2, args[i + 1]))
+            i += 2
+        else:  # a dangling `--flag` with no value: treat it as an occurrence without value
+            out.append((i, 1, None))
+            i += 1
+    return out
+
+
+def get_flag(args, flag):
+    """The value Go would parse for `flag` (the last occurrence), or None when absent."""
+    found = find_flag(args, flag)
+    return found[-1][2] if found else None
+
+
+def same_value(a, b):
+    """Whether two flag values mean the same: numbers compare by value ("75" == "75.0"), else text."""
+    if a is None or b is None:
+        return a is None and b is None
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+
+
+def format_value(value):
+    """A flag value as a Go program expects it: 75.0 -> "75", 7.5 -> "7.5", True -> "true"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def set_flags(args, wanted):
+    """Return a new args list with `wanted` ({flag: value, or None to remove}) applied.
+
+    A flag already set to an equal value (in any spelling, without later duplicates) is left exactly as
+    written, so applying the same `wanted` twice changes nothing the second time.
+    """
+    out = list(args or [])
+    for flag, value in wanted.items():
+        found = find_flag(out, flag)
+        if value is None:
+            for start, count, _ in reversed(found):
+                del out[start:start + count]
+            continue
+        value = format_value(value)
+        if len(found) == 1 and same_value(found[0][2], value):
+            continue
+        for start, count, _ in reversed(found[1:]):
+            del out[start:start + count]
+        if found:
+            start, count, _ = found[0]
+            out[start:start + count] = ["--%s=%s" % (flag, value)]
+        else:
+            # before a "--" terminator, if any: flags after it would not be parsed as flags
+            end = out.index("--") if "--" in out else len(out)
+            out.insert(end, "--%s=%s" % (flag, value))
+    return out
+
+
+def current_values(args, flags):
+    """{flag: value or None} for each flag name."""
+    return dict((f, get_flag(args, f)) for f in flags)
+
+
+def _args_field(container, flags):
+    """Where the flags of a container live: "args", or "command" when they are written there instead."""
+    command = container.get("command") or []
+    if not container.get("args") and any(find_flag(command[1:], f) for f in flags):
+        return "command"
+    return "args"
+
+
+def container_flags(container, flags):
+    """{flag: value} as the program in `container` sees them (command and args together)."""
+    tokens = list((container.get("command") or [])[1:]) + list(container.get("args") or [])
+    return current_values(tokens, flags)
+
+
+def edit_container(container, wanted):
+    """(new container dict, field edited, old list, new list) with `wanted` applied to its flags."""
+    field = _args_field(container, list(wanted))
+    new = copy.deepcopy(container)
+    if field == "command":
+        old = list(container.get("command") or [])
+        new["command"] = old[:1] + set_flags(old[1:], wanted)
+        return new, field, old, new["command"]
+    old = list(container.get("args") or [])
+    new["args"] = set_flags(old, wanted)
+    return new, field, old, new["args"]
+
+
+def pick_container(deployment, names, image_hint=None, only_fallback=False):
+    """(index, container) of a Deployment to edit: by name (first of `names`), else by image, else the only one."""
+    containers = deployment.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []
+    md = deployment.get("metadata", {})
+    where = "Deployment %s/%s" % (md.get("namespace"), md.get("name"))
+    for name in names or []:
+        for index, c in enumerate(containers):
+            if c.get("name") == name:
+                return index, c
+    if image_hint:
+        hits = [(i, c) for i, c in enumerate(containers) if image_basename(c.get("image")) == image_hint]
+        if len(hits) == 1:
+            return hits[0]
+    if only_fallback and len(containers) == 1:
+        return 0, containers[0]
+    raise ContainerArgsError("%s has no container named %s (it has %s): set the container name parameter to one of them"
+                             % (where, " or ".join(names),
+                                ", ".join(c.get("name", "?") for c in containers) or "none"))
+
+
+def image_basename(image):
+    """registry.k8s.io/sig-storage/csi-provisioner:v5.2.0@sha256:.. -> csi-provisioner."""
+    if not image:
+        return ""
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.split(":", 1)[0]
+
+
+def container_json_patch(index, container, field, new_list):
+    """A JSON patch that replaces one container's args (or command), guarded by a test of its name.
+
+    The test makes the patch fail (422) instead of editing the wrong container when someone reordered the
+    containers between our read and our write.
+    """
+    base = "/spec/template/spec/containers/%d" % index
+    op = "replace" if field in container else "add"
+    return [{"op": "test", "path": base + "/name", "value": container["name"]},
+            {"op": op, "path": base + "/" + field, "value": new_list}]
+
+
+def args_diff_text(name, field, values):
+    """A container's arg list as YAML-like lines, for Ansible's --diff."""
+    return "%s.%s:\n%s" % (name, field, "".join("  - %s\n" % v for v in values))
+
+
+# Tuning the client-side rate limits and workers of Kubernetes controllers ---------------------------------
+
+# The flags of kubernetes-csi controllers (snapshot-controller, csi-provisioner, csi-attacher,
+# csi-snapshotter) that decide how fast they work: workers, and client-go's token bucket.
+TUNING_FLAGS = (("worker_threads", "worker-threads"), ("kube_api_qps", "kube-api-qps"),
+                ("kube_api_burst", "kube-api-burst"))
+
+
+def validate_tuning(settings, where="", current=None):
+    """Errors (strings naming the field and the fix) for worker threads, QPS and burst.
+
+    `settings` holds the wanted values by option name (None = leave as is); `current` the values the
+    container has now (by option name), so that burst >= qps is checked on the values that will be live.
+    """
+    errors = []
+    prefix = where + "." if where else ""
+    workers, qps, burst = (settings.get(k) for k, _ in TUNING_FLAGS)
+    if workers is not None and workers <= 0:
+        errors.append("%sworker_threads=%s must be > 0: give the number of parallel workers, e.g. 25" % (prefix, workers))
+    if qps is not None and qps <= 0:
+        errors.append("%skube_api_qps=%s must be > 0: client-go would stop talking to the API server; e.g. 75"
+                      % (prefix, qps))
+    if burst is not None and burst <= 0:
+        errors.append("%skube_api_burst=%s must be > 0, and at least kube_api_qps; e.g. 150" % (prefix, burst))
+    eff_qps = qps if qps is not None else _number((current or {}).get("kube_api_qps"))
+    eff_burst = burst if burst is not None else _number((current or {}).get("kube_api_burst"))
+    if not errors and eff_qps is not None and eff_burst is not None and eff_burst < eff_qps:
+        errors.append("%skube_api_burst=%s must be >= kube_api_qps=%s (client-go's token bucket holds `burst` tokens "
+                      "and refills at `qps`; a smaller bucket caps the rate below qps): raise kube_api_burst to at "
+                      "least %s, e.g. twice the QPS" % (prefix, _fmt(eff_burst), _fmt(eff_qps), _fmt(eff_qps)))
+    return errors
+
+
+def _number(value):
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _fmt(value):
+    return format_value(float(value)) if value is not None else "unset"
+
+
+def tuning_wanted(settings, state):
+    """{flag: value or None} for set_flags: the given settings (state present), or removal of all (absent)."""
+    if state == "absent":
+        return dict((flag, None) for _, flag in TUNING_FLAGS)
+    return dict((flag, settings[opt]) for opt, flag in TUNING_FLAGS if settings.get(opt) is not None)
+
+
+def tuning_values(container):
+    """The three tuning flags of a container by option name, as strings (None = unset, the program's default)."""
+    values = container_flags(container, [flag for _, flag in TUNING_FLAGS])
+    return dict((opt, values[flag]) for opt, flag in TUNING_FLAGS)
+
+
+def plan_edits(deployment, edits):
+    """Per container: [{index, name, field, old, new, before, after, changed}] for edits [(container, wanted)]."""
+    plan = []
+    for (index, container), wanted in edits:
+        new_container, field, old, new = edit_container(container, wanted)
+        plan.append(dict(index=index, name=container.get("name"), container=container, field=field, old=old, new=new,
+                         before=tuning_values(container), after=tuning_values(new_container), changed=old != new))
+    return plan
+
+
+def apply_plan(client, deployment, plan, check_mode=False):
+    """Send one JSON patch with every changed container (guarded by resourceVersion); return the result.
+
+    In check mode the patch goes with dryRun=All, so the API server still validates it (admission, schema).
+    """
+    md = deployment["metadata"]
+    ops = [{"op": "test", "path": "/metadata/resourceVersion", "value": md["resourceVersion"]}]
+    for p in plan:
+        if p["changed"]:
+            ops.extend(container_json_patch(p["index"], p["container"], p["field"], p["new"]))
+    if len(ops) == 1:
+        return deployment
+    return client.patch("apps/v1", "Deployment", md["name"], ops, namespace=md.get("namespace"),
+                        patch_type="json", dry_run=check_mode)
+
+
+def plan_diff(plan):
+    """Ansible diff (before/after text) of every planned container."""
+    return {"before": "".join(args_diff_text(p["name"], p["field"], p["old"]) for p in plan),
+            "after": "".join(args_diff_text(p["name"], p["field"], p["new"]) for p in plan)}

@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The gluster_volume_scale benchmark as a result document (module_utils/report), plus its own summary table.
+
+A point is what the bench tasks collected at one volume count in one mode:
+    {"mode": "brick-multiplex off", "volumes": 200, "create": {gluster_volumes result},
+     "handshake": {gluster_handshake_bench result}}
+Each mode is a variant; each count gives a `handshake_<N>` and a `volume_info_<N>` step carrying
+parameter {name: volumes, value: N}, which the shared renderer charts as time against volume count.
+"""
+from __future__ import annotations
+
+import os
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+
+BENCHMARK = "gluster_volume_scale"
+TITLE = "GlusterFS: peer handshake after a glusterd restart, against volume count"
+# Seed 003 (gluster-users, 2019-03-29): glusterd_add_volumes_to_export_dict() on a 16 vCPU, 32 GB, 3-node
+# cluster at about 2000 volumes, before and after the multi-threaded export (GlusterFS 7).
+SEED_REFERENCE = [
+    {"mode": "seed: glusterd before the fix (reported)", "volumes": 2000, "handshake_seconds": 450.0},
+    {"mode": "seed: glusterd 7 threaded export (reported)", "volumes": 2000, "handshake_seconds": 138.0},
+]
+SEED_NOTE = ("Reference rows are the seed's published figures (16 vCPU, 32 GB RAM, 3 nodes, ~2000 volumes: "
+             "7.5 min before, 2 min 18 s after the threaded export dictionary), not measured here.")
+METRIC_KEYS = (("peers_connected_seconds", "peers_connected_s"), ("volume_list_seconds", "volume_list_s"),
+               ("volume_status_seconds", "volume_status_s"), ("restart_seconds", "restart_s"),
+               ("volume_info_seconds", "volume_info_s"))
+
+
+def point_metrics(point: dict) -> dict:
+    hs = point.get("handshake") or {}
+    create = point.get("create") or {}
+    metrics = {"volumes": point["volumes"], "handshake_s": hs.get("handshake_seconds")}
+    for src, dst in METRIC_KEYS:
+        if hs.get(src) is not None:
+            metrics[dst] = hs[src]
+    if create.get("seconds") is not None:
+        metrics["create_s"] = create["seconds"]
+        metrics["created"] = create.get("created_count", 0)
+    return metrics
+
+
+def build_document(points: list[dict], modes: list[dict], run_id: str | None = None, parameters: dict | None = None,
+                   cluster: dict | None = None, components: dict | None = None, status: str | None = None,
+                   reason: str | None = None, reference: bool = True, started: str | None = None) -> dict:
+    doc = D.new_result(BENCHMARK, run_id=run_id or None, parameters=parameters, cluster=cluster,
+                       components=components, title=TITLE, started=started)
+    for mode in modes:
+        variant = D.add_variant(doc, mode["name"], settings=mode.get("settings") or {})
+        run = D.add_run(variant)
+        for point in sorted((p for p in points if p["mode"] == mode["name"]), key=lambda p: p["volumes"]):
+            n = point["volumes"]
+            hs = point.get("handshake") or {}
+            failed = point.get("error")
+            D.add_step(run, f"handshake_{n}", status="failed" if failed else "ok",
+                       label=f"Restart handshake, {n} volumes", wall_s=hs.get("handshake_seconds"),
+                       metrics={k: v for k, v in point_metrics(point).items() if v is not None},
+                       parameter={"name": "volumes", "value": n, "series": "handshake"},
+                       reason=failed or None, errors=[{"object": f"{n} volumes", "reason": failed}] if failed else None)
+            if hs.get("volume_info_seconds") is not None:
+                D.add_step(run, f"volume_info_{n}", label=f"volume info all, {n} volumes",
+                           wall_s=hs["volume_info_seconds"], count=hs.get("volume_info_count"), unit="vol",
+                           parameter={"name": "volumes", "value": n, "series": "volume info"})
+    if reference:
+        for ref in SEED_REFERENCE:
+            variant = D.add_variant(doc, ref["mode"], settings={"source": "seed 003", "measured": False})
+            run = D.add_run(variant)
+            D.add_step(run, f"handshake_{ref['volumes']}", label=f"Restart handshake, {ref['volumes']} volumes",
+                       wall_s=ref["handshake_seconds"],
+                       metrics={"volumes": ref["volumes"], "handshake_s": ref["handshake_seconds"]},
+                       parameter={"name": "volumes", "value": ref["volumes"], "series": "handshake"})
+        doc["notes"] = [SEED_NOTE]
+    doc.setdefault("notes", []).append(
+        "Times come from one monotonic clock in the gluster_handshake_bench module, started just before the "
+        "restart command; each milestone is the first poll that saw it (error at most one poll interval).")
+    D.finalize(doc, status=status, reason=reason)
+    return doc
+
+
+def summary_rows(points: list[dict], reference: bool = True) -> list[dict]:
+    rows = []
+    for p in sorted(points, key=lambda p: (p["mode"], p["volumes"])):
+        hs = p.get("handshake") or {}
+        rows.append({"mode": p["mode"], "volumes": p["volumes"], "measured": True,
+                     "handshake_seconds": hs.get("handshake_seconds"),
+                     "peers_connected_seconds": hs.get("peers_connected_seconds"),
+                     "volume_status_seconds": hs.get("volume_status_seconds"),
+                     "volume_info_seconds": hs.get("volume_info_seconds"),
+                     "create_seconds": (p.get("create") or {}).get("seconds"),
+                     "error": p.get("error")})
+    if reference:
+        rows += [{"mode": r["mode"], "volumes": r["volumes"], "measured": False,
+                  "handshake_seconds": r["handshake_seconds"]} for r in SEED_REFERENCE]
+    return rows
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else stats.format_duration(value)
+
+
+def summary_markdown(rows: list[dict]) -> str:
+    lines = ["## Handshake against volume count", "",
+             "| mode | volumes | handshake | all peers Connected | volume status answers | volume info all |"
+             " create (this step) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        mode = r["mode"] if r["measured"] else f"_{r['mode']}_"
+        if r.get("error"):
+            mode += f" (failed: {r['error'][:80]})"
+        lines.append(f"| {mode} | {r['volumes']} | {_fmt(r['handshake_seconds'])} | "
+                     f"{_fmt(r.get('peers_connected_seconds'))} | {_fmt(r.get('volume_status_seconds'))} | "
+                     f"{_fmt(r.get('volume_info_seconds'))} | {_fmt(r.get('create_seconds'))} |")
+    if any(not r["measured"] for r in rows):
+        lines += ["", f"_{SEED_NOTE}_"]
+    return "\n".join(lines) + "\n"
+
+
+def write_all(doc: dict, rows: list[dict], reports_dir: str, check_mode: bool = False) -> dict:
+    """result.json (atomic, validated), report.md (summary table + shared report), report.html (with charts)."""
+    run_dir = os.path.join(reports_dir, doc["run_id"])
+    paths = {"json": os.path.abspath(D.result_path(reports_dir, doc["run_id"])),
+             "markdown": os.path.abspath(os.path.join(run_dir, "report.md")),
+             "html": os.path.abspath(os.path.join(run_dir, "report.html"))}
+    if check_mode:
+        return paths
+    D.write_atomic(doc, reports_dir)
+    body = R.to_markdown(doc)
+    head, _, rest = body.partition("\n\n")
+    D.write_text_atomic(paths["markdown"], head + "\n\n" + summary_markdown(rows) + "\n" + rest)
+    R.write_reports(doc, run_dir, formats=("html",))
+    return paths

@@ -1,0 +1,393 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One Kubernetes client for every module of the collection.
+
+Authentication follows kubernetes.core: module options first, then the K8S_AUTH_* environment
+variables, then the kubeconfig's current context. Every request goes through Client.request,
+which retries 429, 5xx and connection errors with capped exponential backoff (honouring
+Retry-After) and turns the rest into K8sError with a message that says what to fix.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import random
+import threading
+import time
+
+try:
+    import urllib3
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
+    HAS_K8S = True
+    K8S_IMPORT_ERROR = None
+except ImportError as e:  # pragma: no cover - reported through missing_required_lib
+    HAS_K8S = False
+    K8S_IMPORT_ERROR = e
+
+K8S_AUTH_ARG_SPEC = dict(
+    kubeconfig=dict(type="raw"),
+    context=dict(type="str"),
+    host=dict(type="str"),
+    api_key=dict(type="str", no_log=True),
+    validate_certs=dict(type="bool", aliases=["verify_ssl"]),
+    ca_cert=dict(type="path", aliases=["ssl_ca_cert"]),
+    client_cert=dict(type="path", aliases=["cert_file"]),
+    client_key=dict(type="path", aliases=["key_file"], no_log=False),
+    request_timeout=dict(type="float", default=30.0),
+    api_retries=dict(type="int", default=6),
+)
+
+# The variables kubernetes.core reads, so one environment serves both collections.
+AUTH_ENV = {
+    "kubeconfig": "K8S_AUTH_KUBECONFIG",
+    "context": "K8S_AUTH_CONTEXT",
+    "host": "K8S_AUTH_HOST",
+    "api_key": "K8S_AUTH_API_KEY",
+    "validate_certs": "K8S_AUTH_VERIFY_SSL",
+    "ca_cert": "K8S_AUTH_SSL_CA_CERT",
+    "client_cert": "K8S_AUTH_CERT_FILE",
+    "client_key": "K8S_AUTH_KEY_FILE",
+}
+
+RETRY_STATUS = (429, 500, 502, 503, 504)
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+}
+
+
+class K8sError(Exception):
+    """A Kubernetes failure with a message meant for the person running the play."""
+
+    def __init__(self, msg, status=None, reason=None, body=None):
+        super(K8sError, self).__init__(msg)
+        self.msg = msg
+        self.status = status
+        self.reason = reason
+        self.body = body
+
+
+def _env_bool(value):
+    return str(value).lower() in ("1", "true", "yes", "on")
+
+
+def auth_params(params):
+    """Module options merged over the K8S_AUTH_* environment."""
+    out = {}
+    for key in K8S_AUTH_ARG_SPEC:
+        value = params.get(key)
+        if value is None and key in AUTH_ENV and os.environ.get(AUTH_ENV[key]) is not None:
+            value = os.environ[AUTH_ENV[key]]
+            if key == "validate_certs":
+                value = _env_bool(value)
+        out[key] = value
+    if out.get("request_timeout") is None:
+        out["request_timeout"] = 30.0
+    if out.get("api_retries") is None:
+        out["api_retries"] = 6
+    return out
+
+
+def build_configuration(params):
+    """A kubernetes Configuration from host/api_key, or from a kubeconfig (file or dict)."""
+    p = auth_params(params)
+    cfg = k8s_client.Configuration()
+    if p.get("host") and p.get("api_key"):
+        cfg.host = p["host"]
+        cfg.api_key = {"authorization": p["api_key"]}
+        cfg.api_key_prefix = {"authorization": "Bearer"}
+    else:
+        kubeconfig = p.get("kubeconfig")
+        try:
+            if isinstance(kubeconfig, dict):
+                k8s_config.load_kube_config_from_dict(kubeconfig, context=p.get("context"), client_configuration=cfg)
+            else:
+                path = os.path.expanduser(kubeconfig or os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0])
+                if not os.path.exists(path):
+                    raise K8sError(
+                        "kubeconfig %s does not exist: pass kubeconfig (or set K8S_AUTH_KUBECONFIG / KUBECONFIG) to a "
+                        "readable kubeconfig, or host and api_key" % path)
+                k8s_config.load_kube_config(config_file=path, context=p.get("context"), client_configuration=cfg)
+        except ConfigException as e:
+            raise K8sError("kubeconfig could not be used: %s. Check the file, and that context %r exists in it."
+                           % (e, p.get("context")))
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            raise K8sError("kubeconfig is malformed (%s): it must be a kubeconfig YAML with clusters, users and contexts" % e)
+        if p.get("host") or p.get("api_key"):
+            # the kubeconfig loader's refresh hook would rewrite host and token on every request
+            cfg.refresh_api_key_hook = None
+        if p.get("host"):
+            cfg.host = p["host"]
+        if p.get("api_key"):
+            cfg.api_key = {"authorization": p["api_key"]}
+            cfg.api_key_prefix = {"authorization": "Bearer"}
+    if p.get("validate_certs") is not None:
+        cfg.verify_ssl = bool(p["validate_certs"])
+    if p.get("ca_cert"):
+        cfg.ssl_ca_cert = p["ca_cert"]
+    if p.get("client_cert"):
+        cfg.cert_file = p["client_cert"]
+    if p.get("client_key"):
+        cfg.key_file = p["client_key"]
+    # urllib3's own retries would hide failures from our counting and backoff.
+    cfg.retries = False
+    return cfg, p
+
+
+def _status_body(exc):
+    body = getattr(exc, "body", None)
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    try:
+        return json.loads(body) if body else {}
+    except (TypeError, ValueError):
+        return {"message": body}
+
+
+class Client:
+    """Requests against one API server, with retries and a request counter."""
+
+    def __init__(self, params, sleep=time.sleep, pool_maxsize=None):
+        if not HAS_K8S:
+            raise K8sError("the kubernetes Python library is required on the host that runs this module: pip install kubernetes")
+        self.configuration, self.params = build_configuration(params)
+        if pool_maxsize:
+            # callers that share one Client between threads (the bench engine) need a connection per thread,
+            # else urllib3 discards connections and every request pays a new TLS handshake
+            self.configuration.connection_pool_maxsize = int(pool_maxsize)
+        self.api_client = k8s_client.ApiClient(self.configuration)
+        self._dynamic = None
+        self._sleep = sleep
+        self._resources = {}
+        # the counters are shared by threads that use one Client (the bench engine counts its own requests)
+        self._count_lock = threading.Lock()
+        self.requests = 0
+        self.retried = 0
+
+    @property
+    def host(self):
+        return self.configuration.host
+
+    @property
+    def dynamic(self):
+        if self._dynamic is None:
+            self._dynamic = self._with_retries(lambda: DynamicClient(self.api_client), "discovery")
+        return self._dynamic
+
+    # error handling ---------------------------------------------------------------------------
+    def _explain(self, exc, what):
+        status = getattr(exc, "status", None)
+        body = _status_body(exc)
+        message = body.get("message") or getattr(exc, "reason", "") or str(exc)
+        if status == 401:
+            return K8sError("the API server at %s rejected the credentials (401 Unauthorized) for %s: check the token or "
+                            "client certificate in the kubeconfig, or api_key" % (self.host, what), 401, "Unauthorized", body)
+        if status == 403:
+            return K8sError("forbidden (403) for %s: %s. Grant the user RBAC rights for it." % (what, message), 403,
+                            "Forbidden", body)
+        return K8sError("%s failed (%s %s): %s" % (what, status, body.get("reason", ""), message), status,
+                        body.get("reason"), body)
+
+    def _with_retries(self, call, what):
+        attempts = max(1, int(self.params.get("api_retries") or 1))
+        delay = 0.2
+        for attempt in range(attempts):
+            with self._count_lock:
+                self.requests += 1
+            try:
+                return call()
+            except (ApiException, DynamicApiError) as e:
+                status = getattr(e, "status", None)
+                if status not in RETRY_STATUS or attempt == attempts - 1:
+                    raise self._explain(e, what)
+                wait = delay
+                headers = getattr(e, "headers", None) or {}
+                retry_after = headers.get("Retry-After") if hasattr(headers, "get") else None
+                if retry_after and str(retry_after).isdigit():
+                    wait = max(wait, float(retry_after))
+            except (urllib3.exceptions.HTTPError, OSError) as e:
+                if attempt == attempts - 1:
+                    raise K8sError("cannot reach the Kubernetes API at %s for %s: %s. Check host/kubeconfig, that the "
+                                   "server is up, and the CA (ca_cert / validate_certs)." % (self.host, what, e))
+                wait = delay
+            with self._count_lock:
+                self.retried += 1
+            self._sleep(min(wait, 5.0) * (0.5 + random.random() / 2))
+            delay = min(delay * 2, 5.0)
+        raise K8sError("%s failed after %d attempts" % (what, attempts))  # pragma: no cover
+
+    # raw requests -----------------------------------------------------------------------------
+    def request(self, method, path, body=None, query=None, content_type=None, what=None):
+        """One REST call; returns the decoded JSON body (dict) or None for an empty body."""
+        query_params = [(k, v) for k, v in (query or {}).items() if v is not None]
+        timeout = self.params.get("request_timeout")
+
+        def call():
+            resp = self._call(method, path, query_params, body, content_type, timeout)
+            data = resp.read()
+            return json.loads(data) if data else None
+
+        return self._with_retries(call, what or "%s %s" % (method, path))
+
+    def _call(self, method, path, query_params, body=None, content_type=None, timeout=None):
+        """One HTTP exchange through the kubernetes library's transport (auth, TLS, proxies)."""
+        headers = {"Accept": "application/json", "Content-Type": content_type or "application/json"}
+        method, url, headers, body, post = self.api_client.param_serialize(
+            method, path, query_params=list(query_params), header_params=headers, body=body,
+            auth_settings=["BearerToken"])
+        resp = self.api_client.call_api(method, url, header_params=headers, body=body, post_params=post,
+                                        _request_timeout=timeout)
+        if not 200 <= resp.status <= 299:
+            resp.read()
+            self.api_client.response_deserialize(resp, {})  # raises ApiException with the Status body
+        return resp
+
+    # resources --------------------------------------------------------------------------------
+    def resource(self, api_version, kind):
+        # cached: a lookup the dynamic client answers from memory is not an API request and must not count as one
+        cached = self._resources.get((api_version, kind))
+        if cached is not None:
+            return cached
+        try:
+            res = self._with_retries(lambda: self.dynamic.resources.get(api_version=api_version, kind=kind),
+                                     "discovery of %s/%s" % (api_version, kind))
+            self._resources[(api_version, kind)] = res
+            return res
+        except ResourceNotFoundError:
+            raise K8sError("the API server does not serve %s %s: is its CRD installed?" % (api_version, kind), 404,
+                           "NotFound")
+
+    def has_resource(self, api_version, kind):
+        try:
+            self.resource(api_version, kind)
+            return True
+        except K8sError as e:
+            if e.status == 404:
+                return False
+            raise
+
+    def path(self, api_version, kind, namespace=None, name=None, subresource=None):
+        res = self.resource(api_version, kind)
+        group, _, version = api_version.rpartition("/")
+        base = "/apis/%s/%s" % (group, version) if group else "/api/%s" % version
+        if res.namespaced and namespace:
+            base += "/namespaces/%s" % namespace
+        base += "/" + res.name
+        if name:
+            base += "/" + name
+        if subresource:
+            base += "/" + subresource
+        return base
+
+    def get(self, api_version, kind, name, namespace=None, missing_ok=False):
+        try:
+            return self.request("GET", self.path(api_version, kind, namespace, name),
+                                what="get %s %s" % (kind, _qualified(namespace, name)))
+        except K8sError as e:
+            if missing_ok and e.status == 404:
+                return None
+            raise
+
+    def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None, limit=500):
+        """All items across pages, and the list's resourceVersion."""
+        items, token, rv = [], None, None
+        path = self.path(api_version, kind, namespace)
+        while True:
+            doc = self.request("GET", path, query={"labelSelector": label_selector, "fieldSelector": field_selector,
+                                                   "limit": limit, "continue": token},
+                               what="list %s" % kind)
+            items.extend(doc.get("items") or [])
+            rv = doc.get("metadata", {}).get("resourceVersion", rv)
+            token = doc.get("metadata", {}).get("continue")
+            if not token:
+                return items, rv
+
+    def create(self, body, namespace=None, dry_run=False):
+        ns = namespace or body.get("metadata", {}).get("namespace")
+        return self.request("POST", self.path(body["apiVersion"], body["kind"], ns), body=body,
+                            query={"dryRun": "All" if dry_run else None, "fieldManager": "storageperf"},
+                            what="create %s %s" % (body["kind"], _qualified(ns, body.get("metadata", {}).get("name"))))
+
+    def replace(self, body, dry_run=False):
+        md = body["metadata"]
+        return self.request("PUT", self.path(body["apiVersion"], body["kind"], md.get("namespace"), md["name"]),
+                            body=body, query={"dryRun": "All" if dry_run else None, "fieldManager": "storageperf"},
+                            what="replace %s %s" % (body["kind"], _qualified(md.get("namespace"), md["name"])))
+
+    def patch(self, api_version, kind, name, patch, namespace=None, patch_type="merge", subresource=None, dry_run=False):
+        return self.request("PATCH", self.path(api_version, kind, namespace, name, subresource), body=patch,
+                            query={"dryRun": "All" if dry_run else None, "fieldManager": "storageperf"},
+                            content_type=PATCH_CONTENT_TYPES[patch_type],
+                            what="patch %s %s" % (kind, _qualified(namespace, name)))
+
+    def delete(self, api_version, kind, name, namespace=None, propagation="Background", missing_ok=True):
+        try:
+            return self.request("DELETE", self.path(api_version, kind, namespace, name),
+                                body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation},
+                                what="delete %s %s" % (kind, _qualified(namespace, name)))
+        except K8sError as e:
+            if missing_ok and e.status == 404:
+                return None
+            raise
+
+    def server_version(self):
+        return self.request("GET", "/version", what="server version")
+
+    def watch(self, api_version, kind, namespace=None, label_selector=None, field_selector=None,
+              resource_version=None, timeout_seconds=60, bookmarks=True, on_open=None):
+        """Yield (type, object, monotonic receive time) from one watch request until it ends.
+
+        The receive time is taken when the event's line arrives, before decoding, so that every
+        interval a benchmark measures comes from this one client clock.
+        on_open(response) is called once the server has answered the watch request (headers in),
+        before the first event: the bench engine starts submitting only after that, and may call
+        response.shutdown() from another thread to end the watch at once.
+        """
+        path = self.path(api_version, kind, namespace)
+        query = [("watch", "true"), ("timeoutSeconds", int(timeout_seconds))]
+        for k, v in (("labelSelector", label_selector), ("fieldSelector", field_selector),
+                     ("resourceVersion", resource_version), ("allowWatchBookmarks", "true" if bookmarks else None)):
+            if v is not None:
+                query.append((k, v))
+        resp = self._with_retries(lambda: self._call("GET", path, query, timeout=timeout_seconds + 10).response,
+                                  "watch %s" % kind)
+        if on_open is not None:
+            on_open(resp)
+        try:
+            buf = b""
+            for chunk in resp.stream(65536, decode_content=True):
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if not line.strip():
+                        continue
+                    received = time.monotonic()
+                    ev = json.loads(line)
+                    yield ev.get("type"), ev.get("object") or {}, received
+        finally:
+            resp.release_conn()
+
+
+def _qualified(namespace, name):
+    return "%s/%s" % (namespace, name) if namespace else str(name)
+
+
+def client_from_module(module):
+    """A Client for an AnsibleModule whose argument_spec includes K8S_AUTH_ARG_SPEC; fails the module clearly."""
+    if not HAS_K8S:
+        from ansible.module_utils.basic import missing_required_lib
+
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=str(K8S_IMPORT_ERROR))
+    try:
+        return Client(module.params)
+    except K8sError as e:
+        module.fail_json(msg=e.msg)

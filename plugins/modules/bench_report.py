@@ -1,0 +1,188 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: bench_report
+short_description: Render a storageperf.k8s benchmark result as JSON, Markdown and HTML
+version_added: "0.1.0"
+description:
+  - Reads a result document (the format in C(docs/results.md) of the collection), validates it against
+    the result schema, and writes C(result.json), C(report.md) and C(report.html) into one directory.
+  - The HTML page is self-contained (inline CSS, charts embedded as PNG) so it can be archived or attached
+    to an AWX job as it is. Charts need matplotlib on the host running the module; without it the page
+    holds the tables only.
+  - Files are written atomically (temporary file and rename) and only when their content changes,
+    so a second run reports C(changed=false).
+options:
+  result:
+    description:
+      - Path of a result document (C(result.json)) or of the run directory holding one.
+      - Exactly one of O(result) and O(document) is required.
+    type: path
+  document:
+    description:
+      - The result document itself, for example the fact a benchmark role returned.
+    type: dict
+  formats:
+    description:
+      - Which files to write. C(json) rewrites the document in canonical form with per-variant summaries.
+    type: list
+    elements: str
+    choices: [json, markdown, html]
+    default: [json, markdown, html]
+  output_dir:
+    description:
+      - Directory the files go into.
+      - Defaults to the directory of O(result); required when O(document) is given and O(reports_dir) is not.
+      - Mutually exclusive with O(reports_dir).
+    type: path
+  reports_dir:
+    description:
+      - Parent directory; files go into C(<reports_dir>/<run_id>/).
+    type: path
+author:
+  - storageperf.k8s maintainers
+notes:
+  - Check mode renders everything and reports which files would change, but writes nothing.
+seealso:
+  - module: storageperf.k8s.bench_compare
+  - ref: storageperf.k8s.bench_report role <ansible_collections.storageperf.k8s.bench_report_role>
+    description: The role that calls this module and publishes the summary with set_stats.
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Render a finished run next to its result.json
+  storageperf.k8s.bench_report:
+    result: reports/csi_lifecycle-20260620T090000Z-a1b2c3/result.json
+  register: report
+
+- name: Show where the HTML page is
+  ansible.builtin.debug:
+    msg: "{{ report.paths.html }}"
+
+- name: Render a document held in a fact, Markdown only, under reports/<run_id>/
+  storageperf.k8s.bench_report:
+    document: "{{ storageperf_bench_result }}"
+    formats: [markdown]
+    reports_dir: "{{ playbook_dir }}/../reports"
+"""
+
+RETURN = r"""
+paths:
+  description: Absolute path of each written (or, in check mode, would-be) file, by format.
+  returned: always
+  type: dict
+  sample:
+    json: /srv/reports/csi_lifecycle-20260620T090000Z-a1b2c3/result.json
+    markdown: /srv/reports/csi_lifecycle-20260620T090000Z-a1b2c3/report.md
+    html: /srv/reports/csi_lifecycle-20260620T090000Z-a1b2c3/report.html
+output_dir:
+  description: The directory the files are in.
+  returned: always
+  type: str
+  sample: /srv/reports/csi_lifecycle-20260620T090000Z-a1b2c3
+changed_files:
+  description: Formats whose file was (or would be) written because its content changed.
+  returned: always
+  type: list
+  elements: str
+  sample: [markdown, html]
+summary:
+  description:
+    - Short summary of the run for facts, set_stats and AWX; see C(docs/results.md) of the collection.
+  returned: always
+  type: dict
+  sample:
+    run_id: csi_lifecycle-20260620T090000Z-a1b2c3
+    benchmark: csi_lifecycle
+    status: ok
+    started: "2026-06-20T09:00:00.000000Z"
+    finished: "2026-06-20T09:32:15.000000Z"
+    variants:
+      - name: concurrency off
+        sum_wall_s: 1715.0
+        sum_text: 28m 35s
+        steps: 8
+        failed_steps: 0
+    speedup: 7.8
+    speedup_text: "~7.8× overall"
+    table: ["| Operation | concurrency off | concurrency on | ... |"]
+markdown:
+  description: The Markdown report text (also when C(markdown) is not among O(formats)).
+  returned: always
+  type: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import ResultValidationError, validate
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            result=dict(type="path"),
+            document=dict(type="dict"),
+            formats=dict(type="list", elements="str", choices=list(R.FORMATS), default=list(R.FORMATS)),
+            output_dir=dict(type="path"),
+            reports_dir=dict(type="path"),
+        ),
+        required_one_of=[("result", "document")],
+        mutually_exclusive=[("result", "document"), ("output_dir", "reports_dir")],
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        if p["result"]:
+            doc = D.load(p["result"])
+        else:
+            doc = validate(p["document"])
+    except ResultValidationError as e:
+        module.fail_json(msg="%s: %s" % ("result " + p["result"] if p["result"] else "document", e),
+                         problems=e.problems)
+    except ValueError as e:
+        module.fail_json(msg="result: %s. Give the path of a result.json or of its run directory." % e)
+
+    if p["output_dir"]:
+        out_dir = p["output_dir"]
+    elif p["reports_dir"]:
+        out_dir = os.path.join(p["reports_dir"], doc["run_id"])
+    elif p["result"]:
+        src = p["result"]
+        out_dir = src if os.path.isdir(src) else os.path.dirname(os.path.abspath(src))
+    else:
+        module.fail_json(msg="output_dir or reports_dir is required when document is given "
+                             "(files go to <output_dir>/ or <reports_dir>/<run_id>/)")
+    out_dir = os.path.abspath(out_dir)
+
+    try:
+        written = R.write_reports(doc, out_dir, p["formats"], check_mode=module.check_mode)
+        markdown = R.to_markdown(doc)
+    except (IOError, OSError) as e:
+        module.fail_json(msg="cannot write the report into %s: %s. Check that the directory is writable "
+                             "(output_dir / reports_dir)." % (out_dir, e))
+    paths = dict((f, w["path"]) for f, w in written.items())
+    summary = summarize(doc)
+    summary["reports"] = paths
+    changed_files = sorted(f for f, w in written.items() if w["changed"])
+    module.exit_json(changed=bool(changed_files), paths=paths, output_dir=out_dir,
+                     changed_files=changed_files, summary=summary, markdown=markdown)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: gluster_bench_report
+short_description: Write the GlusterFS volume-scale benchmark's result document and reports
+version_added: "0.1.0"
+description:
+  - Turns the points collected by the C(gluster_volume_scale) role's benchmark into the collection's result
+    document and writes C(<reports_dir>/<run_id>/result.json) atomically, C(report.md) (a handshake-against-
+    volume-count table first, with the seed's reference rows) and C(report.html) (charts of handshake time
+    against volume count per mode).
+  - "Runs where the reports should land, normally the controller (C(delegate_to: localhost))."
+options:
+  points:
+    description:
+      - One entry per mode and volume count, with keys C(mode), C(volumes), C(create) (the result of
+        storageperf.k8s.gluster_volumes), C(handshake) (the result of storageperf.k8s.gluster_handshake_bench)
+        and optionally C(error).
+    type: list
+    elements: dict
+    required: true
+  modes:
+    description: The modes in run order, each with C(name) and C(settings) (the cluster options used).
+    type: list
+    elements: dict
+    required: true
+  reports_dir:
+    description: Directory that receives C(<run_id>/).
+    type: path
+    required: true
+  run_id:
+    description: Run id; empty makes one (C(gluster_volume_scale-<UTC time>-<hex>)).
+    type: str
+    default: ""
+  status:
+    description: Run status; V(failed) or V(interrupted) for partial results (they are written all the same).
+    type: str
+    choices: [ok, failed, interrupted]
+    default: ok
+  reason:
+    description: Why the run failed.
+    type: str
+  parameters:
+    description: Benchmark parameters to record.
+    type: dict
+    default: {}
+  cluster:
+    description: What the pool is (peers, addresses, machine).
+    type: dict
+    default: {}
+  components:
+    description: Component versions (glusterfs).
+    type: dict
+    default: {}
+  reference:
+    description: Include the seed's published figures (7.5 min and 2 min 18 s at about 2000 volumes) as reference rows.
+    type: bool
+    default: true
+  started:
+    description: ISO 8601 UTC start time of the run.
+    type: str
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+author:
+  - storageperf.k8s maintainers
+"""
+
+EXAMPLES = r"""
+- name: Write the reports
+  storageperf.k8s.gluster_bench_report:
+    points: "{{ points }}"
+    modes: [{name: brick-multiplex off, settings: {brick_multiplex: false}}]
+    reports_dir: "{{ playbook_dir }}/../reports"
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+run_id:
+  description: The run id (directory name under O(reports_dir)).
+  returned: always
+  type: str
+paths:
+  description: Absolute paths of result.json, report.md and report.html.
+  returned: always
+  type: dict
+  sample: {json: /repo/reports/gluster_volume_scale-20250101T000000Z-abc123/result.json}
+summary:
+  description: One row per mode and volume count (and the seed's reference rows), seconds.
+  returned: always
+  type: list
+  elements: dict
+status:
+  description: The run status written.
+  returned: always
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster_report import (
+    build_document,
+    summary_rows,
+    write_all,
+)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=dict(
+            points=dict(type="list", elements="dict", required=True),
+            modes=dict(type="list", elements="dict", required=True),
+            reports_dir=dict(type="path", required=True),
+            run_id=dict(type="str", default=""),
+            status=dict(type="str", choices=["ok", "failed", "interrupted"], default="ok"),
+            reason=dict(type="str"),
+            parameters=dict(type="dict", default={}),
+            cluster=dict(type="dict", default={}),
+            components=dict(type="dict", default={}),
+            reference=dict(type="bool", default=True),
+            started=dict(type="str"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    names = [m.get("name") for m in p["modes"]]
+    if not all(names) or len(set(names)) != len(names):
+        module.fail_json(msg=f"modes need unique non-empty names; got {names}")
+    bad = [i for i, pt in enumerate(p["points"])
+           if pt.get("mode") not in names or not isinstance(pt.get("volumes"), int)]
+    if bad:
+        module.fail_json(msg=f"points {bad} need mode (one of {names}) and an integer volumes")
+    try:
+        doc = build_document(p["points"], p["modes"], run_id=p["run_id"] or None, parameters=p["parameters"],
+                             cluster=p["cluster"], components=p["components"], status=p["status"],
+                             reason=p["reason"], reference=p["reference"], started=p["started"])
+        rows = summary_rows(p["points"], p["reference"])
+        paths = write_all(doc, rows, p["reports_dir"], check_mode=module.check_mode)
+    except (ValueError, OSError) as exc:
+        module.fail_json(msg=f"cannot write the gluster benchmark report: {exc}")
+    module.exit_json(changed=not module.check_mode, run_id=doc["run_id"], paths=paths, summary=rows,
+                     status=doc["status"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: trident_concurrency
+short_description: Switch NetApp Trident's concurrent core on or off, after a version and driver preflight
+version_added: 0.1.0
+description:
+  - Trident's concurrent core replaces the controller's global lock with per-resource locks, so
+    provisioning, publishing and snapshot operations run in parallel (NetApp measured 4x to 8x the
+    throughput at 100 and 1000 volumes).
+  - Finds how Trident was installed and switches it the way that install needs.
+    B(Operator) (a TridentOrchestrator CR) - sets C(spec.enableConcurrency) on the CR.
+    B(Helm) (the trident-operator chart, which creates the TridentOrchestrator from its values) - sets
+    C(spec.enableConcurrency) on that CR, so the change takes effect now, and, when the release values still
+    say otherwise, warns and returns in RV(helm_command) the C(helm upgrade --reuse-values --set enableConcurrency=...)
+    that persists it (without it, the next C(helm upgrade) renders the old value again).
+    B(tridentctl) (a trident-controller Deployment without a TridentOrchestrator) - concurrency is fixed at
+    install time; the module fails with the C(tridentctl install --enable-concurrency) reinstall command,
+    unless the install already has the wanted setting.
+  - Preflight before anything changes (O(state=present)) - the Trident version must have the concurrent
+    core (25.06 and later); before 26.02 it is a tech preview and needs O(allow_tech_preview=true); every
+    TridentBackendConfig and TridentBackend must use a driver supported with concurrency by B(that) version
+    (25.06 ontap-san; 25.10 adds ontap-nas; 26.02 ontap-nas, ontap-san, google-cloud-netapp-volumes; 26.06 adds
+    ontap-nas-economy, ontap-san-economy, azure-netapp-files, solidfire-san). An unsupported driver fails the
+    task naming the backend; nothing is changed.
+  - Then waits for the operator to report C(status.status=Installed) with
+    C(status.currentInstallationParams.enableConcurrency) matching, and for the trident-controller rollout
+    with C(--enable_concurrency=true) (or false) on its trident-main container.
+author:
+  - storageperf.k8s maintainers
+options:
+  state:
+    description: C(present) enables the concurrent core; C(absent) disables it.
+    type: str
+    choices: [present, absent]
+    default: present
+  namespace:
+    description: Namespace Trident runs in. Found from the TridentOrchestrator or the trident-controller Deployment when omitted.
+    type: str
+  allow_tech_preview:
+    description: Enable concurrency on Trident 25.06 to 26.01, where it is a tech preview.
+    type: bool
+    default: false
+  k8s_api_qps:
+    description:
+      - C(spec.k8sAPIQPS) of the TridentOrchestrator, the QPS of Trident's controller towards the API server
+        (Trident's default 100, burst twice that). From 26.06 the operator derives the CSI sidecars' QPS from it
+        (max(QPS/4, 10)). Left as it is when omitted, also with O(state=absent).
+    type: int
+  wait:
+    description: Wait for the operator and the controller rollout (also when nothing changed).
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait for the operator and the rollout together.
+    type: int
+    default: 600
+extends_documentation_fragment:
+  - storageperf.k8s.k8s_auth
+attributes:
+  check_mode:
+    support: full
+    details: Runs the whole preflight; the CR patch is sent with C(dryRun=All). Use it as a preflight.
+  diff_mode:
+    support: full
+seealso:
+  - module: storageperf.k8s.snapshot_controller_tuning
+  - name: Trident controller scalability (concurrent core)
+    description: NetApp's documentation of the feature and its supported drivers.
+    link: https://docs.netapp.com/us-en/trident/trident-reco/concurrency.html
+"""
+
+EXAMPLES = r"""
+- name: Preflight only (nothing changes; fails on an unsupported backend driver)
+  storageperf.k8s.trident_concurrency:
+  check_mode: true
+
+- name: Enable Trident's concurrent core
+  storageperf.k8s.trident_concurrency:
+    state: present
+  register: trident
+
+- name: Show what the operator reports
+  ansible.builtin.debug:
+    msg: "enableConcurrency reported as {{ trident.enable_concurrency }}"
+
+- name: Try the tech preview on 25.10 with a higher controller QPS
+  storageperf.k8s.trident_concurrency:
+    allow_tech_preview: true
+    k8s_api_qps: 200
+
+- name: Roll back
+  storageperf.k8s.trident_concurrency:
+    state: absent
+"""
+
+RETURN = r"""
+install:
+  description: How Trident was found installed.
+  returned: always
+  type: dict
+  sample: {method: operator, namespace: trident, version: 26.06.0, version_source: TridentOrchestrator status.version,
+           orchestrator: trident, controller: trident-controller}
+backends:
+  description: The backends checked by the preflight, with their drivers.
+  returned: when state=present and Trident was found
+  type: list
+  elements: dict
+  sample: [{kind: TridentBackendConfig, name: trident/backend-ontap-nas, backend: ontap-nas, driver: ontap-nas}]
+unsupported_backends:
+  description: Backends whose driver this Trident version cannot run concurrently (the task failed).
+  returned: on preflight failure
+  type: list
+  elements: dict
+supported_drivers:
+  description: Drivers supported with concurrency by the installed version.
+  returned: when state=present and the version has the concurrent core
+  type: list
+  elements: str
+before:
+  description: The CR's wish, the operator's echo and the controller's flag before the task.
+  returned: when Trident was found
+  type: dict
+  sample: {spec_enable_concurrency: false, orchestrator_status: Installed, current_enable_concurrency: "false",
+           controller_flag: "false", spec_k8s_api_qps: null, controller_k8s_api_qps: null}
+after:
+  description: The same after the task (and after the wait); the planned CR values in check mode.
+  returned: when Trident was found
+  type: dict
+enable_concurrency:
+  description:
+    - C(status.currentInstallationParams.enableConcurrency) as the operator reports it - the string C("true") or
+      C("false") - after the task; for tridentctl installs the trident-main flag's value.
+  returned: when Trident was found
+  type: str
+  sample: "true"
+helm_command:
+  description: The helm upgrade that persists the setting in the Helm release values (Helm installs whose values differ).
+  returned: when the install method is helm and its values disagree
+  type: str
+  sample: helm upgrade trident netapp-trident/trident-operator -n trident --reuse-values --version 100.2606.0 --set enableConcurrency=true
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
+    K8S_AUTH_ARG_SPEC,
+    K8sError,
+    client_from_module,
+)
+from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import WaitTimeout, wait_for, wait_for_rollout
+from ansible_collections.storageperf.k8s.plugins.module_utils.trident import (
+    CONTROLLER_NAMES,
+    TRIDENT_API,
+    TridentError,
+    as_bool,
+    controller_has_flag,
+    desired_spec,
+    discover,
+    helm_advice,
+    list_backends,
+    observed,
+    orchestrator_done,
+    preflight,
+    support_for,
+    tridentctl_message,
+)
+
+
+def spec_text(values):
+    return "".join("%s: %s\n" % (k, "null" if v is None else str(v).lower() if isinstance(v, bool) else v)
+                   for k, v in sorted(values.items()))
+
+
+def run(module, client):
+    p = module.params
+    enable = p["state"] == "present"
+    result = dict(changed=False)
+    install = discover(client, p["namespace"])
+    result["install"] = install.summary()
+    before = observed(install)
+    result["before"] = before
+    if enable:
+        backends = list_backends(client, install.namespace)
+        result["backends"] = backends
+        try:
+            warnings = preflight(install, backends, p["allow_tech_preview"])
+        except TridentError as e:
+            e.details = dict(result, **e.details)
+            raise
+        result["supported_drivers"] = list(support_for(install.version)[2])
+        for w in warnings:
+            module.warn(w)
+
+    if install.method == "tridentctl":
+        if as_bool(before["controller_flag"]) != enable:
+            raise TridentError(tridentctl_message(install, enable), **result)
+        if p["k8s_api_qps"] is not None and str(before["controller_k8s_api_qps"]) != str(p["k8s_api_qps"]):
+            raise TridentError("k8s_api_qps cannot be changed on a tridentctl install in place: reinstall with "
+                               "`tridentctl install -n %s --k8s-api-qps %d%s`" % (install.namespace, p["k8s_api_qps"],
+                                                                                 " --enable-concurrency" if enable else ""),
+                               **result)
+        result.update(after=before, enable_concurrency=str(as_bool(before["controller_flag"])).lower())
+        return result
+
+    cr_name = install.orchestrator["metadata"]["name"]
+    patch = desired_spec(install, enable, p["k8s_api_qps"])
+    result["changed"] = bool(patch)
+    if module._diff:
+        spec = install.orchestrator.get("spec") or {}
+        keys = set(patch) | {"enableConcurrency"}
+        old = dict((k, spec.get(k)) for k in keys)
+        new = dict(old, **patch)
+        result["diff"] = {"before_header": "TridentOrchestrator %s spec" % cr_name, "after_header": "TridentOrchestrator %s spec" % cr_name,
+                          "before": spec_text(old), "after": spec_text(new)}
+    if patch:
+        client.patch(TRIDENT_API, "TridentOrchestrator", cr_name, {"spec": patch}, patch_type="merge",
+                     dry_run=module.check_mode)
+    command, release_value = helm_advice(install, enable)
+    if command:
+        result["helm_command"] = command
+        module.warn("Trident's Helm release %s still has enableConcurrency=%s in its values: the TridentOrchestrator is "
+                    "switched now, but the next helm upgrade would render the old value. Persist it with: %s"
+                    % (install.helm_release["name"], str(release_value).lower(), command))
+
+    if module.check_mode or not p["wait"]:
+        after = dict(before)
+        if "enableConcurrency" in patch:
+            after["spec_enable_concurrency"] = enable
+        if "k8sAPIQPS" in patch:
+            after["spec_k8s_api_qps"] = patch["k8sAPIQPS"]
+        result.update(after=after, enable_concurrency=before["current_enable_concurrency"])
+        return result
+
+    timeout = p["wait_timeout"]
+    deadline = time.monotonic() + timeout
+    try:
+        install.orchestrator = wait_for(client, TRIDENT_API, "TridentOrchestrator", cr_name, None, orchestrator_done(enable),
+                                        timeout, "status Installed with enableConcurrency=%s" % str(enable).lower())
+        ctrl_name = (install.controller or {}).get("metadata", {}).get("name") or CONTROLLER_NAMES[0]
+        install.controller = wait_for_rollout(client, ctrl_name, install.namespace, max(1, deadline - time.monotonic()),
+                                              extra=controller_has_flag(enable))
+    except WaitTimeout as e:
+        result["after"] = observed(install)
+        raise TridentError(e.msg + ". Check the operator's status (kubectl get torc -o yaml) and logs; re-run to wait "
+                           "again, or roll back with state=absent", **result)
+    except TridentError as e:  # the operator reported Failed while we waited
+        raise TridentError(e.msg, **result)
+    after = observed(install)
+    result.update(after=after, enable_concurrency=after["current_enable_concurrency"])
+    return result
+
+
+def main():
+    argument_spec = dict(
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        namespace=dict(type="str"),
+        allow_tech_preview=dict(type="bool", default=False),
+        k8s_api_qps=dict(type="int"),
+        wait=dict(type="bool", default=True),
+        wait_timeout=dict(type="int", default=600),
+    )
+    argument_spec.update(K8S_AUTH_ARG_SPEC)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    if module.params["k8s_api_qps"] is not None and module.params["k8s_api_qps"] <= 0:
+        module.fail_json(msg="k8s_api_qps=%s must be > 0 (Trident's default is 100): give a positive QPS or omit it"
+                         % module.params["k8s_api_qps"])
+    client = client_from_module(module)
+    try:
+        result = run(module, client)
+    except TridentError as e:
+        details = dict(e.details)
+        details.setdefault("changed", False)
+        module.fail_json(msg=e.msg, **details)
+    except K8sError as e:
+        module.fail_json(msg=e.msg)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

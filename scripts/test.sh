@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The whole test suite (the README's test command runs this through `make test`).
+# Stages: lint, sanity (ansible-test), integration (ansible-test targets against a twin),
+# molecule, then one pytest run over units, twin and functional tests, whose summary line closes the output.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PATH="$ROOT/.venv/bin:$PATH"
+export ANSIBLE_CONFIG="$ROOT/ansible.cfg"
+export ANSIBLE_COLLECTIONS_PATH="$ROOT/collections"
+export PYTHONPATH="$ROOT/collections:$ROOT"
+STAGES=("$@")
+[[ ${#STAGES[@]} -gt 0 ]] || STAGES=(lint sanity integration molecule pytest)
+
+stage() { printf '\n\033[1m== %s ==\033[0m\n' "$*"; }
+
+# ansible-test wants the collection at .../ansible_collections/<ns>/<name> as a real directory, and
+# outside this git checkout (inside it, it would list files through git and skip the ignored copy).
+AT_ROOT=${TMPDIR:-/tmp}/storageperf-ansible-test
+ansible_test_tree() {
+  local dest=$AT_ROOT/ansible_collections/storageperf/k8s
+  rm -rf "$AT_ROOT" && mkdir -p "$dest"
+  git ls-files -co --exclude-standard -z | grep -zv '^collections/' | xargs -0 cp --parents -t "$dest" 2>/dev/null || true
+  echo "$dest"
+}
+
+run_lint() {
+  stage "lint: ruff"
+  ruff check plugins twin tests benchmarks
+}
+
+run_sanity() {
+  stage "ansible-test sanity"
+  local tree
+  tree=$(ansible_test_tree)
+  (cd "$tree" && ansible-test sanity --venv --python 3.11 --color no \
+      --skip-test pylint ${SANITY_EXTRA:-})
+}
+
+run_integration() {
+  stage "ansible-test integration (against a twin)"
+  local tree twin_dir
+  tree=$(ansible_test_tree)
+  twin_dir=$ROOT/build/integration-twin
+  python -m twin up --dir "$twin_dir" --nodes 3 --time-scale 0.01 >/dev/null
+  trap 'python -m twin down --dir "$twin_dir" >/dev/null' RETURN
+  printf 'k8s_kubeconfig: %s\ntwin_dir: %s\n' "$twin_dir/kubeconfig" "$twin_dir" > "$tree/tests/integration/integration_config.yml"
+  (cd "$tree" && ansible-test integration --local --python 3.11 --color no)
+}
+
+run_molecule() {
+  stage "molecule"
+  if [[ -d extensions/molecule ]] && ls extensions/molecule/*/molecule.yml >/dev/null 2>&1; then
+    (cd extensions && molecule test --all)
+  else
+    echo "no molecule scenarios yet"
+  fi
+}
+
+run_pytest() {
+  stage "pytest: unit, twin and functional tests"
+  local rc=0
+  python -m pytest tests/unit tests/twin tests/functional -q -p no:cacheprovider --timeout 900 "${PYTEST_ARGS[@]}" || rc=$?
+  # exit 5 = no tests collected; that is a failure of the suite, not a pass
+  return $rc
+}
+
+PYTEST_ARGS=()
+for s in "${STAGES[@]}"; do
+  case $s in
+    lint) run_lint ;;
+    sanity) run_sanity ;;
+    integration) run_integration ;;
+    molecule) run_molecule ;;
+    pytest) run_pytest ;;
+    units) PYTEST_ARGS=(); python -m pytest tests/unit -q -p no:cacheprovider ;;
+    twin-tests) python -m pytest tests/twin -q -p no:cacheprovider --timeout 900 ;;
+    functional) python -m pytest tests/functional -q -p no:cacheprovider --timeout 900 ;;
+    *) echo "unknown stage $s (lint sanity integration molecule pytest units twin-tests functional)" >&2; exit 2 ;;
+  esac
+done

@@ -1,0 +1,72 @@
+"""cluster_info through ansible-playbook against the twin: the path every role's preflight takes."""
+from __future__ import annotations
+
+import json
+
+from tests.support.twin import REPO
+
+
+def _facts(run):
+    return run.task("Read the cluster's storage facts")
+
+
+def test_cluster_info_reports_the_twin(twin):
+    run = twin.playbook(REPO / "playbooks" / "cluster_info.yml")
+    assert run.rc == 0, run.stdout + run.stderr
+    res = _facts(run)["result"]
+    nodes = twin.kubectl_json("get", "nodes")["items"]
+    assert res["node_count"] == len(nodes) == 3
+    assert {n["name"] for n in res["nodes"]} == {n["metadata"]["name"] for n in nodes}
+    assert all(n["ready"] for n in res["nodes"])
+    assert res["server_version"]["minor"] == "32"
+    assert res["snapshot_crds_installed"] is True
+    assert res["trident_installed"] is True
+    assert res["changed"] is False
+
+
+def test_cluster_info_sees_new_storage_objects(twin):
+    twin.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "fast", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "example.csi.k8s.io", "volumeBindingMode": "WaitForFirstConsumer"}))
+    res = _facts(twin.playbook(REPO / "playbooks" / "cluster_info.yml"))["result"]
+    fast = next(s for s in res["storage_classes"] if s["name"] == "fast")
+    assert fast["volume_binding_mode"] == "WaitForFirstConsumer"
+    assert res["default_storage_class"] == "fast"
+
+
+def test_cluster_info_without_snapshot_crds(twin_factory):
+    bare = twin_factory("bare", nodes=1, extra=["--crds", "none"])
+    res = _facts(bare.playbook(REPO / "playbooks" / "cluster_info.yml"))["result"]
+    assert res["snapshot_crds_installed"] is False
+    assert res["trident_installed"] is False
+    assert res["volume_snapshot_classes"] == []
+
+
+def test_wrong_token_gives_a_clear_error_without_the_token(twin):
+    run = twin.playbook(REPO / "playbooks" / "cluster_info.yml", env={"K8S_AUTH_API_KEY": "sekret-wrong-token"})
+    assert run.rc != 0
+    res = _facts(run)
+    assert res["status"] == "failed"
+    assert "401 Unauthorized" in res["result"]["msg"]
+    assert "sekret-wrong-token" not in run.stdout + run.stderr + json.dumps(res)
+
+
+def test_unreachable_server_gives_a_clear_error(twin):
+    twin.down()
+    run = twin.playbook(REPO / "playbooks" / "cluster_info.yml", extra_vars={"k8s_kubeconfig": str(twin.kubeconfig)},
+                        env={"K8S_AUTH_API_RETRIES": "2"})
+    assert run.rc != 0
+    msg = _facts(run)["result"]["msg"]
+    assert "cannot reach the Kubernetes API" in msg and "127.0.0.1" in msg
+
+
+def test_server_errors_are_retried(twin):
+    twin.twin_cmd("fault", "--name", "api", "--rule", json.dumps({"fraction": 0.3, "code": 500}))
+    run = twin.playbook(REPO / "playbooks" / "cluster_info.yml")
+    twin.twin_cmd("fault", "--name", "api", "--clear")
+    assert run.rc == 0, run.stdout
+    res = _facts(run)["result"]
+    assert res["node_count"] == 3
+    # 13 distinct requests at least; with 30 % failing some had to be sent again
+    assert res["api_requests"] > 13

@@ -1,0 +1,144 @@
+"""The report as a person sees it (HTML in headless Chromium) and the compare playbook as CI runs it."""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render
+from tests.support.twin import REPO, run_playbook
+
+STEPS = [("create_volume", "Create Volume", 417, 41), ("publish", "Publish (Attach)", 140, 21),
+         ("unpublish", "Unpublish (Detach)", 140, 26), ("create_snapshot", "Create Snapshot", 183, 16),
+         ("clone_from_snapshot", "Clone from Snapshot", 460, 42), ("delete_clone", "Delete Clone", 127, 32),
+         ("delete_snapshot", "Delete Snapshot", 124, 16), ("delete_volume", "Delete Volume", 124, 26)]
+
+
+def build_document(run_id: str, slow_publish: float = 1.0) -> dict:
+    """Two variants x 8 steps x 100 volumes with per-object timings, shaped like seed 002."""
+    rng = random.Random(run_id)
+    doc = D.new_result("csi_lifecycle", run_id=run_id, parameters={"volumes": 100},
+                       cluster={"server": "https://127.0.0.1:6443", "version": "v1.32.1", "nodes": 3},
+                       components={"trident": "26.06.0"})
+    for vname, on in (("concurrency off", False), ("concurrency on", True)):
+        run = D.add_run(D.add_variant(doc, vname, settings={"enableConcurrency": on}))
+        for name, label, off_s, on_s in STEPS:
+            wall = (on_s if on else off_s) * (slow_publish if name == "publish" else 1.0)
+            ends = sorted(rng.uniform(0.05, 1.0) * wall for _ in range(99)) + [wall]
+            D.add_step(run, name, label=label, count=100, wall_s=wall, unit="vol",
+                       objects=[{"name": "pvc-%03d" % i, "start": 0.0, "end": e} for i, e in enumerate(ends)])
+    return D.finalize(doc)
+
+
+def chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if not exe:
+        pytest.skip("no chromium on this machine (apt-get install -y chromium)")
+    return exe
+
+
+def screenshot(html: Path, png: Path, profile: Path) -> None:
+    subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={profile}", f"--screenshot={png}", "--window-size=1280,2000",
+                    html.as_uri()], check=True, capture_output=True, timeout=120)
+
+
+def test_html_report_renders_in_chromium(tmp_path):
+    doc = build_document("csi_lifecycle-20260101T000000Z-f00d01")
+    written = render.write_reports(doc, str(tmp_path / doc["run_id"]))
+    html = Path(written["html"]["path"])
+    png = tmp_path / "report.png"
+    screenshot(html, png, tmp_path / "chromium-profile")
+
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    pixels = mpimg.imread(str(png))
+    assert pixels.shape[0] == 2000 and pixels.shape[1] == 1280
+    rgb = (pixels[:, :, :3] * 255).astype(np.uint8).reshape(-1, 3)
+    colours = np.unique(rgb, axis=0)
+    assert len(colours) > 50, "screenshot looks blank: %d colours" % len(colours)
+    # the baseline grey and the candidate blue of the bar chart are on the page
+    for colour in ((0x8A, 0x8F, 0x98), (0x00, 0x72, 0xB2)):
+        assert (np.abs(rgb.astype(int) - colour).sum(axis=1) < 6).sum() > 500, colour
+    text = html.read_text(encoding="utf-8")
+    assert "6m 57s · 0.24 vol/s" in text and "~7.8× overall" in text
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("results")
+    subprocess.run(["bash", "scripts/install-collection.sh"], cwd=REPO, check=True, capture_output=True)
+    base = D.write_atomic(build_document("csi_lifecycle-20260101T000000Z-base01"), str(root))
+    cand = D.write_atomic(build_document("csi_lifecycle-20260102T000000Z-cand01", slow_publish=1.3), str(root))
+    return root, base, cand
+
+
+def test_compare_playbook_passes_within_tolerance(results):
+    root, base, cand = results
+    junit = root / "pass.xml"
+    run = run_playbook(REPO / "playbooks" / "compare.yml", record_dir=root, extra_vars={
+        "baseline": base, "candidate": cand, "junit_path": str(junit),
+        "tolerances": {"create_volume.wall_s": {"max_increase_pct": 5}, "speedup": {"min": 4}}})
+    assert run.rc == 0, run.stdout + run.stderr
+    assert run.task("Compare the candidate")["result"]["verdict"] == "pass"
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("3", "0")
+
+
+def test_compare_playbook_fails_on_broken_threshold(results):
+    root, base, cand = results
+    junit = root / "fail.xml"
+    run = run_playbook(REPO / "playbooks" / "compare.yml", record_dir=root, extra_vars={
+        "baseline": base, "candidate": cand, "junit_path": str(junit),
+        "tolerances": {"publish.wall_s": {"max_increase_pct": 10}}})
+    assert run.rc == 2, run.stdout + run.stderr
+    assert "Benchmark comparison failed: 2 of 2 checks failed" in run.stdout
+    failures = ET.parse(junit).getroot().findall(".//failure")
+    assert len(failures) == 2 and "+30.0% above the baseline" in failures[0].get("message")
+
+
+def test_compare_playbook_reads_a_baseline_file(results):
+    root, base, cand = results
+    bfile = root / "baseline.yml"
+    bfile.write_text(json.dumps({"baseline": Path(base).relative_to(root).as_posix(),
+                                 "tolerances": {"*.p99": {"max_increase_pct": 50}}}))
+    run = run_playbook(REPO / "playbooks" / "compare.yml", record_dir=root,
+                       extra_vars={"baseline_file": str(bfile), "candidate": cand})
+    assert run.rc == 0, run.stdout + run.stderr
+    assert run.task("Compare the candidate")["result"]["checks"] == 16
+
+
+def test_compare_playbook_rejects_bad_tolerance_with_a_clear_message(results):
+    root, base, cand = results
+    run = run_playbook(REPO / "playbooks" / "compare.yml", record_dir=root, extra_vars={
+        "baseline": base, "candidate": cand, "tolerances": {"publish.p99": {"max_increase": 10}}})
+    assert run.rc == 2
+    assert "unknown limit 'max_increase'" in run.stdout
+
+
+def test_bench_report_role_renders_and_publishes_summary(results, tmp_path):
+    root, base, _ = results
+    playbook = tmp_path / "report.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.include_role:\n        name: storageperf.k8s.bench_report\n"
+        "      vars:\n        bench_report_result: %s\n"
+        "    - name: Show the summary fact\n      ansible.builtin.debug:\n        var: storageperf_bench_summary.speedup_text\n" % base)
+    first = run_playbook(playbook, record_dir=tmp_path)
+    assert first.rc == 0, first.stdout + first.stderr
+    rendered = first.task("Render the result document")["result"]
+    assert Path(rendered["paths"]["html"]).is_file() and Path(rendered["paths"]["markdown"]).is_file()
+    assert "HTML report: " + rendered["paths"]["html"] in first.stdout
+    assert first.task("Show the summary fact")["result"]["storageperf_bench_summary.speedup_text"] == "~7.8× overall"
+    second = run_playbook(playbook, record_dir=tmp_path)
+    assert second.task("Render the result document")["result"]["changed"] is False
+    stats = first.task("Publish the summary")["result"]["ansible_stats"]
+    assert stats["aggregate"] is True and stats["data"]["storageperf_bench_last"]["run_id"] in base

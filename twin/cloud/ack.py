@@ -1,0 +1,212 @@
+"""The ACK (Container Service, "CS", API version 2015-12-15) endpoint: ROA-style, JSON, served from CloudState.
+
+Shapes follow the alibabacloud_cs20151215 models (REFERENCE.md, "ACK parallel disk attach"):
+DescribeClusterDetail, ListClusterAddonInstances, GetClusterAddonInstance, ModifyClusterAddon,
+DescribeClusterNodePools, DescribeClusterNodePoolDetail, ModifyClusterNodePool, DescribeClusterNodes.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from aiohttp import web
+
+from .addons import AddonUpdates, parse_config
+from .errors import CsError, PopError, request_id
+from .gateway import Gateway
+from .signatures import verify_roa
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+CREATED = "2025-01-06T10:21:33+08:00"
+NODEPOOL_UPDATE_SECONDS = 10.0  # ModifyClusterNodePool keeps the pool `updating` this long (scaled)
+MAX_PAGE_SIZE = 100
+
+Handler = Callable[[web.Request, dict], Awaitable[Any]]
+
+
+class AckApi:
+    def __init__(self, cluster: "Cluster", gateway: Gateway, addons: AddonUpdates) -> None:
+        self.cluster = cluster
+        self.gw = gateway
+        self.addons = addons
+        self.pool_state: dict[str, str] = {}
+        self.app = web.Application()
+        r = self.app.router
+        r.add_get("/clusters/{cid}", self._wrap("DescribeClusterDetail", self.cluster_detail))
+        r.add_get("/clusters/{cid}/addon_instances", self._wrap("ListClusterAddonInstances", self.list_addons))
+        r.add_get("/clusters/{cid}/addon_instances/{name}", self._wrap("GetClusterAddonInstance", self.get_addon))
+        r.add_post("/clusters/{cid}/components/{name}/config", self._wrap("ModifyClusterAddon", self.modify_addon))
+        r.add_get("/clusters/{cid}/nodepools", self._wrap("DescribeClusterNodePools", self.list_pools))
+        r.add_get("/clusters/{cid}/nodepools/{np}", self._wrap("DescribeClusterNodePoolDetail", self.get_pool))
+        r.add_put("/clusters/{cid}/nodepools/{np}", self._wrap("ModifyClusterNodePool", self.modify_pool))
+        r.add_get("/clusters/{cid}/nodes", self._wrap("DescribeClusterNodes", self.list_nodes))
+        r.add_route("*", "/{tail:.*}", self._unknown)
+
+    @property
+    def cloud(self) -> Any:
+        return self.cluster.cloud
+
+    # plumbing ---------------------------------------------------------------------------------
+    def _wrap(self, action: str, fn: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
+        name = "cs:" + action
+
+        async def handle(request: web.Request) -> web.Response:
+            rid = request_id()
+            body = await request.read()
+            try:
+                verify_roa(request, body, self.gw.credentials)
+            except PopError as e:
+                self.gw.rejected[e.code] += 1
+                return e.response(rid)
+            try:
+                await self.gw.admit(name)  # throttling and injected faults are counted there
+            except PopError as e:
+                return e.response(rid)
+            try:
+                if request.match_info["cid"] != self.cloud.cluster_id:
+                    raise CsError(404, "ErrorClusterNotFound", f"cluster {request.match_info['cid']} not found")
+                doc = json.loads(body) if body else {}
+                result = await fn(request, doc)
+            except PopError as e:
+                self.gw.served(name, error=True)
+                return e.response(rid)
+            except ValueError:
+                self.gw.served(name, error=True)
+                return CsError(400, "ErrorInvalidJson", "the request body is not valid JSON").response(rid)
+            self.gw.served(name)
+            resp = web.Response(body=json.dumps(result), content_type="application/json")
+            resp.headers["x-acs-request-id"] = rid
+            return resp
+
+        return handle
+
+    async def _unknown(self, request: web.Request) -> web.Response:
+        return PopError(404, "InvalidAction.NotFound",
+                        f"Specified api is not found, please check your url and method. {request.method} {request.path}"
+                        ).response()
+
+    def _addon(self, name: str) -> Any:
+        a = self.cloud.addons.get(name)
+        if a is None:
+            raise CsError(404, "ErrorAddonNotFound", f"addon {name} is not installed in cluster {self.cloud.cluster_id}")
+        return a
+
+    def _pool(self, np: str) -> Any:
+        p = self.cloud.node_pools.get(np)
+        if p is None:
+            raise CsError(404, "ErrorNodePoolNotFound", f"node pool {np} not found in cluster {self.cloud.cluster_id}")
+        return p
+
+    # cluster ----------------------------------------------------------------------------------
+    async def cluster_detail(self, request: web.Request, doc: dict) -> dict:
+        c = self.cloud
+        return {"cluster_id": c.cluster_id, "name": c.cluster_name, "region_id": c.region, "state": "running",
+                "cluster_type": c.cluster_type, "profile": "Default", "cluster_spec": "ack.pro.small",
+                "current_version": c.cluster_version, "init_version": c.cluster_version,
+                "zone_id": next(iter(c.instances.values())).zone if c.instances else "", "vpc_id": "vpc-twin",
+                "size": len(c.instances), "resource_group_id": "rg-twin", "created": CREATED, "updated": CREATED,
+                "deletion_protection": False, "tags": [], "meta_data": json.dumps({"Addons": []})}
+
+    # addons -----------------------------------------------------------------------------------
+    async def list_addons(self, request: web.Request, doc: dict) -> dict:
+        return {"addons": [{"name": a.name, "version": a.version, "state": a.state}
+                           for a in self.cloud.addons.values()]}
+
+    async def get_addon(self, request: web.Request, doc: dict) -> dict:
+        a = self._addon(request.match_info["name"])
+        return dict(a.doc(), logging={"capable": False, "enabled": False, "log_project": "", "logstore": ""})
+
+    async def modify_addon(self, request: web.Request, doc: dict) -> dict:
+        name = request.match_info["name"]
+        self._addon(name)
+        config = parse_config(doc.get("config"))
+        if config is None:
+            raise CsError(400, "ErrorInvalidAddonConfig",
+                          "config must be a JSON object serialised as a string, e.g. {\"config\": \"{\\\"FeatureGate\\\": \\\"\\\"}\"}")
+        if self.addons.busy(name):
+            raise CsError(400, "ErrorAddonStatusConflict",
+                          f"addon {name} is {self.cloud.addons[name].state}; retry after it is active or failed")
+        self.addons.start(name, config)
+        return {}
+
+    # node pools -------------------------------------------------------------------------------
+    def _pool_doc(self, p: Any) -> dict:
+        n = sum(1 for i in self.cloud.instances.values() if i.nodepool_id == p.id)
+        return {
+            "nodepool_info": {"nodepool_id": p.id, "name": p.name, "type": "ess", "is_default": p.name == "pool-0",
+                              "region_id": self.cloud.region, "resource_group_id": "rg-twin",
+                              "created": CREATED, "updated": CREATED},
+            "scaling_group": {"scaling_group_id": "asg-" + p.id[2:22], "instance_types": [p.instance_type],
+                              "vswitch_ids": ["vsw-twin"], "system_disk_category": "cloud_essd",
+                              "system_disk_size": 120, "instance_charge_type": "PostPaid", "desired_size": n,
+                              "tags": [dict(t) for t in p.scaling_group_tags]},
+            "kubernetes_config": {"runtime": "containerd", "runtime_version": "1.6.36", "cpu_policy": "none",
+                                  "labels": [], "taints": []},
+            "status": {"state": self.pool_state.get(p.id, "active"), "total_nodes": n, "healthy_nodes": n,
+                       "serving_nodes": n, "failed_nodes": 0, "initial_nodes": 0, "offline_nodes": 0,
+                       "removing_nodes": 0, "spot_nodes": 0},
+            "management": {"enable": False},
+        }
+
+    async def list_pools(self, request: web.Request, doc: dict) -> dict:
+        return {"nodepools": [self._pool_doc(p) for p in self.cloud.node_pools.values()]}
+
+    async def get_pool(self, request: web.Request, doc: dict) -> dict:
+        return self._pool_doc(self._pool(request.match_info["np"]))
+
+    async def modify_pool(self, request: web.Request, doc: dict) -> dict:
+        np = request.match_info["np"]
+        pool = self._pool(np)
+        if self.pool_state.get(np, "active") != "active":
+            raise CsError(400, "ErrorNodePoolStatus", f"node pool {np} is {self.pool_state[np]}; retry when it is active")
+        tags = (doc.get("scaling_group") or {}).get("tags")
+        if tags is not None:
+            if not isinstance(tags, list) or not all(isinstance(t, dict) and t.get("key") for t in tags):
+                raise CsError(400, "ErrorInvalidParameter", "scaling_group.tags must be a list of {key, value}")
+            if len({t["key"] for t in tags}) != len(tags):
+                raise CsError(400, "ErrorInvalidParameter", "scaling_group.tags has duplicate keys")
+            # scaling_group.tags replaces the pool's list; instances created later get them, existing ones do not
+            self.cloud.set_node_pool_tags(pool.id, [{"key": str(t["key"]), "value": str(t.get("value", ""))}
+                                                    for t in tags])
+        self.pool_state[np] = "updating"
+        asyncio.get_running_loop().call_later(NODEPOOL_UPDATE_SECONDS * self.cluster.time_scale,
+                                              self.pool_state.pop, np, None)
+        return {"nodepool_id": np, "task_id": "T-" + secrets.token_hex(10), "request_id": request_id()}
+
+    # nodes ------------------------------------------------------------------------------------
+    async def list_nodes(self, request: web.Request, doc: dict) -> dict:
+        q = request.query
+        try:
+            size = int(q.get("pageSize", "10"))
+            number = int(q.get("pageNumber", "1"))
+        except ValueError:
+            raise CsError(400, "ErrorInvalidParameter", "pageSize and pageNumber must be integers")
+        if not 1 <= size <= MAX_PAGE_SIZE or number < 1:
+            raise CsError(400, "ErrorInvalidParameter", f"pageSize must be 1-{MAX_PAGE_SIZE} and pageNumber >= 1")
+        items = list(self.cloud.instances.values())
+        if q.get("nodepool_id"):
+            items = [i for i in items if i.nodepool_id == q["nodepool_id"]]
+        if q.get("instanceIds"):
+            wanted = set(q["instanceIds"].split(","))
+            items = [i for i in items if i.id in wanted]
+        if q.get("state") and q["state"] != "all":
+            items = [i for i in items if i.state == q["state"]]
+        page = items[(number - 1) * size: number * size]
+        return {"nodes": [self._node_doc(i) for i in page],
+                "page": {"page_number": number, "page_size": size, "total_count": len(items)}}
+
+    def _node_doc(self, i: Any) -> dict:
+        ip = i.node_name.split(".", 1)[1] if "." in i.node_name else ""
+        family = ".".join(i.instance_type.split(".")[:2])
+        return {"instance_id": i.id, "instance_name": f"worker-k8s-for-cs-{self.cloud.cluster_id[:10]}",
+                "node_name": i.node_name, "host_name": i.node_name, "nodepool_id": i.nodepool_id,
+                "instance_type": i.instance_type, "instance_type_family": family,
+                "is_aliyun_node": i.is_aliyun_node, "state": i.state, "node_status": "Ready",
+                "instance_status": "Running", "instance_role": "Worker", "instance_charge_type": "PostPaid",
+                "ip_address": [ip] if ip else [], "image_id": "aliyun_3_x64_20G_alibase_20240819.vhd",
+                "creation_time": CREATED, "expired_time": "", "error_message": "", "source": "ess_attach",
+                "spot_strategy": "NoSpot"}

@@ -1,0 +1,222 @@
+"""The ECS endpoint (API version 2014-05-26): RPC-style, `GET /?Action=...` with a signed query, JSON answers.
+
+Actions: TagResources, UntagResources, ListTagResources, DescribeDisks, DescribeInstanceTypes.
+Limits and codes are the documented ones: at most 50 ResourceId.N and 20 Tag.N / TagKey.N per call
+(NumberExceed.ResourceIds / NumberExceed.Tags), unknown ids InvalidResourceId.NotFound, PageSize 1-100.
+
+ResourceType: the API documents lower-case values (`instance`). The seed's script sends `Instance` and is
+published as working, so, as that suggests, the twin matches the type case-insensitively; it records every
+spelling it receives (`resource_types_seen` in the admin stats) so tests can hold clients to the documented one.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from aiohttp import web
+
+from .errors import PopError, request_id
+from .gateway import Gateway
+from .signatures import verify_rpc
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+VERSION = "2014-05-26"
+MAX_RESOURCE_IDS = 50
+MAX_TAGS = 20
+MAX_TAGS_PER_RESOURCE = 20
+LIST_TAGS_PAGE = 50
+MAX_PAGE_SIZE = 100
+MAX_INSTANCE_TYPES = 10
+CREATED = "2019-04-11T08:03Z"  # disks without a serial number were created before 2020-06-10
+
+
+def _indexed(params: dict[str, str], prefix: str, suffix: str = "") -> dict[int, str]:
+    """Collect `Prefix.N[.suffix]` parameters by N."""
+    pat = re.compile(re.escape(prefix) + r"\.(\d+)" + (re.escape(suffix) if suffix else "") + "$")
+    out = {}
+    for k, v in params.items():
+        m = pat.match(k)
+        if m:
+            out[int(m.group(1))] = v
+    return out
+
+
+class EcsApi:
+    def __init__(self, cluster: "Cluster", gateway: Gateway) -> None:
+        self.cluster = cluster
+        self.gw = gateway
+        self.resource_types_seen: Counter = Counter()
+        self.actions: dict[str, Callable[[dict[str, str]], Awaitable[dict] | dict]] = {
+            "TagResources": self.tag_resources, "UntagResources": self.untag_resources,
+            "ListTagResources": self.list_tag_resources, "DescribeDisks": self.describe_disks,
+            "DescribeInstanceTypes": self.describe_instance_types,
+        }
+        self.app = web.Application()
+        self.app.router.add_route("*", "/{tail:.*}", self.handle)
+
+    @property
+    def cloud(self) -> Any:
+        return self.cluster.cloud
+
+    async def handle(self, request: web.Request) -> web.Response:
+        rid = request_id()
+        params = dict(request.query)
+        if request.method == "POST" and request.can_read_body:
+            params.update({k: str(v) for k, v in (await request.post()).items()})
+        try:
+            verify_rpc(request.method, params, self.gw.credentials)
+        except PopError as e:
+            self.gw.rejected[e.code] += 1
+            return e.response(rid)
+        action = params.get("Action", "")
+        name = "ecs:" + action
+        try:
+            await self.gw.admit(name)
+        except PopError as e:
+            return e.response(rid)
+        try:
+            if params.get("Version") != VERSION:
+                raise PopError(400, "InvalidVersion", "Specified parameter Version is not valid.")
+            fn = self.actions.get(action)
+            if fn is None:
+                raise PopError(404, "InvalidAction.NotFound", "Specified api is not found, please check your url and method.")
+            if params.get("RegionId") != self.cloud.region:
+                raise PopError(404, "InvalidRegionId.NotFound", "The specified RegionId does not exist.")
+            result = fn(params)
+            if hasattr(result, "__await__"):
+                result = await result
+        except PopError as e:
+            self.gw.served(name, error=True)
+            return e.response(rid)
+        self.gw.served(name)
+        return web.Response(body=json.dumps(dict(result, RequestId=rid)), content_type="application/json")
+
+    # tags -------------------------------------------------------------------------------------
+    def _resource_ids(self, params: dict[str, str], required: bool = True) -> list[str]:
+        self._check_type(params)
+        ids = _indexed(params, "ResourceId")
+        if any(n > MAX_RESOURCE_IDS or n < 1 for n in ids) or len(ids) > MAX_RESOURCE_IDS:
+            raise PopError(400, "NumberExceed.ResourceIds",
+                           f"The ResourceIds parameter's number is exceed , Valid : {MAX_RESOURCE_IDS}")
+        if required and not ids:
+            raise PopError(400, "MissingParameter", "The input parameter \"ResourceId\" that is mandatory for processing this request is not supplied.")
+        out = [ids[n] for n in sorted(ids)]
+        unknown = [i for i in out if i not in self.cloud.instances]
+        if unknown and required:
+            raise PopError(404, "InvalidResourceId.NotFound", "The specified ResourceIds are not found in our records.")
+        return out
+
+    def _check_type(self, params: dict[str, str]) -> None:
+        rtype = params.get("ResourceType")
+        if not rtype:
+            raise PopError(400, "MissingParameter", "The input parameter \"ResourceType\" that is mandatory for processing this request is not supplied.")
+        self.resource_types_seen[rtype] += 1
+        if rtype.lower() != "instance":
+            raise PopError(404, "InvalidResourceType.NotFound", "The ResourceType provided does not exist in our records.")
+
+    def _tags(self, params: dict[str, str]) -> dict[str, str]:
+        keys = _indexed(params, "Tag", ".Key")
+        values = _indexed(params, "Tag", ".Value")
+        if any(n > MAX_TAGS or n < 1 for n in keys) or len(keys) > MAX_TAGS:
+            raise PopError(400, "NumberExceed.Tags", f"The Tags parameter's number is exceed , Valid : {MAX_TAGS}")
+        out: dict[str, str] = {}
+        for n in sorted(keys):
+            k, v = keys[n], values.get(n, "")
+            if not k or len(k) > 128 or k.startswith(("aliyun", "acs:")) or "http://" in k or "https://" in k:
+                raise PopError(400, "InvalidTagKey.Malformed", "The specified Tag.n.Key is not valid.")
+            if len(v) > 128 or v.startswith(("aliyun", "acs:")) or "http://" in v or "https://" in v:
+                raise PopError(400, "InvalidTagValue.Malformed", "The specified Tag.n.Value is not valid.")
+            if k in out:
+                raise PopError(400, "Duplicate.TagKey", "The Tag.N.Key contain duplicate key.")
+            out[k] = v
+        return out
+
+    def tag_resources(self, params: dict[str, str]) -> dict:
+        ids = self._resource_ids(params)
+        tags = self._tags(params)
+        if not tags:
+            raise PopError(400, "MissingParameter", "The input parameter \"Tag\" that is mandatory for processing this request is not supplied.")
+        for i in ids:
+            if len(set(self.cloud.instances[i].tags) | set(tags)) > MAX_TAGS_PER_RESOURCE:
+                raise PopError(400, "InvalidTagCount", f"The number of tags on resource {i} exceeds {MAX_TAGS_PER_RESOURCE}.")
+        self.cloud.tag_instances(ids, tags)
+        return {}
+
+    def untag_resources(self, params: dict[str, str]) -> dict:
+        ids = self._resource_ids(params)
+        keys = _indexed(params, "TagKey")
+        if len(keys) > MAX_TAGS or any(n > MAX_TAGS for n in keys):
+            raise PopError(400, "NumberExceed.Tags", f"The Tags parameter's number is exceed , Valid : {MAX_TAGS}")
+        if keys:
+            self.cloud.untag_instances(ids, [keys[n] for n in sorted(keys)])
+        elif str(params.get("All", "")).lower() == "true":
+            for i in ids:
+                self.cloud.untag_instances([i], list(self.cloud.instances[i].tags))
+        return {}
+
+    def list_tag_resources(self, params: dict[str, str]) -> dict:
+        ids = self._resource_ids(params, required=False)
+        tags = self._tags(params)
+        if not ids and not tags:
+            raise PopError(400, "MissingParameter", "ResourceId.N or Tag.N must be specified.")
+        rows = []
+        for iid in (ids or list(self.cloud.instances)):
+            inst = self.cloud.instances.get(iid)
+            if inst is None:
+                continue
+            if any(k not in inst.tags or (v and inst.tags[k] != v) for k, v in tags.items()):
+                continue
+            for k, v in inst.tags.items():
+                rows.append({"ResourceId": iid, "ResourceType": "instance", "TagKey": k, "TagValue": v})
+        start = int(params.get("NextToken") or 0)
+        page = rows[start:start + LIST_TAGS_PAGE]
+        nxt = start + LIST_TAGS_PAGE
+        return {"NextToken": str(nxt) if nxt < len(rows) else "", "TagResources": {"TagResource": page}}
+
+    # disks and instance types -----------------------------------------------------------------
+    def describe_disks(self, params: dict[str, str]) -> dict:
+        try:
+            size = int(params.get("PageSize", "10"))
+            number = int(params.get("PageNumber", "1"))
+        except ValueError:
+            raise PopError(400, "InvalidParameter", "PageSize and PageNumber must be integers.")
+        if not 1 <= size <= MAX_PAGE_SIZE or number < 1:
+            raise PopError(400, "InvalidParameter.PageSize", f"PageSize must be 1-{MAX_PAGE_SIZE}.")
+        disks = list(self.cloud.disks.values())
+        if params.get("InstanceId"):
+            disks = [d for d in disks if d.instance_id == params["InstanceId"]]
+        if params.get("DiskIds"):
+            try:
+                wanted = set(json.loads(params["DiskIds"]))
+            except ValueError:
+                raise PopError(400, "InvalidDiskIds.Malformed", "The specified parameter DiskIds is not valid (a JSON array).")
+            disks = [d for d in disks if d.id in wanted]
+        if params.get("Status"):
+            disks = [d for d in disks if d.status == params["Status"]]
+        page = disks[(number - 1) * size: number * size]
+        return {"TotalCount": len(disks), "PageNumber": number, "PageSize": size, "NextToken": "",
+                "Disks": {"Disk": [self._disk_doc(d) for d in page]}}
+
+    def _disk_doc(self, d: Any) -> dict:
+        doc = {"DiskId": d.id, "DiskName": d.pv_name or "", "Description": "", "RegionId": self.cloud.region,
+               "ZoneId": d.zone, "Category": d.category, "Size": d.size_gib, "Status": d.status, "Type": "data",
+               "InstanceId": d.instance_id or "", "Device": d.device, "Portable": True, "DeleteWithInstance": False,
+               "Encrypted": False, "CreationTime": CREATED, "Tags": {"Tag": []},
+               "Attachments": {"Attachment": [{"InstanceId": d.instance_id, "Device": d.device,
+                                               "AttachedTime": CREATED}] if d.instance_id else []}}
+        if d.serial_number:  # disks created before 2020-06-10 have none, and the field is absent
+            doc["SerialNumber"] = d.serial_number
+        return doc
+
+    def describe_instance_types(self, params: dict[str, str]) -> dict:
+        wanted = _indexed(params, "InstanceTypes")
+        if len(wanted) > MAX_INSTANCE_TYPES or any(n > MAX_INSTANCE_TYPES for n in wanted):
+            raise PopError(400, "InvalidParameter.InstanceTypes",
+                           f"InstanceTypes.N accepts at most {MAX_INSTANCE_TYPES} values.")
+        names = set(wanted.values())
+        types = [dict(t) for name, t in self.cloud.instance_types.items() if not names or name in names]
+        return {"NextToken": "", "InstanceTypes": {"InstanceType": types}}

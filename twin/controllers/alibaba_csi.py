@@ -1,0 +1,273 @@
+"""The controller side of the Alibaba Cloud CSI plugins: cloud disks (ECS) and local PMEM volumes.
+
+Disk attach/detach follows pkg/disk/attachdetach_slot.go and ECS as REFERENCE.md describes them:
+- Per node slots from the FeatureGates (cloud.driver_limits): with (1, 1) ONE slot shared by attach and
+  detach, detach first; with DiskADController + DiskParallelAttach (provisioner addon) and DiskADController
+  (csi-plugin): 32 attach slots; detach 1, or 5 with DiskParallelDetach.
+- ECS itself: an AttachDisk/DetachDisk while another disk operation runs on the same instance is rejected with
+  InvalidOperation.Conflict (gRPC Aborted; the attacher retries with backoff) unless the instance carries the
+  tag supportConcurrencyAttach=true (supportConcurrencyDetach=true for detaches). Accepted operations overlap,
+  but the instance hot-plugs one disk at a time (attach_hotplug): that is why 56 parallel attaches take ~37 s
+  and not ~3 s (seed 000).
+- With DiskADController on, a disk without a serial number cannot be attached by the controller
+  (InvalidArgument).
+Deviation: with DiskADController off the real csi-plugin attaches on the node inside NodeStageVolume and the
+VolumeAttachment is marked attached at once; the twin attaches in the controller in both modes (same slot,
+same timing to pod start), so VolumeAttachment.status.attached always means "the disk is on the instance".
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import secrets
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from .csi_drivers import DISK, DISK_TOPOLOGY_KEY, LOCAL, Backend, CSIError
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+GIB = 1024 ** 3
+
+
+class NodeSlots:
+    """Attach/detach slots of one node, with limits re-read on every grant (gates may flip at run time)."""
+
+    def __init__(self, limits) -> None:
+        self.limits = limits
+        self.inflight = {"attach": 0, "detach": 0}
+        self.waiters: dict[str, collections.deque] = {"detach": collections.deque(), "attach": collections.deque()}
+
+    def _can(self, kind: str) -> bool:
+        a, d = self.limits()
+        if (a, d) == (1, 1):  # one slot for both
+            return self.inflight["attach"] + self.inflight["detach"] == 0
+        return self.inflight[kind] < (a if kind == "attach" else d)
+
+    def dispatch(self) -> None:
+        for kind in ("detach", "attach"):  # detach first
+            q = self.waiters[kind]
+            while q and self._can(kind):
+                fut = q.popleft()
+                if fut.done():
+                    continue
+                self.inflight[kind] += 1
+                fut.set_result(None)
+
+    async def acquire(self, kind: str) -> None:
+        if not self.waiters["detach"] and not self.waiters[kind] and self._can(kind):
+            self.inflight[kind] += 1
+            return
+        fut = asyncio.get_running_loop().create_future()
+        self.waiters[kind].append(fut)
+        self.dispatch()
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release(kind)
+            raise
+
+    def release(self, kind: str) -> None:
+        self.inflight[kind] -= 1
+        self.dispatch()
+
+
+class NodeStats:
+    def __init__(self) -> None:
+        self.ecs_inflight = {"attach": 0, "detach": 0}
+        self.max_ecs = {"attach": 0, "detach": 0}
+        self.done = {"attach": 0, "detach": 0}
+        self.conflicts = 0
+        self.invalid = 0
+
+    def doc(self) -> dict[str, Any]:
+        return {"max_attaching": self.max_ecs["attach"], "max_detaching": self.max_ecs["detach"],
+                "attaching": self.ecs_inflight["attach"], "detaching": self.ecs_inflight["detach"],
+                "attaches": self.done["attach"], "detaches": self.done["detach"],
+                "conflicts": self.conflicts, "invalid_argument": self.invalid}
+
+
+class DiskBackend(Backend):
+    driver = DISK
+    topology_key = DISK_TOPOLOGY_KEY
+
+    def __init__(self, cluster: "Cluster") -> None:
+        super().__init__(cluster)
+        self.slots: dict[str, NodeSlots] = {}
+        self.node_stats: dict[str, NodeStats] = collections.defaultdict(NodeStats)
+        self.hotplug: dict[str, asyncio.Lock] = {}
+        self.snapshots: dict[str, dict[str, Any]] = {}
+        cloud = getattr(cluster, "cloud", None)
+        if cloud is not None:
+            cloud.subscribe(lambda reason: [s.dispatch() for s in self.slots.values()])
+
+    @property
+    def cloud(self):
+        return self.cluster.cloud
+
+    def _slots(self, node: str, instance_id: str) -> NodeSlots:
+        s = self.slots.get(node)
+        if s is None:
+            s = self.slots[node] = NodeSlots(lambda: self.cloud.driver_limits(instance_id))
+        return s
+
+    # provisioning ------------------------------------------------------------------------------
+    async def create_volume(self, req: dict[str, Any]) -> dict[str, Any]:
+        params = req.get("parameters") or {}
+        category = str(params.get("type", "cloud_auto")).split(",")[0]
+        size_gib = max(1, -(-int(req["capacity_bytes"]) // GIB))
+        zone = req.get("zone") or "cn-hangzhou-k"
+        src = req.get("source")
+        if src and src["kind"] == "volume":
+            raise CSIError("InvalidArgument", "disk volumes cannot be cloned from a volume directly; "
+                                              "create a VolumeSnapshot and restore it")
+        if src:
+            snap = self.snapshots.get(src["handle"])
+            if snap is None:
+                raise CSIError("NotFound", f"snapshot {src['handle']} not found")
+            size_gib = max(size_gib, snap["size_gib"])
+            await self.sleep(self.cal.latency(DISK, "clone_volume"))
+        else:
+            await self.sleep(self.cal.latency(DISK, "create_volume"))
+        disk = self.cloud.create_disk(size_gib, category, pv_name=req["name"], zone=zone)
+        attrs = {k: str(v) for k, v in params.items() if not k.startswith("csi.storage.k8s.io/")}
+        attrs["storage.kubernetes.io/csiProvisionerIdentity"] = f"{int(time.time() * 1000)}-1-{DISK}"
+        return {"volume_handle": disk.id, "capacity_bytes": size_gib * GIB, "attributes": attrs,
+                "accessible_topology": {DISK_TOPOLOGY_KEY: zone}}
+
+    async def delete_volume(self, pv: dict[str, Any]) -> None:
+        handle = pv["spec"]["csi"]["volumeHandle"]
+        disk = self.cloud.disks.get(handle)
+        if disk is None:
+            return  # already gone: DeleteVolume is idempotent
+        if disk.instance_id:
+            raise CSIError("FailedPrecondition", f"disk {handle} is In_use on instance {disk.instance_id}; "
+                                                 "ECS DeleteDisk refuses attached disks")
+        await self.sleep(self.cal.latency(DISK, "delete_volume"))
+        self.cloud.delete_disk(handle)
+
+    # attach / detach ---------------------------------------------------------------------------
+    async def _ecs(self, node: str, instance_id: str, kind: str, disk: Any) -> None:
+        """One ECS AttachDisk/DetachDisk call and its wait, as ECS serves it."""
+        st = self.node_stats[node]
+        busy = st.ecs_inflight["attach"] + st.ecs_inflight["detach"]
+        if busy and not self.cloud.ecs_allows_concurrent(instance_id, kind):
+            await self.sleep(self.cal.latency(DISK, "conflict"))
+            st.conflicts += 1
+            op = "AttachDisk" if kind == "attach" else "DetachDisk"
+            raise CSIError("Aborted", f"{op} {disk.id} to {instance_id}: InvalidOperation.Conflict: the "
+                                      "instance has another disk operation in progress; tag it "
+                                      f"supportConcurrency{kind.capitalize()}=true to run them in parallel")
+        st.ecs_inflight[kind] += 1
+        st.max_ecs[kind] = max(st.max_ecs[kind], st.ecs_inflight[kind])
+        try:
+            disk.status = "Attaching" if kind == "attach" else "Detaching"
+            await self.sleep(self.cal.latency(DISK, kind))
+            lock = self.hotplug.setdefault(instance_id, asyncio.Lock())
+            async with lock:
+                await self.sleep(self.cal.latency(DISK, f"{kind}_hotplug"))
+            if kind == "attach":
+                disk.instance_id, disk.status = instance_id, "In_use"
+                disk.device = f"/dev/vd{chr(ord('b') + sum(1 for d in self.cloud.disks.values() if d.instance_id == instance_id) % 24)}"
+            else:
+                disk.instance_id, disk.status, disk.device = None, "Available", ""
+            st.done[kind] += 1
+        finally:
+            st.ecs_inflight[kind] -= 1
+
+    def _resolve(self, pv: dict[str, Any], node: str):
+        inst = self.cloud.instance_by_node(node)
+        if inst is None:
+            raise CSIError("NotFound", f"node {node} is not an ECS instance of this cluster")
+        handle = pv["spec"]["csi"]["volumeHandle"]
+        disk = self.cloud.disks.get(handle)
+        if disk is None:
+            raise CSIError("NotFound", f"disk {handle} not found")
+        return inst, disk
+
+    async def publish(self, pv: dict[str, Any], node: str) -> dict[str, str]:
+        inst, disk = self._resolve(pv, node)
+        if disk.instance_id == inst.id:
+            return {"diskId": disk.id, "serialNumber": disk.serial_number or ""}
+        if disk.instance_id:
+            raise CSIError("FailedPrecondition", f"disk {disk.id} is attached to {disk.instance_id}")
+        if self.cloud.controller_attach() and not disk.serial_number:
+            self.node_stats[node].invalid += 1
+            raise CSIError("InvalidArgument", f"disk {disk.id} has no serial number (created before 2020-06-10): "
+                                              "it cannot be attached by the controller with DiskADController "
+                                              "enabled")
+        slots = self._slots(node, inst.id)
+        await slots.acquire("attach")
+        try:
+            await self._ecs(node, inst.id, "attach", disk)
+        finally:
+            slots.release("attach")
+        return {"diskId": disk.id, "serialNumber": disk.serial_number or ""}
+
+    async def unpublish(self, pv: dict[str, Any], node: str) -> None:
+        inst, disk = self._resolve(pv, node)
+        if disk.instance_id != inst.id:
+            return  # not attached here: ControllerUnpublish is idempotent
+        slots = self._slots(node, inst.id)
+        await slots.acquire("detach")
+        try:
+            await self._ecs(node, inst.id, "detach", disk)
+        finally:
+            slots.release("detach")
+
+    # snapshots ---------------------------------------------------------------------------------
+    async def create_snapshot(self, pv: dict[str, Any], name: str, parameters: dict[str, Any]) -> dict[str, Any]:
+        disk = self.cloud.disks.get(pv["spec"]["csi"]["volumeHandle"])
+        if disk is None:
+            raise CSIError("NotFound", f"disk {pv['spec']['csi']['volumeHandle']} not found")
+        await self.sleep(self.cal.latency(DISK, "create_snapshot"))
+        sid = "s-" + secrets.token_hex(10)
+        self.snapshots[sid] = {"disk": disk.id, "size_gib": disk.size_gib, "name": name}
+        return {"snapshot_handle": sid, "restore_size": disk.size_gib * GIB, "creation_time": time.time_ns()}
+
+    async def delete_snapshot(self, handle: str) -> None:
+        if handle in self.snapshots:
+            await self.sleep(self.cal.latency(DISK, "delete_snapshot"))
+            self.snapshots.pop(handle, None)
+
+    def stats(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        if body and "attach" in (body.get("reset") or []):
+            for s in self.node_stats.values():
+                s.max_ecs = dict(s.ecs_inflight)
+                s.conflicts = s.invalid = 0
+                s.done = {"attach": 0, "detach": 0}
+        return {"nodes": {n: s.doc() for n, s in self.node_stats.items()},
+                "snapshots": len(self.snapshots)}
+
+
+class LocalBackend(Backend):
+    """PMEM/LVM local volumes: WaitForFirstConsumer, the volume lives on the selected node."""
+
+    driver = LOCAL
+    topology_key = "kubernetes.io/hostname"
+
+    async def create_volume(self, req: dict[str, Any]) -> dict[str, Any]:
+        node = req.get("node")
+        if not node:
+            raise CSIError("InvalidArgument", "local volumes need volumeBindingMode WaitForFirstConsumer "
+                                              "(no selected node)")
+        if req.get("source"):
+            raise CSIError("InvalidArgument", "local volumes cannot be cloned")
+        await self.sleep(self.cal.latency(LOCAL, "create_volume"))
+        params = req.get("parameters") or {}
+        attrs = {k: str(v) for k, v in params.items() if not k.startswith("csi.storage.k8s.io/")}
+        attrs.setdefault("volumeType", "PMEM")
+        if attrs.get("volumeType") == "PMEM":
+            attrs.setdefault("pmemType", "lvm")
+            if attrs["pmemType"] == "lvm":
+                attrs.setdefault("lvmType", "linear")
+                attrs.setdefault("vgName", "pmemvgregion0")
+        attrs["storage.kubernetes.io/csiProvisionerIdentity"] = f"{int(time.time() * 1000)}-1-{LOCAL}"
+        return {"volume_handle": req["name"] or str(uuid.uuid4()), "capacity_bytes": int(req["capacity_bytes"]),
+                "attributes": attrs, "accessible_topology": {"kubernetes.io/hostname": node}}
+
+    async def delete_volume(self, pv: dict[str, Any]) -> None:
+        await self.sleep(self.cal.latency(LOCAL, "delete_volume"))

@@ -1,0 +1,224 @@
+"""The CSI drivers the twin runs: their CSIDriver objects, CSINode entries, built-in StorageClasses, and the
+registry of driver backends the sidecars (provisioner, attacher, snapshotter) call.
+
+Drivers (REFERENCE.md):
+  diskplugin.csi.alibabacloud.com   Alibaba Cloud disks; attachRequired true; CSINode allocatable
+                                    DiskQuantity 56 - 1 system disk = 55; topology key
+                                    topology.diskplugin.csi.alibabacloud.com/zone
+  localplugin.csi.alibabacloud.com  PMEM/LVM local volumes; attachRequired false, podInfoOnMount true
+  csi.trident.netapp.io             NetApp Trident (twin/controllers/trident.py); attachRequired true, so NFS
+                                    publishes create VolumeAttachments too
+
+StorageClasses: the ones an ACK cluster comes with (alicloud-disk-*; seed 001 uses alicloud-disk-topology),
+none of them default, as on ACK: a PVC without storageClassName stays Pending there too. Trident's per-backend
+classes are created by trident.py.
+
+Backends implement the CSI controller calls as coroutines and raise CSIError with a gRPC code; the sidecars
+turn errors into events / status and retry with backoff. `cluster.csi_backends[driver]` is the registry.
+POST /_twin/storage answers every storage controller's figures (throttles, attach slots, Trident's locks,
+fault hits): `cluster.storage_stats[name] = fn(body) -> dict` adds one.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .. import calibration, errors
+from .base import Controller
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+log = logging.getLogger("twin")
+
+DISK = "diskplugin.csi.alibabacloud.com"
+LOCAL = "localplugin.csi.alibabacloud.com"
+TRIDENT = "csi.trident.netapp.io"
+DISK_TOPOLOGY_KEY = "topology.diskplugin.csi.alibabacloud.com/zone"
+
+CSI_DRIVERS: dict[str, dict[str, Any]] = {
+    DISK: {"attachRequired": True, "podInfoOnMount": False, "fsGroupPolicy": "ReadWriteOnceWithFSType"},
+    LOCAL: {"attachRequired": False, "podInfoOnMount": True, "fsGroupPolicy": "ReadWriteOnceWithFSType"},
+    TRIDENT: {"attachRequired": True, "podInfoOnMount": False, "fsGroupPolicy": "ReadWriteOnceWithFSType"},
+}
+
+
+def _disk_sc(name: str, disk_type: str, wffc: bool) -> dict[str, Any]:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+            "provisioner": DISK, "parameters": {"type": disk_type}, "reclaimPolicy": "Delete",
+            "allowVolumeExpansion": True, "volumeBindingMode": "WaitForFirstConsumer" if wffc else "Immediate"}
+
+
+ACK_STORAGE_CLASSES = [
+    _disk_sc("alicloud-disk-efficiency", "cloud_efficiency", False),
+    _disk_sc("alicloud-disk-ssd", "cloud_ssd", False),
+    _disk_sc("alicloud-disk-essd", "cloud_essd", False),
+    _disk_sc("alicloud-disk-available", "available", False),
+    _disk_sc("alicloud-disk-topology", "cloud_ssd", True),
+    _disk_sc("alicloud-disk-topology-alltype", "cloud_essd,cloud_ssd,cloud_efficiency", True),
+]
+
+
+class CSIError(Exception):
+    """A CSI call's gRPC error: code (Aborted, InvalidArgument, Internal, DeadlineExceeded, ...) and message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"rpc error: code = {code} desc = {message}")
+        self.code = code
+        self.message = message
+
+
+class Backend:
+    """The controller side of one CSI driver. Subclasses override what their driver supports."""
+
+    driver = ""
+    topology_key: str | None = None
+
+    def __init__(self, cluster: "Cluster") -> None:
+        self.cluster = cluster
+        self.cal = calibration.load()
+
+    def sleep(self, seconds: float) -> "asyncio.Future[None]":
+        return asyncio.sleep(seconds * self.cluster.time_scale)
+
+    # throttles of this driver's sidecars (None: not modelled, the managed sidecar is not the bottleneck)
+    def sidecar(self, role: str) -> Any:
+        return None
+
+    async def create_volume(self, req: dict[str, Any]) -> dict[str, Any]:
+        """req: name (pv name), capacity_bytes, parameters (SC), pvc, node (selected node or None),
+        source: None | {"kind": "snapshot"|"volume", "handle": ...}.
+        Returns {"volume_handle", "capacity_bytes", "attributes": {...}, "accessible_topology": {k: v} | None}."""
+        raise CSIError("Unimplemented", f"{self.driver} cannot create volumes")
+
+    async def delete_volume(self, pv: dict[str, Any]) -> None:
+        raise CSIError("Unimplemented", f"{self.driver} cannot delete volumes")
+
+    async def publish(self, pv: dict[str, Any], node: str) -> dict[str, str]:
+        return {}
+
+    async def unpublish(self, pv: dict[str, Any], node: str) -> None:
+        return None
+
+    async def create_snapshot(self, pv: dict[str, Any], name: str, parameters: dict[str, Any]) -> dict[str, Any]:
+        """Returns {"snapshot_handle", "restore_size" (bytes), "creation_time" (ns since epoch)}."""
+        raise CSIError("Unimplemented", f"{self.driver} cannot take snapshots")
+
+    async def delete_snapshot(self, handle: str) -> None:
+        raise CSIError("Unimplemented", f"{self.driver} cannot delete snapshots")
+
+    def stats(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {}
+
+
+def backends(cluster: "Cluster") -> dict[str, Backend]:
+    reg = getattr(cluster, "csi_backends", None)
+    if reg is None:
+        reg = {}
+        cluster.csi_backends = reg
+    return reg
+
+
+def stats_registry(cluster: "Cluster") -> dict[str, Any]:
+    reg = getattr(cluster, "storage_stats", None)
+    if reg is None:
+        reg = {}
+        cluster.storage_stats = reg
+    return reg
+
+
+async def with_faults(cluster: "Cluster", operation: str, key: str, driver: str, call: Any) -> Any:
+    """Run one CSI call (an awaitable factory) unless an injected fault fails or hangs it first."""
+    f = cluster.faults.op_fault(operation, key, driver) if hasattr(cluster.faults, "op_fault") else None
+    if f is not None:
+        if f.mode == "timeout":
+            await asyncio.sleep(f.seconds * cluster.time_scale)
+        raise CSIError(f.code, f.message)
+    return await call()
+
+
+def backoff(attempt: int, start: float, cap: float) -> float:
+    """workqueue.ItemExponentialFailureRateLimiter: start * 2^(failures-1), capped (cluster seconds)."""
+    return min(cap, start * (2 ** max(0, attempt - 1)))
+
+
+class CSIDrivers(Controller):
+    """Creates the drivers' API objects at start and keeps every CSINode listing them."""
+
+    name = "csi-drivers"
+
+    def __init__(self, cluster: "Cluster") -> None:
+        super().__init__(cluster)
+        from .alibaba_csi import DiskBackend, LocalBackend
+
+        reg = backends(cluster)
+        reg[DISK] = DiskBackend(cluster)
+        reg[LOCAL] = LocalBackend(cluster)
+        stats = stats_registry(cluster)
+        stats["faults"] = lambda body: {"rules": cluster.faults.rules, "hits": dict(getattr(cluster.faults, "hits", {}))}
+        stats["backends"] = lambda body: {k: b.stats(body) for k, b in reg.items()}
+        cluster.admin_handlers["storage"] = self._admin
+        self._create_objects()
+
+    async def _admin(self, body: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for name, fn in list(stats_registry(self.cluster).items()):
+            if body.get("only") and name not in body["only"]:
+                continue
+            out[name] = fn(body)
+        return out
+
+    def _create_objects(self) -> None:
+        drv_rt = self.store.rt("storage.k8s.io", "v1", "csidrivers")
+        for name, spec in CSI_DRIVERS.items():
+            if not self.store.exists(drv_rt, None, name):
+                self.store.create(drv_rt, None, {"metadata": {"name": name}, "spec": dict(spec, volumeLifecycleModes=["Persistent"])})
+        sc_rt = self.store.rt("storage.k8s.io", "v1", "storageclasses")
+        for sc in ACK_STORAGE_CLASSES:
+            if not self.store.exists(sc_rt, None, sc["metadata"]["name"]):
+                self.store.create(sc_rt, None, sc)
+        if "snapshot" in getattr(self.cluster, "crd_sets", ()):
+            vsc_rt = self.store.rt("snapshot.storage.k8s.io", "v1", "volumesnapshotclasses")
+            if not self.store.exists(vsc_rt, None, "alibabacloud-disk-snapshot"):
+                self.store.create(vsc_rt, None, {
+                    "apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotClass",
+                    "metadata": {"name": "alibabacloud-disk-snapshot",
+                                 "annotations": {"snapshot.storage.kubernetes.io/is-default-class": "true"}},
+                    "driver": DISK, "deletionPolicy": "Delete", "parameters": {"instantAccess": "true"}})
+        for e in self.store.list_entries(self.store.rt("storage.k8s.io", "v1", "csinodes")):
+            self._register(e.obj["metadata"]["name"])
+
+    def _node_entry(self, driver: str, node: str) -> dict[str, Any]:
+        if driver == DISK:
+            inst = self.cluster.cloud.instance_by_node(node) if getattr(self.cluster, "cloud", None) else None
+            count = (self.cluster.cloud.disk_quantity(inst.id) - 1) if inst else self._cal_limit()
+            return {"name": DISK, "nodeID": inst.id if inst else node, "topologyKeys": [DISK_TOPOLOGY_KEY],
+                    "allocatable": {"count": count}}
+        if driver == LOCAL:
+            return {"name": LOCAL, "nodeID": node, "topologyKeys": ["kubernetes.io/hostname"]}
+        return {"name": driver, "nodeID": node, "topologyKeys": None}
+
+    def _cal_limit(self) -> int:
+        return calibration.load().limit(DISK, "allocatable")
+
+    def _register(self, node: str) -> None:
+        rt = self.store.rt("storage.k8s.io", "v1", "csinodes")
+        try:
+            obj = self.store.get(rt, None, node)
+        except errors.ApiError:
+            return
+        drivers = obj.setdefault("spec", {}).get("drivers") or []
+        have = {d["name"] for d in drivers}
+        added = [self._node_entry(d, node) for d in CSI_DRIVERS if d not in have]
+        if added:
+            for a in added:
+                if a.get("topologyKeys") is None:
+                    a.pop("topologyKeys")
+            obj["spec"]["drivers"] = drivers + added
+            self.store.update(rt, None, node, obj, _internal=True)
+
+    async def run(self) -> None:
+        async for etype, obj in self.watch("storage.k8s.io", "v1", "csinodes"):
+            if etype == "ADDED":
+                self._register(obj["metadata"]["name"])
