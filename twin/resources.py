@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -20,6 +21,10 @@ class ResourceType:
     categories: tuple[str, ...] = ()
     crd: bool = False
     served_versions: tuple[str, ...] = field(default=())
+    # CRDs: the compiled openAPIV3Schema, additionalPrinterColumns and the scale subresource's paths
+    schema: Any = field(default=None, compare=False, hash=False, repr=False)
+    columns: tuple = field(default=(), compare=False, hash=False, repr=False)
+    scale: Any = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -71,10 +76,16 @@ BUILTIN = [
     _r("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
     _r("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _r("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False, ["crd", "crds"], ["status"], True),
+    _r("", "v1", "podtemplates", "PodTemplate", True),
+    _r("", "v1", "resourcequotas", "ResourceQuota", True, ["quota"], ["status"]),
+    _r("", "v1", "limitranges", "LimitRange", True, ["limits"]),
+    _r("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ["hpa"], ["status"], True, ["all"]),
+    _r("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ["pdb"], ["status"], True),
+    _r("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ["pc"]),
 ]
 
-# Groups that exist for subresources only (Scale lives in autoscaling/v1).
-EXTRA_GROUP_VERSIONS = {"autoscaling": ["v1"]}
+# Groups that exist for subresources only (none: Scale's autoscaling/v1 also serves HPAs).
+EXTRA_GROUP_VERSIONS: dict[str, list[str]] = {}
 
 
 class Registry:
@@ -82,19 +93,35 @@ class Registry:
 
     def __init__(self) -> None:
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
+        self._by_key: dict[tuple[str, str], ResourceType] = {}
         self._crd_owned: dict[str, list[tuple[str, str, str]]] = {}
+        self.generation = 0  # bumped whenever the set of served resources changes (discovery caches)
         for r in BUILTIN:
             self.add(r)
 
     def add(self, r: ResourceType) -> None:
         self._by_gvr[(r.group, r.version, r.plural)] = r
+        self._by_key.setdefault(r.key, r)
+        self.generation += 1
+
+    def schema(self, r: ResourceType) -> Any:
+        """The compiled schema of a CRD-served type (None: no schema known)."""
+        cur = self._by_gvr.get((r.group, r.version, r.plural))
+        return (cur or r).schema
+
+    def crd_types(self, crd_name: str) -> list[ResourceType]:
+        return [self._by_gvr[k] for k in self._crd_owned.get(crd_name, []) if k in self._by_gvr]
 
     def get(self, group: str, version: str, plural: str) -> ResourceType | None:
         return self._by_gvr.get((group, version, plural))
 
     def by_key(self, key: tuple[str, str]) -> ResourceType | None:
+        r = self._by_key.get(key)
+        if r is not None and (r.group, r.version, r.plural) in self._by_gvr:
+            return r
         for r in self._by_gvr.values():
             if r.key == key:
+                self._by_key[key] = r
                 return r
         return None
 
@@ -124,21 +151,32 @@ class Registry:
 
     # CRDs -------------------------------------------------------------------------------
     def register_crd(self, crd: dict) -> None:
+        from .validation import compile_crd_schema
+
         spec = crd["spec"]
         names = spec["names"]
         self.unregister_crd(crd["metadata"]["name"])
         keys = []
         served = [v for v in spec.get("versions", []) if v.get("served", True)]
+        # the storage version first: it is the preferred version in discovery
+        served.sort(key=lambda v: not v.get("storage"))
         for v in served:
-            subs = tuple(s for s in ("status", "scale") if s in (v.get("subresources") or {}))
+            subres = v.get("subresources") or {}
+            subs = tuple(s for s in ("status", "scale") if s in subres)
+            schema = compile_crd_schema((v.get("schema") or {}).get("openAPIV3Schema"))
             r = ResourceType(spec["group"], v["name"], names["plural"], names["kind"],
                              spec.get("scope", "Namespaced") == "Namespaced",
                              tuple(names.get("shortNames", [])), subs, True,
-                             tuple(names.get("categories", [])), True, tuple(x["name"] for x in served))
+                             tuple(names.get("categories", [])), True, tuple(x["name"] for x in served),
+                             schema=schema, columns=tuple(v.get("additionalPrinterColumns") or ()),
+                             scale=subres.get("scale"))
             self.add(r)
             keys.append((r.group, r.version, r.plural))
         self._crd_owned[crd["metadata"]["name"]] = keys
 
     def unregister_crd(self, name: str) -> None:
         for k in self._crd_owned.pop(name, []):
-            self._by_gvr.pop(k, None)
+            r = self._by_gvr.pop(k, None)
+            if r is not None and self._by_key.get(r.key) is r:
+                self._by_key.pop(r.key, None)
+            self.generation += 1

@@ -87,11 +87,21 @@ _PER_KIND = {
 }
 
 
+def field_equalities(text: str | None) -> dict[str, str]:
+    """The `field=value` terms of a field selector (for index lookups; the predicate still applies)."""
+    out: dict[str, str] = {}
+    for term in _split_terms(text or ""):
+        m = re.match(r"^\s*([A-Za-z0-9._-]+)\s*(==|=)\s*(.*?)\s*$", term)
+        if m and "!" not in term.split("=")[0]:
+            out[m.group(1)] = m.group(3)
+    return out
+
+
 def parse_field_selector(text: str | None, kind: str, crd: bool = False) -> Predicate:
     if not text:
         return lambda obj: True
     checks: list[Predicate] = []
-    allowed = _ALWAYS | _PER_KIND.get(kind, set())
+    allowed = _ALWAYS if crd else _ALWAYS | _PER_KIND.get(kind, set())
     for term in _split_terms(text):
         m = _EQ_RE.match(term) or re.match(r"^\s*([A-Za-z0-9._-]+)\s*(==|=|!=)\s*(.*?)\s*$", term)
         if not m:

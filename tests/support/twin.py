@@ -129,15 +129,18 @@ class Twin:
 
 def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = None, check: bool = False,
                  diff: bool = False, inventory: str | Path | None = None, env: dict[str, str] | None = None,
-                 record_dir: Path | None = None, timeout: float = 900) -> PlaybookRun:
-    """ansible-playbook with the installed collection; every task result is recorded as JSON."""
+                 record_dir: Path | None = None, timeout: float = 900, collections_path: str | None = None) -> PlaybookRun:
+    """ansible-playbook with the installed collection; every task result is recorded as JSON.
+
+    `playbook` may be a path or a collection playbook name such as storageperf.k8s.cluster_info.
+    """
     record_dir = Path(record_dir or REPO / ".cache")
     record_dir.mkdir(parents=True, exist_ok=True)
     record = record_dir / f"results-{time.monotonic_ns()}.jsonl"
     run_env = dict(env or os.environ)
     run_env.update({
         "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
-        "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
+        "ANSIBLE_COLLECTIONS_PATH": collections_path or str(COLLECTIONS),
         "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS),
         "ANSIBLE_CALLBACKS_ENABLED": "record_results",
         "RECORD_RESULTS_FILE": str(record),

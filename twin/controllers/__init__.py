@@ -6,6 +6,12 @@ Add one line per controller; keep the list free of logic.
 CONTROLLER_MODULES = [
     "garbage_collector:GarbageCollector",
     "namespace:NamespaceController",
+    "statefulset:StatefulSetController",
+    "deployment:DeploymentController",
+    "replicaset:ReplicaSetController",
+    "job:JobController",
+    "scheduler:Scheduler",
+    "kubelet:Kubelet",
 ]
 
 

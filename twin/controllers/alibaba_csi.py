@@ -207,6 +207,11 @@ class DiskBackend(Backend):
             slots.release("attach")
         return {"diskId": disk.id, "serialNumber": disk.serial_number or ""}
 
+    def is_attached(self, pv: dict[str, Any], node: str) -> bool:
+        inst = self.cloud.instance_by_node(node)
+        disk = self.cloud.disks.get(pv["spec"]["csi"]["volumeHandle"])
+        return bool(inst and disk and disk.instance_id == inst.id)
+
     async def unpublish(self, pv: dict[str, Any], node: str) -> None:
         inst, disk = self._resolve(pv, node)
         if disk.instance_id != inst.id:

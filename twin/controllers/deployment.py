@@ -141,7 +141,8 @@ class DeploymentController(Controller):
         rs["spec"]["replicas"] = replicas
         if before != replicas:
             direction = "up" if replicas > before else "down"
-            self.event(d, "Normal", "ScalingReplicaSet", f"Scaled {direction} replica set {md['name']} from {before} to {replicas}")
+            self.event(d, "Normal", "ScalingReplicaSet",
+                       f"Scaled {direction} replica set {md['name']} from {before} to {replicas}")
 
     def _recreate(self, d: dict, new_rs: dict, olds: list[dict]) -> None:
         for r in olds:

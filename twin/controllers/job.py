@@ -18,6 +18,7 @@ from ..store import now_iso
 from .base import Controller
 from .podstatus import controller_ref, is_ready, is_terminal, is_terminating, owned_by, owned_pods, random_suffix
 from .syncqueue import SyncQueue
+from datetime import UTC
 
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
@@ -285,9 +286,9 @@ def _set(conditions: list[dict], ctype: str, reason: str | None, message: str | 
 
 
 def _age(ts: str) -> float:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return (datetime.now(timezone.utc) - datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)).total_seconds()
+    return (datetime.now(UTC) - datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)).total_seconds()
 
 
 def _parse_indexes(text: str) -> set[int]:

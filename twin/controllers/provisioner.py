@@ -50,6 +50,7 @@ class ExternalProvisioner(Controller):
         self.identity = uuid.uuid4().hex[:8]
         self.provisioned = 0
         self.failed = 0
+        self.volumes_deleted: set[str] = set()  # PVs whose backend volume is gone (DeleteVolume done)
 
     # queues -------------------------------------------------------------------------------------
     def queue(self, driver: str) -> WorkQueue:
@@ -279,11 +280,14 @@ class ExternalProvisioner(Controller):
         if drv not in backends(self.cluster):
             return
         deleting = bool(pv["metadata"].get("deletionTimestamp"))
-        released = pv.get("status", {}).get("phase") in ("Released", "Failed") \
-            and pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete"
+        delete_policy = pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete"
+        released = pv.get("status", {}).get("phase") in ("Released", "Failed") and delete_policy
         if not released and not deleting:
             return
-        if released:
+        # DeleteVolume once per PV: for a Released PV with policy Delete, or a PV deleted by hand whose
+        # policy is Delete (the finalizer makes the provisioner honour the policy then too)
+        if pv_name not in self.volumes_deleted and (released or (deleting and delete_policy and
+                                                           pv.get("status", {}).get("phase") != "Bound")):
             try:
                 await with_faults(self.cluster, "delete", pv_name, drv,
                                   lambda: backends(self.cluster)[drv].delete_volume(pv))
@@ -291,12 +295,16 @@ class ExternalProvisioner(Controller):
                 await self._call(drv, "create events")
                 self.event(pv, "Warning", "VolumeFailedDelete", str(e), self.component(drv))
                 raise Retry() from e
-            await self._call(drv, "delete persistentvolumes")
-            if self.store.exists(self.pv_rt, None, pv_name):
-                self.store.delete(self.pv_rt, None, pv_name)
+            self.volumes_deleted.add(pv_name)
+            if not deleting:
+                await self._call(drv, "delete persistentvolumes")
+                if self.store.exists(self.pv_rt, None, pv_name):
+                    self.store.delete(self.pv_rt, None, pv_name)
         # the PV is marked for deletion: drop our finalizer (pv-protection is the PV controller's)
         if self.store.exists(self.pv_rt, None, pv_name):
             cur = self.store.get(self.pv_rt, None, pv_name)
             if PROVISIONER_FINALIZER in (cur["metadata"].get("finalizers") or []):
                 await self._call(drv, "patch persistentvolumes")
                 self.store.finalize(self.pv_rt, None, pv_name, PROVISIONER_FINALIZER)
+        if not self.store.exists(self.pv_rt, None, pv_name):
+            self.volumes_deleted.discard(pv_name)

@@ -20,8 +20,7 @@ import collections
 import logging
 import time
 
-from .. import calibration, errors
-from ..store import now_iso
+from .. import calibration
 from .base import Controller
 from .podstatus import is_terminal, set_condition
 
@@ -69,6 +68,7 @@ class Scheduler(Controller):
         self.attempts: collections.Counter[str] = collections.Counter()
         self.assumed: dict[str, tuple[str, dict]] = {}         # uid -> (node, pod) while volumes get bound
         self.wake = asyncio.Event()
+        self.snapshot_stale = False
         self.claim_waiters: dict[tuple[str, str], list[asyncio.Future]] = collections.defaultdict(list)
         self.stats = collections.Counter()
         s.on_change.append(self._on_change)
@@ -89,7 +89,8 @@ class Scheduler(Controller):
                 return
             self.active.pop(uid, None)
             self.parked.pop(uid, None)
-            if etype == "DELETED" or (obj["spec"].get("nodeName") and (is_terminal(obj) or obj["metadata"].get("deletionTimestamp"))):
+            leaving = obj["spec"].get("nodeName") and (is_terminal(obj) or obj["metadata"].get("deletionTimestamp"))
+            if etype == "DELETED" or leaving:
                 self._unpark()  # a pod leaving a node frees its slots and volume count
         elif key in (self.nodes_rt.key, self.csinode_rt.key, self.pv_rt.key, self.sc_rt.key):
             self._unpark()
@@ -102,6 +103,7 @@ class Scheduler(Controller):
 
     def _unpark(self) -> None:
         """moveAllToActiveOrBackoffQueue: a cluster change may make parked pods fit."""
+        self.snapshot_stale = True
         if not self.parked:
             return
         for uid, (k, _) in list(self.parked.items()):
@@ -121,7 +123,7 @@ class Scheduler(Controller):
             if not self.active:
                 try:
                     await asyncio.wait_for(self.wake.wait(), timeout)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
             self.wake.clear()
             now = time.monotonic()
@@ -135,10 +137,14 @@ class Scheduler(Controller):
     async def _cycle(self) -> None:
         """Schedule every active pod once, one scheduling cycle at a time, on one cluster snapshot."""
         snap = Snapshot(self)
+        self.snapshot_stale = False
         while self.active:
             uid, (ns, name) = next(iter(self.active.items()))
             del self.active[uid]
             await self.sleep(scheduler_setting("schedule"))
+            if self.snapshot_stale:  # a pod left a node or the cluster changed while we slept
+                snap = Snapshot(self)
+                self.snapshot_stale = False
             if not self.store.exists(self.pods_rt, ns, name):
                 continue
             pod = self.store.get(self.pods_rt, ns, name)
@@ -227,7 +233,7 @@ class Scheduler(Controller):
             self.claim_waiters[pending[0]].append(fut)
             try:
                 await asyncio.wait_for(fut, min(left, 1.0))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def _claim_bound(self, ns: str, name: str) -> bool:
@@ -262,7 +268,7 @@ class Snapshot:
             node = e.obj["spec"].get("nodeName")
             if node and not is_terminal(e.obj):
                 self._add(e.obj, node)
-        for uid, (node, pod) in sched.assumed.items():
+        for node, pod in sched.assumed.values():
             self._add(pod, node)
 
     def _add(self, pod: dict, node: str) -> None:
@@ -357,7 +363,8 @@ class Snapshot:
         name = nmd["name"]
         labels = nmd.get("labels") or {}
         nspec = node.get("spec") or {}
-        if nspec.get("unschedulable") and not _tolerates(spec, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}):
+        unschedulable_taint = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+        if nspec.get("unschedulable") and not _tolerates(spec, unschedulable_taint):
             return "node(s) were unschedulable"
         if not _node_ready(node):
             return "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"
@@ -493,6 +500,3 @@ def pod_requests(pod: dict) -> collections.Counter:
             total[res] = max(total[res], quantity(q, res))
     return total
 
-
-def _unused() -> None:  # keep imports honest for linters
-    return None if (errors, now_iso) else None

@@ -49,20 +49,29 @@ class Item:
 class Tracker:
     """Items of one step over one World. Callers hold one lock around every method."""
 
-    def __init__(self, world, items, give_up_after_warnings=0):
+    def __init__(self, world, items=(), give_up_after_warnings=0):
         self.world = world
-        self.items = dict((i.name, i) for i in items)
-        if len(self.items) != len(items):
-            raise ValueError("item names in one step must be unique")
+        self.items = {}
         self.give_up = int(give_up_after_warnings or 0)
         self._by_dep = {}
         self._by_subject = {}
-        for item in items:
-            for kind_name, key in item.subjects:
-                self._by_subject.setdefault(K.subject_key(kind_name, key), []).append(item)
         self.first_start = None
         self.last_end = None
         self.events = 0
+        # kept incrementally: the engine asks after every event, and 1000 items must not cost 1000 steps each time
+        self.n_done = 0
+        self.n_errors = 0
+        self.n_started = 0
+        self.add(items)
+
+    def add(self, items):
+        """Declare the step's items (after the watches primed the world, before any request)."""
+        for item in items:
+            if item.name in self.items:
+                raise ValueError("item %r is declared twice: item names in one step must be unique" % item.name)
+            self.items[item.name] = item
+            for kind_name, key in item.subjects:
+                self._by_subject.setdefault(K.subject_key(kind_name, key), []).append(item)
 
     # the three inputs ----------------------------------------------------------------------
     def started(self, names, t):
@@ -73,6 +82,7 @@ class Tracker:
             item = self.items[name]
             if item.start is None:
                 item.start = t
+                self.n_started += 1
                 self._evaluate(item, t)
 
     def failed(self, names, reason, t=None):
@@ -80,9 +90,10 @@ class Tracker:
         for name in names:
             item = self.items[name]
             if not item.settled:
-                item.error = str(reason)
+                self._fail(item, str(reason))
                 if item.start is None and t is not None:
                     item.start = t
+                    self.n_started += 1
 
     def observe(self, kind_name, etype, obj, t):
         """One watch event (or relist difference) received at time t."""
@@ -100,13 +111,10 @@ class Tracker:
 
     # state ---------------------------------------------------------------------------------
     def counts(self):
-        done = sum(1 for i in self.items.values() if i.end is not None)
-        errors = sum(1 for i in self.items.values() if i.error is not None and i.end is None)
-        started = sum(1 for i in self.items.values() if i.start is not None)
-        return {"total": len(self.items), "done": done, "errors": errors, "started": started}
+        return {"total": len(self.items), "done": self.n_done, "errors": self.n_errors, "started": self.n_started}
 
     def all_settled(self):
-        return all(i.settled for i in self.items.values())
+        return self.n_done + self.n_errors >= len(self.items)
 
     def unsettled(self):
         return [i for i in self.items.values() if not i.settled]
@@ -139,6 +147,7 @@ class Tracker:
         item.missing = missing
         if missing is None:
             item.end = t
+            self.n_done += 1
             if self.last_end is None or t > self.last_end:
                 self.last_end = t
             self._drop_deps(item)
@@ -165,8 +174,12 @@ class Tracker:
             item.warning_count += count - (prev[2] if prev else 0)
             item.warnings[name] = (ev.get("reason") or "Warning", ev.get("message") or "", count, t)
             if self.give_up and item.warning_count >= self.give_up:
-                item.error = self.reason(item)
-                self._drop_deps(item)
+                self._fail(item, self.reason(item))
+
+    def _fail(self, item, reason):
+        item.error = reason
+        self.n_errors += 1
+        self._drop_deps(item)
 
     @staticmethod
     def reason(item):

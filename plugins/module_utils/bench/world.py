@@ -27,6 +27,8 @@ class World:
         self.objects = dict((k.name, {}) for k in kinds)
         self.tombstones = dict((k.name, {}) for k in kinds)
         self.index = {}
+        # every key an index value ever had in this step (deleted objects too): timing records
+        self.ever = {}
         self.marks = {}
         self.mark_rules = mark_rules or {}
 
@@ -66,6 +68,7 @@ class World:
                 touched.add(("idx", kind_name, idx, before))
             if after is not None:
                 self.index.setdefault((kind_name, idx, after), set()).add(key)
+                self.ever.setdefault((kind_name, idx, after), set()).add(key)
                 touched.add(("idx", kind_name, idx, after))
         return touched
 
@@ -113,6 +116,10 @@ class View:
         keys = self.world.index.get((kind_name, index, value)) or ()
         objs = self.world.objects[kind_name]
         return [objs[k] for k in sorted(keys) if k in objs]
+
+    def ever(self, kind_name, index, value):
+        """Keys that ever had this index value in the step, deleted ones included (not a dependency)."""
+        return sorted(self.world.ever.get((kind_name, index, value)) or ())
 
     def mark(self, kind_name, key, mark):
         return self.world.marks.get((kind_name, key), {}).get(mark)

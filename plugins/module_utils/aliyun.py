@@ -1,0 +1,350 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Alibaba Cloud calls for the collection: ACK (CS, ROA style) and ECS (RPC style) through aliyun-python-sdk-core.
+
+Every call is a CommonRequest signed by the SDK (signature 1.0, HMAC-SHA1). On top of the SDK this adds what a
+module needs at scale: credentials from options or the ALIBABA_CLOUD_* environment, endpoint overrides,
+retries of throttling (`Throttling*`) and transient server errors with capped, jittered exponential backoff,
+per-action call counts, bounded parallel calls on a thread pool, paging helpers, and errors that say what to
+fix and never carry the secret. The SDK's own retry is switched off so that every attempt is counted and
+backed off here.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import random
+import threading
+import time
+from collections import Counter
+
+try:
+    from concurrent.futures import ThreadPoolExecutor
+except ImportError:  # pragma: no cover - Python 2 has no concurrent.futures
+    ThreadPoolExecutor = None
+
+try:
+    from aliyunsdkcore.acs_exception.exceptions import ClientException, ServerException
+    from aliyunsdkcore.auth.credentials import StsTokenCredential
+    from aliyunsdkcore.client import AcsClient
+    from aliyunsdkcore.request import CommonRequest
+    HAS_ALIYUN_SDK = True
+    ALIYUN_IMPORT_ERROR = None
+except ImportError as e:  # pragma: no cover - reported through missing_required_lib
+    HAS_ALIYUN_SDK = False
+    ALIYUN_IMPORT_ERROR = e
+
+CS_VERSION = "2015-12-15"
+ECS_VERSION = "2014-05-26"
+CS_DEFAULT_ENDPOINT = "cs.aliyuncs.com"  # the central endpoint; DescribeClusterDetail then names the region
+ECS_ENDPOINT_TEMPLATE = "ecs.%s.aliyuncs.com"
+
+TAG_RESOURCES_MAX_IDS = 50  # ECS TagResources / UntagResources / ListTagResources: ResourceId.N, N <= 50
+TAG_RESOURCES_MAX_TAGS = 20  # Tag.N / TagKey.N, N <= 20
+CS_MAX_PAGE_SIZE = 100  # DescribeClusterNodes pageSize 1-100
+ECS_MAX_PAGE_SIZE = 100  # DescribeDisks PageSize 1-100
+DISK_IDS_PER_CALL = 100  # DescribeDisks DiskIds (a JSON array) takes up to 100 ids
+INSTANCE_TYPES_PER_CALL = 10  # DescribeInstanceTypes InstanceTypes.N, N <= 10
+
+RETRY_CODES = ("InternalError", "UnknownError", "ServiceUnavailable", "SDK.HttpError", "SDK.ServerUnreachable")
+RETRY_STATUS = (429, 500, 502, 503, 504)
+
+ENV_ACCESS_KEY_ID = "ALIBABA_CLOUD_ACCESS_KEY_ID"
+ENV_ACCESS_KEY_SECRET = "ALIBABA_CLOUD_ACCESS_KEY_SECRET"
+ENV_SECURITY_TOKEN = "ALIBABA_CLOUD_SECURITY_TOKEN"
+ENV_REGION = "ALIBABA_CLOUD_REGION_ID"
+
+# The options every Alibaba-facing module shares (module_defaults group `alibaba`).
+ALIBABA_AUTH_ARG_SPEC = dict(
+    access_key_id=dict(type="str", no_log=False, aliases=["alibaba_access_key_id"]),
+    access_key_secret=dict(type="str", no_log=True, aliases=["alibaba_access_key_secret"]),
+    security_token=dict(type="str", no_log=True, aliases=["alibaba_security_token"]),
+    region=dict(type="str", aliases=["region_id"]),
+    cs_endpoint=dict(type="str"),
+    ecs_endpoint=dict(type="str"),
+    api_timeout=dict(type="int", default=30),
+    api_retries=dict(type="int", default=8),
+    concurrency=dict(type="int", default=8),
+)
+
+
+class AliyunError(Exception):
+    """A failed Alibaba Cloud call, with a message for the person running the play (never the secret)."""
+
+    def __init__(self, msg, code=None, status=None, request_id=None, action=None):
+        super(AliyunError, self).__init__(msg)
+        self.msg = msg
+        self.code = code
+        self.status = status
+        self.request_id = request_id
+        self.action = action
+
+    @property
+    def retryable(self):
+        return bool(self.code and (self.code.startswith("Throttling") or self.code in RETRY_CODES)) or \
+            self.status in RETRY_STATUS
+
+    @property
+    def throttled(self):
+        return bool(self.code and self.code.startswith("Throttling")) or self.status == 429
+
+
+def mask(access_key_id):
+    """Show enough of an AccessKey id to recognise it: LTAI****a5e9."""
+    key = str(access_key_id or "")
+    return key[:4] + "****" + key[-4:] if len(key) > 8 else "****"
+
+
+def split_endpoint(endpoint):
+    """"http://127.0.0.1:8080" -> ("127.0.0.1:8080", "http"); a bare host means HTTPS."""
+    text = str(endpoint).strip().rstrip("/")
+    for scheme in ("https", "http"):
+        if text.lower().startswith(scheme + "://"):
+            return text[len(scheme) + 3:], scheme
+    return text, "https"
+
+
+def credentials_from(params, environ=None):
+    """(access_key_id, access_key_secret, security_token) from options, else the ALIBABA_CLOUD_* variables."""
+    env = os.environ if environ is None else environ
+    key_id = params.get("access_key_id") or env.get(ENV_ACCESS_KEY_ID)
+    secret = params.get("access_key_secret") or env.get(ENV_ACCESS_KEY_SECRET)
+    token = params.get("security_token") or env.get(ENV_SECURITY_TOKEN)
+    missing = []
+    if not key_id:
+        missing.append("access_key_id (or %s)" % ENV_ACCESS_KEY_ID)
+    if not secret:
+        missing.append("access_key_secret (or %s)" % ENV_ACCESS_KEY_SECRET)
+    if missing:
+        raise AliyunError("no Alibaba Cloud credentials: set %s" % " and ".join(missing), code="MissingCredentials")
+    return key_id, secret, token
+
+
+def batches(items, size):
+    """Consecutive slices of at most `size` items."""
+    items = list(items)
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def indexed_params(prefix, values, suffix=""):
+    """{"ResourceId.1": a, "ResourceId.2": b} - RPC's repeated-parameter encoding."""
+    return dict(("%s.%d%s" % (prefix, i + 1, suffix), v) for i, v in enumerate(values))
+
+
+def tag_params(tags):
+    """Tag.N.Key / Tag.N.Value for a {key: value} mapping, in key order."""
+    out = {}
+    for i, (k, v) in enumerate(sorted(tags.items())):
+        out["Tag.%d.Key" % (i + 1)] = k
+        out["Tag.%d.Value" % (i + 1)] = v
+    return out
+
+
+def pages_needed(total, page_size):
+    return max(1, -(-int(total) // int(page_size)))
+
+
+class AliyunClient:
+    """ACK and ECS calls for one account and region, safe to use from several threads."""
+
+    def __init__(self, params, environ=None, sleep=time.sleep):
+        if not HAS_ALIYUN_SDK:
+            raise AliyunError("aliyun-python-sdk-core is required on the host that runs this module: "
+                              "pip install aliyun-python-sdk-core", code="MissingLibrary")
+        key_id, secret, token = credentials_from(params, environ)
+        self._secret = secret
+        self._token = token
+        self.access_key_id = key_id
+        env = os.environ if environ is None else environ
+        self.region = params.get("region") or env.get(ENV_REGION)
+        self.timeout = int(params.get("api_timeout") or 30)
+        self.retries = max(1, int(params.get("api_retries") or 1))
+        self.concurrency = max(1, int(params.get("concurrency") or 1))
+        self.cs_endpoint = split_endpoint(params.get("cs_endpoint") or CS_DEFAULT_ENDPOINT)
+        self._ecs_endpoint = params.get("ecs_endpoint")
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self.calls = Counter()  # attempts by "cs:Action" / "ecs:Action"
+        self.retried = Counter()
+        self.throttled = Counter()
+        self._clients = {}
+
+    # plumbing -------------------------------------------------------------------------------
+    def _acs(self):
+        """One AcsClient per region; its connection pool is sized for the thread pool."""
+        region = self.region or "cn-hangzhou"  # only signs RegionId into ROA calls before the region is known
+        with self._lock:
+            if region not in self._clients:
+                if self._token:
+                    auth = dict(credential=StsTokenCredential(self.access_key_id, self._secret, self._token))
+                else:
+                    # ak/secret directly: the SDK would otherwise prefer ALIYUN_ACCESS_KEY_* from the environment
+                    auth = dict(ak=self.access_key_id, secret=self._secret)
+                self._clients[region] = AcsClient(region_id=region, auto_retry=False, max_retry_time=0,
+                                                  timeout=self.timeout, connect_timeout=min(self.timeout, 10),
+                                                  pool_size=max(10, self.concurrency), **auth)
+            return self._clients[region]
+
+    def ecs_endpoint(self):
+        if self._ecs_endpoint:
+            return split_endpoint(self._ecs_endpoint)
+        if not self.region:
+            raise AliyunError("the ECS region is unknown: set region (or %s)" % ENV_REGION, code="MissingRegion")
+        return ECS_ENDPOINT_TEMPLATE % self.region, "https"
+
+    def _scrub(self, text):
+        text = str(text)
+        for secret in (self._secret, self._token):
+            if secret:
+                text = text.replace(secret, "********")
+        return text
+
+    def _explain(self, action, code, message, status, request_id):
+        who = "access key %s" % mask(self.access_key_id)
+        if code in ("InvalidAccessKeyId.NotFound", "InvalidAccessKeyId", "InvalidAccessKeyId.Inactive"):
+            msg = ("Alibaba Cloud does not know %s (%s): check access_key_id (or %s)"
+                   % (who, code, ENV_ACCESS_KEY_ID))
+        elif code in ("SignatureDoesNotMatch", "InvalidAccessKeySecret", "IncompleteSignature"):
+            msg = ("Alibaba Cloud rejected the signature of %s for %s (%s): the access key secret does not belong to "
+                   "that key - check access_key_secret (or %s)" % (action, who, code, ENV_ACCESS_KEY_SECRET))
+        elif code and (code.startswith("InvalidSecurityToken") or code == "MissingSecurityToken"):
+            msg = ("the STS security token of %s was rejected (%s): renew it and set security_token (or %s)"
+                   % (who, code, ENV_SECURITY_TOKEN))
+        elif code and code.startswith("Forbidden"):
+            msg = ("%s is not allowed to call %s (%s: %s): grant the RAM policy for it"
+                   % (who, action, code, message))
+        elif code and code.startswith("Throttling"):
+            msg = ("%s was still throttled after %d attempts (%s): lower concurrency or raise api_retries"
+                   % (action, self.retries, code))
+        else:
+            msg = "%s failed (%s %s): %s" % (action, status or "", code or "", message)
+        if request_id:
+            msg += " [RequestId %s]" % request_id
+        return AliyunError(self._scrub(msg), code=code, status=status, request_id=request_id, action=action)
+
+    def _error(self, action, exc):
+        if isinstance(exc, ServerException):
+            code, message = exc.get_error_code(), exc.get_error_msg()
+            status, request_id = exc.get_http_status(), exc.get_request_id()
+            if code == "SDK.UnknownServerError" and str(message).startswith("ServerResponseBody:"):
+                # ACK's own errors are {"code", "message", "requestId"}, which the SDK does not parse
+                try:
+                    body = json.loads(str(message).split(":", 1)[1])
+                    code = body.get("code") or body.get("Code") or code
+                    message = body.get("message") or body.get("Message") or message
+                    request_id = body.get("requestId") or body.get("RequestId") or request_id
+                except (ValueError, AttributeError):
+                    pass
+            return self._explain(action, code, message, status, request_id)
+        if isinstance(exc, ClientException):
+            code = exc.get_error_code()
+            return self._explain(action, code, exc.get_error_msg(), None, None)
+        return AliyunError(self._scrub("%s failed: %s" % (action, exc)), action=action)
+
+    def _backoff(self, attempt):
+        return min(10.0, 0.2 * (2 ** attempt)) * (0.5 + random.random() / 2)
+
+    def _do(self, action, request):
+        last = None
+        for attempt in range(self.retries):
+            with self._lock:
+                self.calls[action] += 1
+            try:
+                body = self._acs().do_action_with_exception(request)
+            except (ServerException, ClientException) as e:
+                last = self._error(action, e)
+                if not last.retryable or attempt == self.retries - 1:
+                    raise last
+                with self._lock:
+                    self.retried[action] += 1
+                    if last.throttled:
+                        self.throttled[action] += 1
+                self._sleep(self._backoff(attempt))
+                continue
+            if not body:
+                return {}
+            try:
+                return json.loads(body)
+            except ValueError:
+                raise AliyunError("%s returned a body that is not JSON" % action, action=action)
+        raise last  # pragma: no cover - the loop returns or raises
+
+    # the two styles ---------------------------------------------------------------------------
+    def cs(self, action, method, path, query=None, body=None):
+        """One ACK call: ROA, JSON body, e.g. cs("DescribeClusterDetail", "GET", "/clusters/c123")."""
+        domain, scheme = self.cs_endpoint
+        req = CommonRequest(domain=domain, version=CS_VERSION, uri_pattern=path)
+        req.set_method(method)
+        req.set_protocol_type(scheme)
+        req.add_header("Accept", "application/json")
+        for k, v in (query or {}).items():
+            if v is not None:
+                req.add_query_param(k, str(v))
+        if body is not None:
+            req.add_header("Content-Type", "application/json")
+            req.set_content(json.dumps(body).encode("utf-8"))
+        return self._do("cs:" + action, req)
+
+    def ecs(self, action, params=None):
+        """One ECS call: RPC, e.g. ecs("TagResources", {"ResourceType": "instance", ...})."""
+        domain, scheme = self.ecs_endpoint()
+        if not self.region:
+            raise AliyunError("the ECS region is unknown: set region (or %s)" % ENV_REGION, code="MissingRegion")
+        req = CommonRequest(domain=domain, version=ECS_VERSION, action_name=action)
+        req.set_method("GET")
+        req.set_protocol_type(scheme)
+        req.add_query_param("RegionId", self.region)
+        for k, v in (params or {}).items():
+            if v is not None:
+                req.add_query_param(k, str(v))
+        return self._do("ecs:" + action, req)
+
+    # many calls at once -------------------------------------------------------------------------
+    def parallel(self, fn, items):
+        """Run fn(item) for every item, at most `concurrency` at a time. Returns [(item, result, error)] in
+        item order; an AliyunError of one item never stops the others, so every failure is reported."""
+        items = list(items)
+
+        def one(item):
+            try:
+                return item, fn(item), None
+            except AliyunError as e:
+                return item, None, e
+
+        if self.concurrency <= 1 or len(items) <= 1 or ThreadPoolExecutor is None:
+            return [one(i) for i in items]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(items))) as pool:
+            return list(pool.map(one, items))
+
+    # stats ------------------------------------------------------------------------------------
+    def stats(self):
+        writes = sum(n for a, n in self.calls.items() if a in WRITE_ACTIONS)
+        return {"calls": dict(sorted(self.calls.items())), "total": sum(self.calls.values()), "writes": writes,
+                "retried": dict(self.retried), "throttled": dict(self.throttled)}
+
+
+WRITE_ACTIONS = ("cs:ModifyClusterAddon", "cs:ModifyClusterNodePool", "ecs:TagResources", "ecs:UntagResources")
+
+
+def first_errors(results, limit=20):
+    """The errors of parallel() results, as dicts a module can return."""
+    out = []
+    for item, _result, err in results:
+        if err is not None:
+            out.append({"item": item, "error": err.msg, "code": err.code})
+    return out[:limit] if limit else out
+
+
+def client_from_module(module):
+    """An AliyunClient for a module whose argument_spec includes ALIBABA_AUTH_ARG_SPEC; fails the module clearly."""
+    if not HAS_ALIYUN_SDK:
+        from ansible.module_utils.basic import missing_required_lib
+
+        module.fail_json(msg=missing_required_lib("aliyun-python-sdk-core"), exception=str(ALIYUN_IMPORT_ERROR))
+    try:
+        return AliyunClient(module.params)
+    except AliyunError as e:
+        module.fail_json(msg=e.msg)

@@ -1,0 +1,340 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NetApp ONTAP: list what a Trident backend created, over REST or ZAPI, so a benchmark can prove no leak.
+
+Trident names what it creates after the backend's storage prefix (default `trident_`):
+- ontap-nas / ontap-san: one FlexVol per PV, `<prefix>pvc_<PV uuid with _>` (the PV's
+  spec.csi.volumeAttributes.internalName);
+- ontap-nas-economy: qtrees named like that inside FlexVols `<prefix>qtree_pool_*`;
+- ontap-san-economy: LUNs named like that inside FlexVols `<prefix>lun_pool_*`.
+
+REST (ONTAP 9.6+, what the netapp.ontap collection uses by default): GET /api/storage/volumes,
+/api/storage/qtrees and /api/storage/luns with `name` patterns (`*` wildcard, `|` or, `!` not),
+`fields=...`, `max_records` pages followed through `_links.next.href`, basic auth.
+ZAPI (older systems, `use_rest: never`): netapp-lib's NaServer with volume-get-iter, qtree-list-iter and
+lun-get-iter, desired-attributes and `next-tag` paging.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import json
+import ssl
+
+try:
+    from urllib.parse import urlencode
+    from urllib import request as urllib_request
+except ImportError:  # pragma: no cover - Python 2 is not supported by ansible-core 2.16+
+    urlencode = None
+    urllib_request = None
+
+from ansible.module_utils.urls import open_url
+
+try:
+    from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
+except ImportError:  # pragma: no cover
+    from urllib.error import HTTPError, URLError
+
+try:
+    from netapp_lib.api.zapi import zapi
+    HAS_NETAPP_LIB = True
+    NETAPP_LIB_ERROR = None
+except ImportError as e:  # pragma: no cover - reported by the module
+    HAS_NETAPP_LIB = False
+    NETAPP_LIB_ERROR = e
+
+ZAPI_PATH = "servlets/netapp.servlets.admin.XMLrequest_filer"
+
+
+class OntapError(Exception):
+    def __init__(self, msg, status=None):
+        super(OntapError, self).__init__(msg)
+        self.msg = msg
+        self.status = status
+
+
+# names -------------------------------------------------------------------------------------------------
+def kind_of(name, prefix):
+    """"volume" (one PV), "qtree_pool", "lun_pool", or None for names Trident did not make."""
+    if not name or not name.startswith(prefix):
+        return None
+    rest = name[len(prefix):]
+    if rest.startswith("qtree_pool_"):
+        return "qtree_pool"
+    if rest.startswith("lun_pool_"):
+        return "lun_pool"
+    return "volume"
+
+
+def internal_name(pv_or_name, prefix):
+    """The ONTAP name Trident gives a PV: "pvc-1b2c-..." -> "trident_pvc_1b2c_..."; internal names pass through."""
+    text = str(pv_or_name)
+    if text.startswith(prefix):
+        return text
+    return prefix + text.replace("-", "_")
+
+
+def leak_report(volumes, qtrees, luns, expected, prefix):
+    """(leaked, missing, empty_pools): objects no expected PV accounts for, expected PVs not found, empty pools."""
+    wanted = set(internal_name(e, prefix) for e in (expected or []))
+    objects = ([dict(name=v["name"], kind="volume", volume=v["name"], svm=v.get("svm")) for v in volumes
+                if kind_of(v["name"], prefix) == "volume"]
+               + [dict(name=q["name"], kind="qtree", volume=q["volume"], svm=q.get("svm")) for q in qtrees]
+               + [dict(name=lun["name"], kind="lun", volume=lun["volume"], svm=lun.get("svm")) for lun in luns])
+    found = set(o["name"] for o in objects)
+    leaked = [o for o in objects if o["name"] not in wanted] if expected is not None else []
+    missing = sorted(wanted - found) if expected is not None else []
+    used = set(o["volume"] for o in objects if o["kind"] != "volume")
+    empty_pools = sorted(v["name"] for v in volumes if kind_of(v["name"], prefix) in ("qtree_pool", "lun_pool")
+                         and v["name"] not in used)
+    return leaked, missing, empty_pools
+
+
+# REST --------------------------------------------------------------------------------------------------
+class OntapRest(object):
+    """Basic-auth REST client of one ONTAP cluster management LIF."""
+
+    def __init__(self, hostname, username, password, https=True, validate_certs=True, ca_cert=None, port=None,
+                 timeout=60):
+        scheme = "https" if https else "http"
+        self.base = "%s://%s%s" % (scheme, hostname, ":%d" % port if port else "")
+        self.username = username
+        self.password = password
+        self.validate_certs = validate_certs
+        self.ca_cert = ca_cert
+        self.timeout = timeout
+        self.calls = 0
+
+    def get(self, path, query=None):
+        """One GET of /api/<path> (or of an href starting with /api/); returns the decoded JSON."""
+        url = path if path.startswith("/api/") else "/api/" + path.lstrip("/")
+        if query:
+            url += ("&" if "?" in url else "?") + urlencode(query, safe="*|!,.")
+        self.calls += 1
+        try:
+            resp = open_url(self.base + url, method="GET", headers={"Accept": "application/hal+json"},
+                            url_username=self.username, url_password=self.password, force_basic_auth=True,
+                            validate_certs=self.validate_certs, ca_path=self.ca_cert, timeout=self.timeout,
+                            use_proxy=False)
+            return json.loads(resp.read() or b"{}")
+        except HTTPError as e:
+            raise OntapError(self._explain(e, url), e.code)
+        except (URLError, ssl.SSLError, OSError) as e:
+            raise OntapError("cannot reach ONTAP at %s (%s): check hostname, https/http_port and the certificate "
+                             "(validate_certs, ca_cert)" % (self.base, getattr(e, "reason", e)))
+
+    def _explain(self, e, url):
+        try:
+            body = json.loads(e.read() or b"{}")
+        except ValueError:
+            body = {}
+        message = (body.get("error") or {}).get("message") or e.reason
+        if e.code == 401:
+            return ("ONTAP at %s rejected the credentials (401 Unauthorized): check username and password (the user "
+                    "needs the http application with a role that can read volumes)" % self.base)
+        return "ONTAP REST GET %s failed (%s): %s" % (url.split("?")[0], e.code, message)
+
+    def get_all(self, path, query):
+        """Every record of a collection: follows `_links.next.href` and checks each page's num_records."""
+        doc = self.get(path, query)
+        records = []
+        while True:
+            page = doc.get("records") or []
+            if "num_records" in doc and doc["num_records"] != len(page):
+                raise OntapError("ONTAP returned %d records but num_records %s for %s" % (len(page), doc["num_records"], path))
+            records.extend(page)
+            nxt = ((doc.get("_links") or {}).get("next") or {}).get("href")
+            if not nxt:
+                return records
+            doc = self.get(nxt)
+
+    def version(self):
+        doc = self.get("cluster", {"fields": "version"})
+        return ((doc.get("version") or {}).get("full"))
+
+    def inventory(self, prefix, svm=None, economy=True, page_size=500):
+        """(volumes, qtrees, luns) Trident made, as plain dicts."""
+        common = {"max_records": page_size}
+        if svm:
+            common["svm.name"] = svm
+        vols = self.get_all("storage/volumes", dict(common, name=prefix + "*",
+                                                    fields="name,uuid,size,svm.name,state,type,space.used"))
+        volumes = [dict(name=v["name"], uuid=v.get("uuid"), svm=(v.get("svm") or {}).get("name"), size=v.get("size"),
+                        used=(v.get("space") or {}).get("used"), state=v.get("state"), type=v.get("type"),
+                        kind=kind_of(v["name"], prefix)) for v in vols]
+        qtrees, luns = [], []
+        if economy and any(v["kind"] == "qtree_pool" for v in volumes):
+            for q in self.get_all("storage/qtrees", dict(common, **{"volume.name": prefix + "qtree_pool_*",
+                                                                     "name": prefix + "*",
+                                                                     "fields": "name,id,volume.name,svm.name"})):
+                qtrees.append(dict(name=q["name"], volume=(q.get("volume") or {}).get("name"),
+                                   svm=(q.get("svm") or {}).get("name"), id=q.get("id")))
+        if economy and any(v["kind"] == "lun_pool" for v in volumes):
+            for lun in self.get_all("storage/luns", dict(common, **{
+                    "location.volume.name": prefix + "lun_pool_*",
+                    "fields": "name,uuid,location.logical_unit,location.volume.name,space.size,svm.name"})):
+                loc = lun.get("location") or {}
+                name = loc.get("logical_unit") or lun["name"].rsplit("/", 1)[-1]
+                if name.startswith(prefix):
+                    luns.append(dict(name=name, path=lun["name"], volume=(loc.get("volume") or {}).get("name"),
+                                     svm=(lun.get("svm") or {}).get("name"), size=(lun.get("space") or {}).get("size")))
+        return volumes, qtrees, luns
+
+
+# ZAPI --------------------------------------------------------------------------------------------------
+if HAS_NETAPP_LIB:
+    class _NaServer(zapi.NaServer):
+        """netapp-lib's NaServer with a TLS context of our choosing and the Authorization header sent up front.
+
+        netapp-lib builds a plain opener (system CAs only) and waits for a 401 challenge before it sends
+        credentials; the netapp.ontap collection overrides the same two methods (OntapZAPICx).
+        """
+
+        def __init__(self, host, username, password, ssl_context, **kw):
+            zapi.NaServer.__init__(self, host, username=username, password=password, **kw)
+            self._ssl_context = ssl_context
+            self._auth = "Basic " + base64.b64encode(("%s:%s" % (username, password)).encode()).decode()
+
+        def _build_opener(self):
+            handlers = [urllib_request.HTTPSHandler(context=self._ssl_context)] if self._ssl_context else []
+            self._opener = urllib_request.build_opener(*handlers)
+            self._refresh_conn = False
+
+        def _create_request(self, na_element, enable_tunneling=False):
+            request, element = zapi.NaServer._create_request(self, na_element, enable_tunneling)
+            request.add_header("Authorization", self._auth)
+            return request, element
+
+
+def _text(el, *path):
+    for name in path:
+        if el is None:
+            return None
+        el = el.get_child_by_name(name)
+    return el.get_content() if el is not None else None
+
+
+def _int(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+class OntapZapi(object):
+    """ZAPI through netapp-lib (volume-get-iter, qtree-list-iter, lun-get-iter)."""
+
+    def __init__(self, hostname, username, password, https=True, validate_certs=True, ca_cert=None, port=None,
+                 timeout=60):
+        if not HAS_NETAPP_LIB:
+            raise OntapError("netapp-lib is required for ZAPI (use_rest: never): pip install netapp-lib")
+        context = None
+        if https:
+            context = ssl.create_default_context(cafile=ca_cert) if ca_cert else ssl.create_default_context()
+            if not validate_certs:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+        self.server = _NaServer(hostname, username, password, context,
+                                transport_type="https" if https else "http")
+        if port:
+            self.server.set_port(port)
+        self.server.set_api_version(1, 170)
+        self.server.set_timeout(timeout)
+        self.calls = 0
+        self.host = hostname
+
+    def invoke(self, element):
+        self.calls += 1
+        try:
+            return self.server.invoke_successfully(element, True)
+        except zapi.NaApiError as e:
+            if str(e.code) == "401":
+                raise OntapError("ONTAP at %s rejected the credentials (401 Unauthorized): check username and password "
+                                 "(the user needs the ontapi application)" % self.host, 401)
+            raise OntapError("ONTAP ZAPI %s failed: %s" % (element.get_name(), e), e.code)
+
+    def version(self):
+        return _text(self.invoke(zapi.NaElement("system-get-version")), "version")
+
+    def get_iter(self, api, query, desired, page_size):
+        """Every record element of an *-get-iter / *-list-iter call, following next-tag."""
+        records = []
+        tag = None
+        while True:
+            el = zapi.NaElement(api)
+            el.translate_struct({"query": query})
+            el.translate_struct({"desired-attributes": desired})
+            el.add_new_child("max-records", str(page_size))
+            if tag:
+                el.add_new_child("tag", tag, True)
+            result = self.invoke(el)
+            attrs = result.get_child_by_name("attributes-list")
+            page = attrs.get_children() if attrs is not None else []
+            num = _int(result.get_child_content("num-records"))
+            if num is not None and num != len(page):
+                raise OntapError("ONTAP returned %d records but num-records %s for %s" % (len(page), num, api))
+            records.extend(page)
+            tag = result.get_child_content("next-tag")
+            if not tag:
+                return records
+
+    def inventory(self, prefix, svm=None, economy=True, page_size=500):
+        id_query = {"name": prefix + "*"}
+        if svm:
+            id_query["owning-vserver-name"] = svm
+        vols = self.get_iter(
+            "volume-get-iter", {"volume-attributes": {"volume-id-attributes": id_query}},
+            {"volume-attributes": {"volume-id-attributes": {"name": None, "owning-vserver-name": None, "type": None,
+                                                            "instance-uuid": None},
+                                   "volume-space-attributes": {"size": None, "size-used": None},
+                                   "volume-state-attributes": {"state": None}}}, page_size)
+        volumes = [dict(name=_text(v, "volume-id-attributes", "name"),
+                        uuid=_text(v, "volume-id-attributes", "instance-uuid"),
+                        svm=_text(v, "volume-id-attributes", "owning-vserver-name"),
+                        size=_int(_text(v, "volume-space-attributes", "size")),
+                        used=_int(_text(v, "volume-space-attributes", "size-used")),
+                        state=_text(v, "volume-state-attributes", "state"),
+                        type=_text(v, "volume-id-attributes", "type")) for v in vols]
+        for v in volumes:
+            v["kind"] = kind_of(v["name"], prefix)
+        qtrees, luns = [], []
+        if economy and any(v["kind"] == "qtree_pool" for v in volumes):
+            query = {"volume": prefix + "qtree_pool_*", "qtree": prefix + "*"}
+            if svm:
+                query["vserver"] = svm
+            for q in self.get_iter("qtree-list-iter", {"qtree-info": query},
+                                   {"qtree-info": {"qtree": None, "volume": None, "vserver": None, "id": None}}, page_size):
+                qtrees.append(dict(name=_text(q, "qtree"), volume=_text(q, "volume"), svm=_text(q, "vserver"),
+                                   id=_int(_text(q, "id"))))
+        if economy and any(v["kind"] == "lun_pool" for v in volumes):
+            query = {"volume": prefix + "lun_pool_*"}
+            if svm:
+                query["vserver"] = svm
+            for lun in self.get_iter("lun-get-iter", {"lun-info": query},
+                                     {"lun-info": {"path": None, "volume": None, "vserver": None, "size": None}}, page_size):
+                path = _text(lun, "path") or ""
+                name = path.rsplit("/", 1)[-1]
+                if name.startswith(prefix):
+                    luns.append(dict(name=name, path=path, volume=_text(lun, "volume"), svm=_text(lun, "vserver"),
+                                     size=_int(_text(lun, "size"))))
+        return volumes, qtrees, luns
+
+
+def connect(params):
+    """(api name, client) for module params: REST unless use_rest=never; auto falls back to ZAPI without REST."""
+    kw = dict(hostname=params["hostname"], username=params["username"], password=params["password"],
+              https=params["https"], validate_certs=params["validate_certs"], ca_cert=params.get("ca_cert"),
+              port=params.get("http_port"), timeout=params.get("timeout") or 60)
+    if params["use_rest"] == "never":
+        return "zapi", OntapZapi(**kw)
+    rest = OntapRest(**kw)
+    if params["use_rest"] == "auto":
+        try:
+            rest.version()
+        except OntapError as e:
+            if e.status == 404:  # ONTAP before 9.6 has no REST API
+                return "zapi", OntapZapi(**kw)
+            raise
+    return "rest", rest

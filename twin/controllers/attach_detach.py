@@ -1,0 +1,274 @@
+"""kube-controller-manager's attach-detach controller plus the csi-attacher sidecar of each driver.
+
+attach-detach: for every pod bound to a node whose PVC-backed volumes belong to a CSI driver with
+attachRequired (CSIDriver object), a VolumeAttachment `csi-<sha256(volumeHandle + driver + nodeName)>` (the
+name pkg/volume/csi/csi_attacher.go computes) with spec.attacher / nodeName / source.persistentVolumeName.
+When no pod on that node uses the volume any more (the pod object is gone - the kubelet removes it after
+unmounting - or it finished), the VolumeAttachment is deleted. Events on the pods: SuccessfulAttachVolume,
+FailedAttachVolume ("AttachVolume.Attach failed for volume ...: rpc error: ...").
+
+csi-attacher: adds the finalizer external-attacher/<driver>, calls ControllerPublish on the driver backend
+(with its per-node slots, ECS conflicts, Trident locks), sets status.attached + attachmentMetadata, or
+status.attachError and retries with backoff (1 s doubling up to 5 min). A deleted VolumeAttachment is detached
+(ControllerUnpublish; status.detachError on failure) and its finalizer dropped.
+Deviation: node.status.volumesAttached / volumesInUse are not maintained; the kubelet watches the
+VolumeAttachment instead.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections import defaultdict
+from typing import Any
+
+from .. import calibration, errors
+from ..store import now_iso
+from .base import Controller
+from .csi_drivers import CSIError, backends, with_faults
+from .tokenbucket import WorkerPool
+from .workqueue import Retry, WorkQueue
+
+log = logging.getLogger("twin")
+
+
+def attachment_name(volume_handle: str, driver: str, node: str) -> str:
+    """The VolumeAttachment name kubelet and attach-detach controller agree on."""
+    return "csi-" + hashlib.sha256(f"{volume_handle}{driver}{node}".encode()).hexdigest()
+
+
+def attacher_finalizer(driver: str) -> str:
+    return "external-attacher/" + driver.replace(".", "-").replace("/", "-")
+
+
+class AttachDetachController(Controller):
+    name = "attachdetach-controller"
+
+    def __init__(self, cluster) -> None:
+        super().__init__(cluster)
+        self.cal = calibration.load()
+        self.pvc_rt = self.store.rt("", "v1", "persistentvolumeclaims")
+        self.pv_rt = self.store.rt("", "v1", "persistentvolumes")
+        self.va_rt = self.store.rt("storage.k8s.io", "v1", "volumeattachments")
+        self.drv_rt = self.store.rt("storage.k8s.io", "v1", "csidrivers")
+        # desired state: (pv, node) -> pods (ns/name) that need it attached
+        self.desired: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.pod_wants: dict[str, set[tuple[str, str]]] = {}
+        self.pod_nodes: dict[str, str] = {}
+        self.waiting_claims: dict[tuple[str, str], set[str]] = defaultdict(set)  # unbound claim -> pods
+        self.pods: dict[str, dict] = {}
+        self.queues: dict[str, WorkQueue] = {}
+        self.attached_events: set[tuple[str, str]] = set()
+
+    # attach-detach controller ------------------------------------------------------------------
+    async def run(self) -> None:
+        await asyncio.gather(self._pods(), self._claims(), self._attachments())
+
+    async def _gate(self, who: str) -> None:
+        if hasattr(self.cluster.faults, "wait_unstalled"):
+            await self.cluster.faults.wait_unstalled(who, self.cluster.time_scale)
+
+    async def _pods(self) -> None:
+        async for etype, pod in self.watch("", "v1", "pods"):
+            await self._gate(self.name)
+            key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+            try:
+                if etype == "DELETED" or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+                    self.pods.pop(key, None)
+                    self._set_wants(key, set())
+                elif pod["spec"].get("nodeName"):
+                    self.pods[key] = pod
+                    self._set_wants(key, self._volumes_of(pod, key))
+            except errors.ApiError as e:
+                log.debug("attach-detach: pod %s: %s", key, e)
+
+    async def _claims(self) -> None:
+        async for etype, pvc in self.watch("", "v1", "persistentvolumeclaims"):
+            if etype == "DELETED" or not pvc["spec"].get("volumeName"):
+                continue
+            ck = (pvc["metadata"]["namespace"], pvc["metadata"]["name"])
+            for key in list(self.waiting_claims.pop(ck, ())):
+                pod = self.pods.get(key)
+                if pod:
+                    self._set_wants(key, self._volumes_of(pod, key))
+
+    def _attach_required(self, driver: str) -> bool:
+        if not self.store.exists(self.drv_rt, None, driver):
+            return True  # no CSIDriver object: Kubernetes assumes attach is required
+        return bool(self.store.get(self.drv_rt, None, driver).get("spec", {}).get("attachRequired", True))
+
+    def _volumes_of(self, pod: dict, key: str) -> set[tuple[str, str]]:
+        ns, node = pod["metadata"]["namespace"], pod["spec"]["nodeName"]
+        out = set()
+        for v in pod["spec"].get("volumes") or []:
+            claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
+            if not claim:
+                continue
+            if not self.store.exists(self.pvc_rt, ns, claim):
+                self.waiting_claims[(ns, claim)].add(key)
+                continue
+            pv_name = self.store.get(self.pvc_rt, ns, claim)["spec"].get("volumeName")
+            if not pv_name or not self.store.exists(self.pv_rt, None, pv_name):
+                self.waiting_claims[(ns, claim)].add(key)
+                continue
+            csi = self.store.get(self.pv_rt, None, pv_name)["spec"].get("csi")
+            if csi and self._attach_required(csi["driver"]):
+                out.add((pv_name, node))
+        return out
+
+    def _set_wants(self, key: str, wants: set[tuple[str, str]]) -> None:
+        old = self.pod_wants.get(key, set())
+        for pv_node in wants - old:
+            self.desired[pv_node].add(key)
+            self._ensure(pv_node)
+        for pv_node in old - wants:
+            pods = self.desired.get(pv_node)
+            if pods is not None:
+                pods.discard(key)
+                if not pods:
+                    self.desired.pop(pv_node, None)
+                    self._release(pv_node)
+        if wants:
+            self.pod_wants[key] = wants
+        else:
+            self.pod_wants.pop(key, None)
+
+    def _ensure(self, pv_node: tuple[str, str]) -> None:
+        pv_name, node = pv_node
+        if not self.store.exists(self.pv_rt, None, pv_name):
+            return
+        csi = self.store.get(self.pv_rt, None, pv_name)["spec"]["csi"]
+        name = attachment_name(csi["volumeHandle"], csi["driver"], node)
+        if self.store.exists(self.va_rt, None, name):
+            return  # exists (if it is being detached, it is re-created once gone: see _attachments)
+        self.store.create(self.va_rt, None, {
+            "apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+            "metadata": {"name": name},
+            "spec": {"attacher": csi["driver"], "nodeName": node, "source": {"persistentVolumeName": pv_name}},
+            "status": {"attached": False}})
+
+    def _release(self, pv_node: tuple[str, str]) -> None:
+        pv_name, node = pv_node
+        for e in self.store.list_entries(self.va_rt):
+            sp = e.obj["spec"]
+            if sp.get("nodeName") == node and sp.get("source", {}).get("persistentVolumeName") == pv_name \
+                    and not e.obj["metadata"].get("deletionTimestamp"):
+                self.store.delete(self.va_rt, None, e.obj["metadata"]["name"])
+
+    def pod_event(self, va: dict, etype: str, reason: str, message: str) -> None:
+        key = (va["spec"]["source"].get("persistentVolumeName"), va["spec"]["nodeName"])
+        for pk in sorted(self.desired.get(key, ())):
+            pod = self.pods.get(pk)
+            if pod:
+                self.event(pod, etype, reason, message, self.name)
+
+    # csi-attacher -----------------------------------------------------------------------------
+    def queue(self, driver: str) -> WorkQueue:
+        q = self.queues.get(driver)
+        if q is None:
+            th = backends(self.cluster)[driver].sidecar("attacher")
+            if th is not None:
+                pool = th.pool
+            else:
+                try:
+                    size = self.cal.limit(driver, "attacher_workers")
+                except KeyError:
+                    size = self.cal.limit("csi-sidecar", "attacher_workers")
+                pool = WorkerPool(size)
+            start, cap = 1.0, 300.0
+            try:
+                start, cap = self.cal.number(driver, "retry_start"), self.cal.number(driver, "retry_max")
+            except KeyError:
+                pass
+            q = WorkQueue(f"csi-attacher/{driver}", self.sync_attachment, pool, self.cluster.time_scale, start, cap,
+                          gate=lambda: self._gate("csi-attacher"))
+            q.start()
+            self.queues[driver] = q
+        return q
+
+    async def _attachments(self) -> None:
+        async for etype, va in self.watch("storage.k8s.io", "v1", "volumeattachments"):
+            drv = va["spec"].get("attacher")
+            if etype == "DELETED":
+                pv = va["spec"].get("source", {}).get("persistentVolumeName")
+                key = (pv, va["spec"].get("nodeName"))
+                self.attached_events.discard(key)
+                if key in self.desired:
+                    self._ensure(key)  # a pod wants it again: attach anew
+                continue
+            if drv not in backends(self.cluster):
+                continue
+            if va["metadata"].get("deletionTimestamp") or not va.get("status", {}).get("attached"):
+                self.queue(drv).add(va["metadata"]["name"])
+
+    async def _call(self, driver: str, verb: str) -> None:
+        th = backends(self.cluster)[driver].sidecar("attacher")
+        if th is not None:
+            await th.call("kube", verb)
+
+    async def sync_attachment(self, name: str) -> None:
+        if not self.store.exists(self.va_rt, None, name):
+            return
+        va = self.store.get(self.va_rt, None, name)
+        drv = va["spec"]["attacher"]
+        fin = attacher_finalizer(drv)
+        backend = backends(self.cluster)[drv]
+        pv_name = va["spec"]["source"].get("persistentVolumeName")
+        node = va["spec"]["nodeName"]
+        if va["metadata"].get("deletionTimestamp"):
+            if fin not in (va["metadata"].get("finalizers") or []):
+                return
+            pv = self.store.get(self.pv_rt, None, pv_name) if self.store.exists(self.pv_rt, None, pv_name) else None
+            if pv is not None and (va.get("status", {}).get("attached") or backend_attached(backend, pv, node)):
+                try:
+                    await with_faults(self.cluster, "detach", pv_name, drv, lambda: backend.unpublish(pv, node))
+                except CSIError as e:
+                    await self._call(drv, "patch volumeattachments/status")
+                    cur = self.store.get(self.va_rt, None, name)
+                    cur["status"] = dict(cur.get("status") or {}, detachError={"message": str(e), "time": now_iso()})
+                    self.store.update(self.va_rt, None, name, cur, subresource="status")
+                    raise Retry() from e
+            await self._call(drv, "patch volumeattachments/status")
+            if self.store.exists(self.va_rt, None, name):
+                cur = self.store.get(self.va_rt, None, name)
+                cur["status"] = {"attached": False}
+                self.store.update(self.va_rt, None, name, cur, subresource="status")
+                await self._call(drv, "patch volumeattachments")
+                self.store.finalize(self.va_rt, None, name, fin)
+            return
+        if va.get("status", {}).get("attached"):
+            return
+        if not self.store.exists(self.pv_rt, None, pv_name):
+            raise Retry()
+        pv = self.store.get(self.pv_rt, None, pv_name)
+        if fin not in (va["metadata"].get("finalizers") or []):
+            await self._call(drv, "patch volumeattachments")
+            va["metadata"]["finalizers"] = (va["metadata"].get("finalizers") or []) + [fin]
+            va = self.store.update(self.va_rt, None, name, va, _internal=True)
+        try:
+            meta = await with_faults(self.cluster, "attach", pv_name, drv, lambda: backend.publish(pv, node))
+        except CSIError as e:
+            await self._call(drv, "patch volumeattachments/status")
+            if self.store.exists(self.va_rt, None, name):
+                cur = self.store.get(self.va_rt, None, name)
+                cur["status"] = {"attached": False, "attachError": {"message": str(e), "time": now_iso()}}
+                self.store.update(self.va_rt, None, name, cur, subresource="status")
+                self.pod_event(cur, "Warning", "FailedAttachVolume",
+                               f'AttachVolume.Attach failed for volume "{pv_name}" : {e}')
+            raise Retry() from e
+        await self._call(drv, "patch volumeattachments/status")
+        if not self.store.exists(self.va_rt, None, name):
+            return
+        cur = self.store.get(self.va_rt, None, name)
+        cur["status"] = {"attached": True, "attachmentMetadata": {k: str(v) for k, v in (meta or {}).items()}}
+        cur = self.store.update(self.va_rt, None, name, cur, subresource="status")
+        key = (pv_name, node)
+        if key not in self.attached_events:
+            self.attached_events.add(key)
+            self.pod_event(cur, "Normal", "SuccessfulAttachVolume", f'AttachVolume.Attach succeeded for volume "{pv_name}" ')
+
+
+def backend_attached(backend: Any, pv: dict, node: str) -> bool:
+    """Whether the backend still has the volume on the node (a VA deleted mid-attach still needs a detach)."""
+    fn = getattr(backend, "is_attached", None)
+    return bool(fn(pv, node)) if fn else False

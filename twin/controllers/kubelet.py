@@ -1,0 +1,407 @@
+"""kubelet: run the pods bound to the twin's nodes, from volume mount to termination.
+
+One controller plays the kubelet of every node. For each pod bound to a node it writes what the real
+kubelet writes: a Pending status (ContainerCreating, hostIP, startTime), then, once every volume is ready
+(kubelet_volumes.py: claim Bound, VolumeAttachment attached where the CSIDriver requires it) and
+mounted (calibrated, all volumes of a pod in parallel), the sandbox (podIP) and the containers
+(kubelet_runtime.py: simulated, or host programs), and phase Running with every condition Ready.
+Containers that exit follow restartPolicy (CrashLoopBackOff backoff 10 s doubling to 5 min); a pod
+whose containers all ended turns Succeeded or Failed and its volumes are unmounted.
+
+Deletion is graceful (store.graceful_pods): a pod with deletionTimestamp has its containers killed
+(container_stop), gets its terminal phase, has its volumes unmounted, and only then is deleted with
+grace 0, after which the attach-detach controller may detach. Events: Pulled, Created, Started,
+Killing, SuccessfulMountVolume, FailedMount, BackOff.
+"""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import shutil
+from pathlib import Path
+
+from .. import calibration, errors
+from ..store import now_iso
+from . import kubelet_runtime
+from .base import Controller
+from .kubelet_volumes import Volume, VolumeManager
+from .podstatus import is_terminal, set_condition
+
+log = logging.getLogger("twin")
+
+# pkg/kubelet/volumemanager: podAttachAndMountTimeout (2 min 3 s), after which FailedMount is reported
+MOUNT_TIMEOUT_SECONDS = 123.0
+BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS = 10.0, 300.0
+MAX_LOG_BYTES = 1 << 20
+CONDITION_ORDER = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+
+
+class Kubelet(Controller):
+    name = "kubelet"
+
+    def __init__(self, cluster) -> None:
+        super().__init__(cluster)
+        self.store.graceful_pods = True  # pods on a node wait for us to finish them
+        self.pods_rt = self.store.rt("", "v1", "pods")
+        self.nodes_rt = self.store.rt("", "v1", "nodes")
+        self.volumes = VolumeManager(self)
+        self.workers: dict[str, PodWorker] = {}
+        self.next_ip: dict[str, int] = {}
+        self.root = Path(cluster.dir) / "kubelet" / "pods"
+        self.store.on_change.append(self._on_change)
+
+    def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
+        # never writes synchronously: workers run as tasks, so a pod write never recurses into us
+        if rtype.key != self.pods_rt.key:
+            self.volumes.on_change(rtype, etype, obj)
+            return
+        node = obj["spec"].get("nodeName")
+        if not node:
+            return
+        uid = obj["metadata"]["uid"]
+        w = self.workers.get(uid)
+        if etype == "DELETED":
+            if w is not None:
+                del self.workers[uid]
+                w.gone()
+            return
+        if w is None:
+            if is_terminal(obj) or not self.store.exists(self.nodes_rt, None, node):
+                return
+            w = self.workers[uid] = PodWorker(self, obj)
+            w.start()
+        if obj["metadata"].get("deletionTimestamp"):
+            w.terminate()
+
+    async def run(self) -> None:
+        for e in self.store.list_entries(self.pods_rt):
+            self._on_change(self.pods_rt, "ADDED", e.obj, None)
+        await asyncio.Event().wait()  # everything else arrives through the store hook
+
+    # node facts ---------------------------------------------------------------------------------
+    def node_ip(self, node: str) -> str:
+        e = self.store.objects[self.nodes_rt.key].get(("", node))
+        for a in ((e.obj.get("status") or {}).get("addresses") or []) if e else []:
+            if a.get("type") == "InternalIP":
+                return a["address"]
+        return "127.0.0.1"
+
+    def pod_ip(self, node: str) -> str:
+        e = self.store.objects[self.nodes_rt.key].get(("", node))
+        cidr = ((e.obj.get("spec") or {}).get("podCIDR") if e else None) or "10.244.0.0/24"
+        net = ipaddress.ip_network(cidr, strict=False)
+        n = self.next_ip.get(node, 0)
+        self.next_ip[node] = n + 1
+        return str(net.network_address + 2 + n % max(net.num_addresses - 3, 1))
+
+    def latency(self, op: str) -> float:
+        try:
+            return calibration.load().kubelet_latency(op)
+        except calibration.CalibrationError:
+            return 0.5
+
+
+class PodWorker:
+    """The kubelet's pod worker for one pod: start, run, restart, terminate."""
+
+    def __init__(self, kubelet: Kubelet, pod: dict) -> None:
+        self.k = kubelet
+        md = pod["metadata"]
+        self.uid, self.ns, self.name, self.node = md["uid"], md["namespace"], md["name"], pod["spec"]["nodeName"]
+        self.main: asyncio.Task | None = None
+        self.running: dict[str, asyncio.Task] = {}
+        self.mounted: dict[str, Volume] = {}
+        self.cstatus: dict[str, dict] = {}      # container name -> containerStatus
+        self.istatus: dict[str, dict] = {}      # init container name -> status
+        self.sandbox = False
+        self.initialized = False
+        self.phase = "Pending"
+        self.pod_ip = ""
+        self.terminating = False
+        self.adopted = False
+        self.last_failed_mount = 0.0
+        self.problems: dict[str, str] = {}
+
+    # lifecycle ----------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.main = asyncio.ensure_future(self._start())
+
+    def fresh(self) -> dict | None:
+        e = self.k.store.objects[self.k.pods_rt.key].get((self.ns, self.name))
+        if e is None or e.obj["metadata"]["uid"] != self.uid:
+            return None
+        return self.k.store.get(self.k.pods_rt, self.ns, self.name)
+
+    async def _start(self) -> None:
+        pod = self.fresh()
+        if pod is None:
+            return
+        st = pod.get("status") or {}
+        if st.get("phase") == "Running" and st.get("containerStatuses"):
+            self.adopted = True  # started by someone else (a static or pre-made pod): leave it running
+            return
+        spec = pod["spec"]
+        for c in spec.get("initContainers") or []:
+            self.istatus[c["name"]] = _waiting(c, "PodInitializing")
+        for c in spec.get("containers") or []:
+            self.cstatus[c["name"]] = _waiting(c, "ContainerCreating" if not spec.get("initContainers") else "PodInitializing")
+        self.initialized = not spec.get("initContainers")
+        self.start_time = now_iso()
+        self.write_status()
+        await self._mount_all(pod)
+        self.sandbox = True
+        self.pod_ip = self.k.node_ip(self.node) if spec.get("hostNetwork") else self.k.pod_ip(self.node)
+        self.write_status()
+        for c in spec.get("initContainers") or []:
+            code = await self._run_init(pod, c)
+            if code != 0 and spec.get("restartPolicy", "Always") == "Never":
+                self.phase = "Failed"
+                self.write_status()
+                asyncio.ensure_future(self._teardown_volumes())
+                return
+        self.initialized = True
+        await self.k.sleep(self.k.latency("container_start"))
+        for c in spec.get("containers") or []:
+            self._start_container(pod, c, restarts=0)
+        self.phase = "Running"
+        self.write_status()
+
+    def _start_container(self, pod: dict, c: dict, restarts: int) -> None:
+        image = c.get("image", "")
+        if restarts == 0:
+            self.k.event(pod, "Normal", "Pulled", f'Container image "{image}" already present on machine', "kubelet")
+        self.k.event(pod, "Normal", "Created", f"Created container: {c['name']}", "kubelet")
+        self.k.event(pod, "Normal", "Started", f"Started container {c['name']}", "kubelet")
+        st = self.cstatus[c["name"]]
+        st.update({"containerID": kubelet_runtime.container_id(self.uid, c["name"], restarts),
+                   "imageID": kubelet_runtime.image_id(image), "ready": True, "started": True,
+                   "restartCount": restarts, "state": {"running": {"startedAt": now_iso()}}})
+        self.running[c["name"]] = asyncio.ensure_future(self._run_container(pod, c, restarts))
+
+    async def _run_init(self, pod: dict, c: dict) -> int:
+        st = self.istatus[c["name"]]
+        started = now_iso()
+        st.update({"containerID": kubelet_runtime.container_id(self.uid, c["name"], 0),
+                   "imageID": kubelet_runtime.image_id(c.get("image", "")), "started": True,
+                   "state": {"running": {"startedAt": started}}})
+        self.write_status()
+        code = await self._exec(pod, c, init=True)
+        st.update({"ready": code == 0, "started": False,
+                   "state": {"terminated": _terminated(code, started, st["containerID"])}})
+        self.write_status()
+        return code
+
+    async def _exec(self, pod: dict, c: dict, init: bool = False) -> int:
+        mounts = self._mounts(pod, c) if kubelet_runtime.runs_on_host(c.get("image", "")) else {}
+        try:
+            return await kubelet_runtime.run(self.k, pod, c, mounts, lambda text, n=c["name"]: self._log(n, text),
+                                             init=init)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # the runtime failed to run it: as a container that could not start
+            log.exception("container %s of %s/%s failed to run", c["name"], self.ns, self.name)
+            self._log(c["name"], f"failed to run: {e}")
+            return 128
+
+    async def _run_container(self, pod: dict, c: dict, restarts: int) -> None:
+        name = c["name"]
+        code = await self._exec(pod, c)
+        st = self.cstatus[name]
+        started = st["state"].get("running", {}).get("startedAt", now_iso())
+        term = _terminated(code, started, st.get("containerID", ""))
+        policy = pod["spec"].get("restartPolicy", "Always")
+        if policy == "Always" or (policy == "OnFailure" and code != 0):
+            delay = min(BACKOFF_START_SECONDS * 2 ** restarts, BACKOFF_MAX_SECONDS)
+            st.update({"ready": False, "started": False, "lastState": {"terminated": term},
+                       "state": {"waiting": {"reason": "CrashLoopBackOff",
+                                             "message": f"back-off {int(delay)}s restarting failed container={name} "
+                                                        f"pod={self.name}_{self.ns}({self.uid})"}}})
+            self.write_status()
+            self.k.event(pod, "Warning", "BackOff", f"Back-off restarting failed container {name} in pod "
+                                                    f"{self.name}_{self.ns}({self.uid})", "kubelet")
+            await self.k.sleep(delay)
+            self._start_container(pod, c, restarts + 1)
+            self.write_status()
+            return
+        st.update({"ready": False, "started": False, "state": {"terminated": term}})
+        self.running.pop(name, None)
+        if all("terminated" in s["state"] for s in self.cstatus.values()):
+            codes = [s["state"]["terminated"]["exitCode"] for s in self.cstatus.values()]
+            self.phase = "Succeeded" if all(x == 0 for x in codes) else "Failed"
+            self.write_status()
+            asyncio.ensure_future(self._teardown_volumes())  # a finished pod's volumes are torn down
+        else:
+            self.write_status()
+
+    # volumes ------------------------------------------------------------------------------------
+    async def _mount_all(self, pod: dict) -> None:
+        timeout = MOUNT_TIMEOUT_SECONDS * self.k.cluster.time_scale
+
+        async def one(vol: dict) -> None:
+            got: list[Volume] = []
+
+            def check() -> tuple[bool, list[tuple]]:
+                v, keys, problem = self.k.volumes.resolve(pod, vol, self.node)
+                if v is None:
+                    self.problems[vol["name"]] = problem
+                    return False, keys
+                self.problems.pop(vol["name"], None)
+                got.append(v)
+                return True, []
+
+            while not await self.k.volumes.wait(check, timeout):
+                self._failed_mount(pod)
+            v = got[-1]
+            self.mounted[v.name] = v  # counted as in use from here, so unmount runs even if killed mid-mount
+            await self.k.volumes.mount(self.node, v)
+            if v.kind == "pvc":
+                self.k.event(pod, "Normal", "SuccessfulMountVolume",
+                             f'MountVolume.SetUp succeeded for volume "{v.pv["metadata"]["name"]}"', "kubelet")
+
+        vols = pod["spec"].get("volumes") or []
+        if vols:
+            await asyncio.gather(*(one(v) for v in vols))
+
+    def _failed_mount(self, pod: dict) -> None:
+        loop = asyncio.get_running_loop()
+        if loop.time() - self.last_failed_mount < MOUNT_TIMEOUT_SECONDS * self.k.cluster.time_scale / 2:
+            return  # one event per timeout period, however many volumes timed out
+        self.last_failed_mount = loop.time()
+        names = sorted(v["name"] for v in pod["spec"].get("volumes") or [] if v["name"] not in self.mounted)
+        unattached = sorted(n for n, p in self.problems.items() if p in ("unattached", "unbound"))
+        self.k.event(pod, "Warning", "FailedMount",
+                     f"Unable to attach or mount volumes: unmounted volumes=[{' '.join(names)}], unattached "
+                     f"volumes=[{' '.join(unattached)}], failed to process volumes=[]: timed out waiting for the condition",
+                     "kubelet")
+
+    async def _teardown_volumes(self) -> None:
+        vols = list(self.mounted.values())
+        self.mounted.clear()
+        await asyncio.gather(*(self.k.volumes.unmount(self.node, v) for v in vols), return_exceptions=True)
+
+    def _mounts(self, pod: dict, c: dict) -> dict[str, str]:
+        """mountPath -> host directory, for containers that run as host processes."""
+        dirs = self.k.volumes.host_dirs(pod, self.mounted, self.k.root / self.uid)
+        out = {}
+        for m in c.get("volumeMounts") or []:
+            d = dirs.get(m.get("name"))
+            if d is not None:
+                sub = m.get("subPath")
+                if sub:
+                    d = d / sub
+                    d.mkdir(parents=True, exist_ok=True)
+                out[m["mountPath"]] = str(d)
+        return out
+
+    # termination --------------------------------------------------------------------------------
+    def terminate(self) -> None:
+        if not self.terminating:
+            self.terminating = True
+            asyncio.ensure_future(self._terminate())
+
+    async def _terminate(self) -> None:
+        pod = self.fresh()
+        if self.main is not None and not self.main.done():
+            self.main.cancel()
+            await asyncio.gather(self.main, return_exceptions=True)
+        if pod is not None and not self.adopted:
+            tasks = list(self.running.values())
+            if tasks:
+                for c in tasks:
+                    c.cancel()
+                for name in self.running:
+                    self.k.event(pod, "Normal", "Killing", f"Stopping container {name}", "kubelet")
+                await asyncio.gather(*tasks, return_exceptions=True)
+                await self.k.sleep(self.k.latency("container_stop"))
+            ran = False
+            for c in pod["spec"].get("containers") or []:
+                st = self.cstatus.get(c["name"])
+                if st and "running" in st["state"]:
+                    ran = True
+                    # a killed container: simulated ones exit on TERM (the seed's `trap exit TERM`)
+                    code = 143 if kubelet_runtime.runs_on_host(c.get("image", "")) else 0
+                    st.update({"ready": False, "started": False,
+                               "state": {"terminated": _terminated(code, st["state"]["running"]["startedAt"],
+                                                                   st.get("containerID", ""))}})
+            self.running.clear()
+            if ran and self.phase not in ("Succeeded", "Failed"):
+                codes = [s["state"].get("terminated", {}).get("exitCode", 1) for s in self.cstatus.values()]
+                self.phase = "Succeeded" if all(x == 0 for x in codes) else "Failed"
+                self.write_status()
+            await self._teardown_volumes()
+        try:
+            self.k.store.delete(self.k.pods_rt, self.ns, self.name, grace_seconds=0, preconditions={"uid": self.uid})
+        except errors.ApiError:
+            pass
+
+    def gone(self) -> None:
+        """The pod object is gone (deleted by us, or forced): stop what still runs, tear volumes down."""
+        for t in [self.main, *self.running.values()]:
+            if t is not None and not t.done():
+                t.cancel()
+        if self.mounted:
+            asyncio.ensure_future(self._teardown_volumes())
+        d = self.k.root / self.uid
+        if d.exists():
+            asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, d, True)
+
+    # status -------------------------------------------------------------------------------------
+    def _log(self, container: str, text: str) -> None:
+        logs = self.k.store.pod_logs
+        key = (self.ns, self.name, container)
+        if not text.endswith("\n"):
+            text += "\n"
+        cur = logs.get(key, "") + text
+        logs[key] = cur[-MAX_LOG_BYTES:]
+
+    def write_status(self) -> None:
+        pod = self.fresh()
+        if pod is None or self.adopted:
+            return
+        st = pod.setdefault("status", {})
+        conds = st.get("conditions") or []
+        terminal = self.phase in ("Succeeded", "Failed")
+        unready = [n for n, s in self.cstatus.items() if not s.get("ready")]
+        uninit = [n for n, s in self.istatus.items() if "terminated" not in s["state"]
+                  or s["state"]["terminated"].get("exitCode")]
+        set_condition(conds, "PodReadyToStartContainers", "True" if self.sandbox and not terminal else "False",
+                      probe_time=True)
+        if self.initialized or not uninit:
+            set_condition(conds, "Initialized", "True", probe_time=True)
+        else:
+            set_condition(conds, "Initialized", "False", "ContainersNotInitialized",
+                          f"containers with incomplete status: [{' '.join(uninit)}]", probe_time=True)
+        for ctype in ("Ready", "ContainersReady"):
+            if terminal:
+                set_condition(conds, ctype, "False", "PodCompleted", probe_time=True)
+            elif unready:
+                set_condition(conds, ctype, "False", "ContainersNotReady",
+                              f"containers with unready status: [{' '.join(unready)}]", probe_time=True)
+            else:
+                set_condition(conds, ctype, "True", probe_time=True)
+        if not any(c["type"] == "PodScheduled" for c in conds):
+            set_condition(conds, "PodScheduled", "True", probe_time=True)
+        conds.sort(key=lambda c: CONDITION_ORDER.index(c["type"]) if c["type"] in CONDITION_ORDER else 99)
+        host_ip = self.k.node_ip(self.node)
+        st.update({"phase": self.phase, "conditions": conds, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
+                   "startTime": st.get("startTime") or getattr(self, "start_time", now_iso()),
+                   "containerStatuses": [dict(s) for s in self.cstatus.values()]})
+        if self.istatus:
+            st["initContainerStatuses"] = [dict(s) for s in self.istatus.values()]
+        if self.pod_ip:
+            st["podIP"], st["podIPs"] = self.pod_ip, [{"ip": self.pod_ip}]
+        try:
+            self.k.store.update(self.k.pods_rt, self.ns, self.name, pod, subresource="status")
+        except errors.ApiError:
+            pass
+
+
+def _waiting(c: dict, reason: str) -> dict:
+    return {"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False, "restartCount": 0,
+            "started": False, "state": {"waiting": {"reason": reason}}, "lastState": {}}
+
+
+def _terminated(code: int, started: str, container_id: str) -> dict:
+    return {"exitCode": code, "reason": "Completed" if code == 0 else "Error", "startedAt": started,
+            "finishedAt": now_iso(), "containerID": container_id}

@@ -1,0 +1,461 @@
+"""snapshot-controller (kube-system Deployment) and the csi-snapshotter sidecar of each CSI driver.
+
+The Deployment `snapshot-controller` is created at start with the upstream args --v=5 --leader-election=true and
+no throttling flags, so the binary's defaults hold (cmd/snapshot-controller/main.go): --worker-threads 10,
+--kube-api-qps 5, --kube-api-burst 10. The twin obeys the container's args whenever they change (a
+`kubectl edit` or the collection's module): like main.go it has two clientsets, each with its own client-go
+token bucket (snapshot API: VolumeSnapshot/Content; core API: PVCs and events), and --worker-threads workers.
+
+API calls per dynamically created snapshot (each waits for a token of its clientset):
+  snapshot client: patch the snapshot's finalizers (volumesnapshot-as-source-protection and
+    volumesnapshot-bound-protection), create the VolumeSnapshotContent `snapcontent-<snapshot uid>`, patch the
+    snapshot status (boundVolumeSnapshotContentName, readyToUse false), patch the content's finalizer
+    (volumesnapshotcontent-bound-protection), then one status sync per change of the content (the finalizer
+    patch and the csi-snapshotter's three updates) of which the last sets readyToUse, creationTime and
+    restoreSize: 9 calls, which is what external-snapshotter issue #1344 implies (80 snapshots in 143 s at
+    QPS 5 = (143 x 5 + 10) / 80 = 9.1 calls each) and about 10 s for the same 80 at QPS 75 / burst 150.
+  core client: patch the source PVC's finalizer snapshot.storage.kubernetes.io/pvc-as-source-protection on and
+    off, events CreatingSnapshot, SnapshotCreated, SnapshotReady: 5 calls.
+Deletion: annotate the content volumesnapshot-being-deleted, delete it (policy Delete) or drop its finalizer
+(Retain), wait for the sidecar's DeleteSnapshot, drop the snapshot's finalizers. A snapshot still used as the
+source of a PVC being provisioned stays (event SnapshotDeletePending).
+
+csi-snapshotter: for a content of its driver without a snapshotHandle: annotate
+snapshot.storage.kubernetes.io/volumesnapshot-being-created, CreateSnapshot on the driver backend, patch the
+content status (snapshotHandle, creationTime in ns, readyToUse, restoreSize in bytes), remove the annotation;
+on error content status.error + event SnapshotCreationFailed and a retry with backoff. For a deleted content:
+DeleteSnapshot (policy Delete) and drop the finalizer. Its throttle and workers are the driver's sidecar ones
+where modelled (Trident), else unthrottled with 10 workers.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime, timezone
+from typing import Any
+
+from .. import calibration, errors
+from ..store import now_iso
+from .base import Controller
+from .csi_drivers import CSIError, backends, with_faults
+from .pv_controller import format_quantity
+from .tokenbucket import Throttle, WorkerPool, follow_deployment, throttles
+from .workqueue import Retry, WorkQueue
+
+log = logging.getLogger("twin")
+
+G, V = "snapshot.storage.k8s.io", "v1"
+AS_SOURCE = "snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection"
+BOUND = "snapshot.storage.kubernetes.io/volumesnapshot-bound-protection"
+CONTENT_BOUND = "snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection"
+PVC_SOURCE = "snapshot.storage.kubernetes.io/pvc-as-source-protection"
+BEING_CREATED = "snapshot.storage.kubernetes.io/volumesnapshot-being-created"
+BEING_DELETED = "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted"
+DEFAULT_CLASS = "snapshot.storage.kubernetes.io/is-default-class"
+IMAGE = "registry.k8s.io/sig-storage/snapshot-controller:v8.2.0"
+
+
+def deployment() -> dict[str, Any]:
+    labels = {"app.kubernetes.io/name": "snapshot-controller"}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "snapshot-controller", "namespace": "kube-system", "labels": dict(labels)},
+            "spec": {"replicas": 2, "selector": {"matchLabels": dict(labels)},
+                     "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
+                     "template": {"metadata": {"labels": dict(labels)}, "spec": {
+                         "serviceAccountName": "snapshot-controller", "priorityClassName": "system-cluster-critical",
+                         "containers": [{"name": "snapshot-controller", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+                                         "args": ["--v=5", "--leader-election=true"]}]}}}}
+
+
+class SnapshotController(Controller):
+    name = "snapshot-controller"
+
+    def __init__(self, cluster) -> None:
+        super().__init__(cluster)
+        self.enabled = "snapshot" in getattr(cluster, "crd_sets", ())
+        cal = calibration.load()
+        self.defaults = {"qps": cal.number("snapshot-controller", "kube_api_qps"),
+                         "burst": cal.limit("snapshot-controller", "kube_api_burst"),
+                         "workers": cal.limit("snapshot-controller", "worker_threads")}
+        self.throttle = Throttle(self.name, self.defaults["qps"], self.defaults["burst"], self.defaults["workers"],
+                                 cluster.time_scale, clients=("snapshot", "kube"))
+        throttles(cluster)[self.name] = self.throttle
+        self.retry = (cal.number("snapshot-controller", "retry_start"), cal.number("snapshot-controller", "retry_max"))
+        self.queue = WorkQueue(self.name, self.sync, self.throttle.pool, cluster.time_scale, *self.retry, gate=self._gate)
+        self.pvc_rt = self.store.rt("", "v1", "persistentvolumeclaims")
+        self.pv_rt = self.store.rt("", "v1", "persistentvolumes")
+        self.ready = 0
+        if self.enabled:
+            self.vs_rt = self.store.rt(G, V, "volumesnapshots")
+            self.vsc_rt = self.store.rt(G, V, "volumesnapshotcontents")
+            self.class_rt = self.store.rt(G, V, "volumesnapshotclasses")
+            dep_rt = self.store.rt("apps", "v1", "deployments")
+            if not self.store.exists(dep_rt, "kube-system", "snapshot-controller"):
+                self.store.create(dep_rt, "kube-system", deployment())
+
+    async def _gate(self) -> None:
+        if hasattr(self.cluster.faults, "wait_unstalled"):
+            await self.cluster.faults.wait_unstalled(self.name, self.cluster.time_scale)
+
+    async def run(self) -> None:
+        if not self.enabled:
+            return
+        self.queue.start()
+        await asyncio.gather(
+            follow_deployment(self, self.throttle, "kube-system", "snapshot-controller", "snapshot-controller", self.defaults),
+            self._snapshots(), self._contents(), self._claims())
+
+    async def _snapshots(self) -> None:
+        async for etype, vs in self.watch(G, V, "volumesnapshots"):
+            if etype != "DELETED":
+                self.queue.add((vs["metadata"]["namespace"], vs["metadata"]["name"]))
+
+    async def _contents(self) -> None:
+        async for etype, c in self.watch(G, V, "volumesnapshotcontents"):
+            ref = c["spec"].get("volumeSnapshotRef") or {}
+            if ref.get("name"):
+                self.queue.add((ref.get("namespace"), ref["name"]))
+
+    async def _claims(self) -> None:
+        """A PVC restored from a snapshot got Bound: a snapshot waiting to be deleted may go now."""
+        async for etype, pvc in self.watch("", "v1", "persistentvolumeclaims"):
+            ds = pvc["spec"].get("dataSource") or {}
+            if ds.get("kind") == "VolumeSnapshot" and (etype == "DELETED" or pvc.get("status", {}).get("phase") == "Bound"):
+                self.queue.add((pvc["metadata"]["namespace"], ds.get("name")))
+
+    async def call(self, client: str, verb: str) -> None:
+        await self.throttle.call(client, verb)
+
+    # sync ---------------------------------------------------------------------------------------
+    async def sync(self, key: tuple[str, str]) -> None:
+        ns, name = key
+        if not self.store.exists(self.vs_rt, ns, name):
+            return
+        vs = self.store.get(self.vs_rt, ns, name)
+        if vs["metadata"].get("deletionTimestamp"):
+            await self._delete(vs)
+            return
+        st = vs.get("status") or {}
+        if st.get("readyToUse") and st.get("boundVolumeSnapshotContentName"):
+            await self._release_pvc(vs)
+            return
+        fins = vs["metadata"].get("finalizers") or []
+        if AS_SOURCE not in fins or BOUND not in fins:
+            await self.call("snapshot", "patch volumesnapshots")
+            vs = self._patch_meta(self.vs_rt, vs, add=[AS_SOURCE, BOUND])
+            if vs is None:
+                return
+        src = vs["spec"].get("source") or {}
+        if src.get("volumeSnapshotContentName"):
+            await self._bind_static(vs, src["volumeSnapshotContentName"])
+            return
+        content_name = f"snapcontent-{vs['metadata']['uid']}"
+        if not self.store.exists(self.vsc_rt, None, content_name):
+            await self._create_content(vs, content_name)
+            return
+        content = self.store.get(self.vsc_rt, None, content_name)
+        if CONTENT_BOUND not in (content["metadata"].get("finalizers") or []) and not content["metadata"].get("deletionTimestamp"):
+            await self.call("snapshot", "patch volumesnapshotcontents")
+            self._patch_meta(self.vsc_rt, content, add=[CONTENT_BOUND])
+            return
+        await self._sync_status(vs, content)
+
+    def _patch_meta(self, rt, obj: dict, add: list[str] = (), remove: list[str] = (),
+                    annotations: dict[str, str | None] | None = None) -> dict | None:
+        md = obj["metadata"]
+        ns = md.get("namespace")
+        if not self.store.exists(rt, ns, md["name"]):
+            return None
+        cur = self.store.get(rt, ns, md["name"])
+        fins = [f for f in cur["metadata"].get("finalizers") or [] if f not in remove]
+        fins += [f for f in add if f not in fins]
+        if fins:
+            cur["metadata"]["finalizers"] = fins
+        else:
+            cur["metadata"].pop("finalizers", None)
+        for k, v in (annotations or {}).items():
+            ann = cur["metadata"].setdefault("annotations", {})
+            if v is None:
+                ann.pop(k, None)
+            else:
+                ann[k] = v
+        out = self.store.update(rt, ns, md["name"], cur, _internal=True)
+        return out if self.store.exists(rt, ns, md["name"]) else None
+
+    def _snapshot_class(self, vs: dict, driver: str) -> dict | None:
+        name = vs["spec"].get("volumeSnapshotClassName")
+        if name:
+            return self.store.get(self.class_rt, None, name) if self.store.exists(self.class_rt, None, name) else None
+        for e in self.store.list_entries(self.class_rt):
+            if e.obj.get("driver") == driver and (e.obj["metadata"].get("annotations") or {}).get(DEFAULT_CLASS) == "true":
+                return self.store.get(self.class_rt, None, e.obj["metadata"]["name"])
+        return None
+
+    async def _error(self, vs: dict, reason: str, message: str) -> None:
+        await self.call("kube", "create events")
+        self.event(vs, "Warning", reason, message)
+        await self.call("snapshot", "patch volumesnapshots/status")
+        if self.store.exists(self.vs_rt, vs["metadata"]["namespace"], vs["metadata"]["name"]):
+            cur = self.store.get(self.vs_rt, vs["metadata"]["namespace"], vs["metadata"]["name"])
+            cur["status"] = dict(cur.get("status") or {}, readyToUse=False, error={"message": message, "time": now_iso()})
+            self.store.update(self.vs_rt, vs["metadata"]["namespace"], vs["metadata"]["name"], cur, subresource="status")
+
+    async def _create_content(self, vs: dict, content_name: str) -> None:
+        ns = vs["metadata"]["namespace"]
+        claim = (vs["spec"].get("source") or {}).get("persistentVolumeClaimName")
+        if not claim or not self.store.exists(self.pvc_rt, ns, claim):
+            await self._error(vs, "SnapshotContentCreationFailed",
+                              f'Failed to create snapshot content with error snapshot controller failed to update '
+                              f'{ns}/{vs["metadata"]["name"]} on API server: cannot get claim from snapshot')
+            raise Retry()
+        pvc = self.store.get(self.pvc_rt, ns, claim)
+        pv_name = pvc["spec"].get("volumeName")
+        if pvc.get("status", {}).get("phase") != "Bound" or not pv_name or not self.store.exists(self.pv_rt, None, pv_name):
+            await self._error(vs, "SnapshotContentCreationFailed", f"the PVC {claim} is not yet bound to a PV, "
+                                                                   "will not attempt to take a snapshot")
+            raise Retry()
+        pv = self.store.get(self.pv_rt, None, pv_name)
+        csi = pv["spec"].get("csi") or {}
+        cls = self._snapshot_class(vs, csi.get("driver"))
+        if cls is None:
+            await self._error(vs, "GetSnapshotClassFailed",
+                              f"Failed to get snapshot class with error failed to retrieve snapshot class "
+                              f"{vs['spec'].get('volumeSnapshotClassName') or '(default)'} for driver {csi.get('driver')}")
+            raise Retry()
+        if PVC_SOURCE not in (pvc["metadata"].get("finalizers") or []):
+            await self.call("kube", "patch persistentvolumeclaims")
+            self._patch_meta(self.pvc_rt, pvc, add=[PVC_SOURCE])
+        content = {"apiVersion": f"{G}/{V}", "kind": "VolumeSnapshotContent",
+                   "metadata": {"name": content_name},
+                   "spec": {"deletionPolicy": cls.get("deletionPolicy", "Delete"), "driver": csi.get("driver"),
+                            "source": {"volumeHandle": csi.get("volumeHandle")},
+                            "sourceVolumeMode": pv["spec"].get("volumeMode", "Filesystem"),
+                            "volumeSnapshotClassName": cls["metadata"]["name"],
+                            "volumeSnapshotRef": {"kind": "VolumeSnapshot", "apiVersion": f"{G}/{V}", "namespace": ns,
+                                                  "name": vs["metadata"]["name"], "uid": vs["metadata"]["uid"],
+                                                  "resourceVersion": vs["metadata"]["resourceVersion"]}}}
+        await self.call("snapshot", "create volumesnapshotcontents")
+        try:
+            self.store.create(self.vsc_rt, None, content)
+        except errors.ApiError as e:
+            if e.code != 409:
+                raise
+        await self.call("kube", "create events")
+        self.event(vs, "Normal", "CreatingSnapshot",
+                   f"Waiting for a snapshot {ns}/{vs['metadata']['name']} to be created by the CSI driver.")
+        await self.call("snapshot", "patch volumesnapshots/status")
+        cur = self.store.get(self.vs_rt, ns, vs["metadata"]["name"])
+        cur["status"] = {"boundVolumeSnapshotContentName": content_name, "readyToUse": False}
+        self.store.update(self.vs_rt, ns, vs["metadata"]["name"], cur, subresource="status")
+
+    async def _bind_static(self, vs: dict, content_name: str) -> None:
+        ns, name = vs["metadata"]["namespace"], vs["metadata"]["name"]
+        if not self.store.exists(self.vsc_rt, None, content_name):
+            await self._error(vs, "SnapshotContentMissing", f"VolumeSnapshotContent {content_name} is missing")
+            raise Retry()
+        content = self.store.get(self.vsc_rt, None, content_name)
+        ref = content["spec"].get("volumeSnapshotRef") or {}
+        if not ref.get("uid"):
+            await self.call("snapshot", "patch volumesnapshotcontents")
+            content["spec"]["volumeSnapshotRef"] = dict(ref, uid=vs["metadata"]["uid"], namespace=ns, name=name,
+                                                        kind="VolumeSnapshot", apiVersion=f"{G}/{V}")
+            content = self.store.update(self.vsc_rt, None, content_name, content, _internal=True)
+        await self._sync_status(vs, content)
+
+    async def _sync_status(self, vs: dict, content: dict) -> None:
+        """Copy the content's status into the snapshot's (one status sync per content change)."""
+        ns, name = vs["metadata"]["namespace"], vs["metadata"]["name"]
+        cst = content.get("status") or {}
+        await self.call("snapshot", "patch volumesnapshots/status")
+        if not self.store.exists(self.vs_rt, ns, name):
+            return
+        cur = self.store.get(self.vs_rt, ns, name)
+        st = dict(cur.get("status") or {})
+        st["boundVolumeSnapshotContentName"] = content["metadata"]["name"]
+        if cst.get("error"):
+            st["error"] = cst["error"]
+        if cst.get("snapshotHandle"):
+            st["creationTime"] = datetime.fromtimestamp(int(cst.get("creationTime", 0)) / 1e9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            st["restoreSize"] = format_quantity(int(cst.get("restoreSize") or 0))
+        became_ready = bool(cst.get("readyToUse")) and not st.get("readyToUse")
+        st["readyToUse"] = bool(cst.get("readyToUse"))
+        if st["readyToUse"]:
+            st.pop("error", None)
+        if st != cur.get("status"):
+            cur["status"] = st
+            self.store.update(self.vs_rt, ns, name, cur, subresource="status")
+        if became_ready:
+            self.ready += 1
+            await self.call("kube", "create events")
+            self.event(cur, "Normal", "SnapshotCreated", f"Snapshot {ns}/{name} was successfully created by the CSI driver.")
+            await self.call("kube", "create events")
+            self.event(cur, "Normal", "SnapshotReady", f"Snapshot {ns}/{name} is ready to use.")
+            await self._release_pvc(cur)
+
+    async def _release_pvc(self, vs: dict) -> None:
+        ns = vs["metadata"]["namespace"]
+        claim = (vs["spec"].get("source") or {}).get("persistentVolumeClaimName")
+        if not claim or not self.store.exists(self.pvc_rt, ns, claim):
+            return
+        pvc = self.store.get(self.pvc_rt, ns, claim)
+        if PVC_SOURCE not in (pvc["metadata"].get("finalizers") or []):
+            return
+        for e in self.store.list_entries(self.vs_rt, ns):
+            o = e.obj
+            if (o["spec"].get("source") or {}).get("persistentVolumeClaimName") == claim \
+                    and not (o.get("status") or {}).get("readyToUse") and not o["metadata"].get("deletionTimestamp"):
+                return  # another snapshot of this PVC is still being taken
+        await self.call("kube", "patch persistentvolumeclaims")
+        self._patch_meta(self.pvc_rt, pvc, remove=[PVC_SOURCE])
+
+    async def _delete(self, vs: dict) -> None:
+        ns, name = vs["metadata"]["namespace"], vs["metadata"]["name"]
+        fins = vs["metadata"].get("finalizers") or []
+        if not {AS_SOURCE, BOUND} & set(fins):
+            return
+        for e in self.store.list_entries(self.pvc_rt, ns):
+            ds = e.obj["spec"].get("dataSource") or e.obj["spec"].get("dataSourceRef") or {}
+            if ds.get("kind") == "VolumeSnapshot" and ds.get("name") == name and not e.obj["spec"].get("volumeName") \
+                    and not e.obj["metadata"].get("deletionTimestamp"):
+                await self.call("kube", "create events")
+                self.event(vs, "Warning", "SnapshotDeletePending", "Snapshot is being used to restore a PVC")
+                raise Retry(5.0)
+        await self._release_pvc(vs)
+        content_name = (vs.get("status") or {}).get("boundVolumeSnapshotContentName") or f"snapcontent-{vs['metadata']['uid']}"
+        if self.store.exists(self.vsc_rt, None, content_name):
+            content = self.store.get(self.vsc_rt, None, content_name)
+            if (content["spec"].get("volumeSnapshotRef") or {}).get("uid") == vs["metadata"]["uid"]:
+                if content["spec"].get("deletionPolicy") == "Delete":
+                    if not content["metadata"].get("deletionTimestamp"):
+                        if (content["metadata"].get("annotations") or {}).get(BEING_DELETED) != "yes":
+                            await self.call("snapshot", "patch volumesnapshotcontents")
+                            content = self._patch_meta(self.vsc_rt, content, annotations={BEING_DELETED: "yes"})
+                        await self.call("snapshot", "delete volumesnapshotcontents")
+                        if content is not None and self.store.exists(self.vsc_rt, None, content_name):
+                            self.store.delete(self.vsc_rt, None, content_name)
+                    return  # the content's DELETED event brings the snapshot back here
+                if CONTENT_BOUND in (content["metadata"].get("finalizers") or []):
+                    await self.call("snapshot", "patch volumesnapshotcontents")
+                    self._patch_meta(self.vsc_rt, content, remove=[CONTENT_BOUND])
+        await self.call("snapshot", "patch volumesnapshots")
+        self._patch_meta(self.vs_rt, vs, remove=[AS_SOURCE, BOUND])
+
+
+class CSISnapshotter(Controller):
+    """The csi-snapshotter sidecars (one queue per driver)."""
+
+    name = "csi-snapshotter"
+
+    def __init__(self, cluster) -> None:
+        super().__init__(cluster)
+        self.enabled = "snapshot" in getattr(cluster, "crd_sets", ())
+        self.cal = calibration.load()
+        self.queues: dict[str, WorkQueue] = {}
+        self.pv_rt = self.store.rt("", "v1", "persistentvolumes")
+        if self.enabled:
+            self.vsc_rt = self.store.rt(G, V, "volumesnapshotcontents")
+            self.class_rt = self.store.rt(G, V, "volumesnapshotclasses")
+
+    def queue(self, driver: str) -> WorkQueue:
+        q = self.queues.get(driver)
+        if q is None:
+            th = backends(self.cluster)[driver].sidecar("snapshotter")
+            pool = th.pool if th is not None else WorkerPool(self.cal.limit("csi-sidecar", "snapshotter_workers"))
+            q = WorkQueue(f"{self.name}/{driver}", lambda name, d=driver: self.sync(d, name), pool,
+                          self.cluster.time_scale, gate=self._gate)
+            q.start()
+            self.queues[driver] = q
+        return q
+
+    async def _gate(self) -> None:
+        if hasattr(self.cluster.faults, "wait_unstalled"):
+            await self.cluster.faults.wait_unstalled(self.name, self.cluster.time_scale)
+
+    async def call(self, driver: str, verb: str) -> None:
+        th = backends(self.cluster)[driver].sidecar("snapshotter")
+        if th is not None:
+            await th.call("kube", verb)
+
+    async def run(self) -> None:
+        if not self.enabled:
+            return
+        async for etype, c in self.watch(G, V, "volumesnapshotcontents"):
+            drv = c["spec"].get("driver")
+            if etype == "DELETED" or drv not in backends(self.cluster):
+                continue
+            st = c.get("status") or {}
+            if c["metadata"].get("deletionTimestamp") or not st.get("snapshotHandle"):
+                self.queue(drv).add(c["metadata"]["name"])
+
+    def _pv_by_handle(self, driver: str, handle: str) -> dict | None:
+        for e in self.store.list_entries(self.pv_rt):
+            csi = e.obj["spec"].get("csi") or {}
+            if csi.get("driver") == driver and csi.get("volumeHandle") == handle:
+                return self.store.get(self.pv_rt, None, e.obj["metadata"]["name"])
+        return None
+
+    def _patch(self, name: str, mutate) -> dict | None:
+        if not self.store.exists(self.vsc_rt, None, name):
+            return None
+        cur = self.store.get(self.vsc_rt, None, name)
+        sub = mutate(cur)
+        return self.store.update(self.vsc_rt, None, name, cur, subresource=sub, _internal=sub is None)
+
+    async def sync(self, driver: str, name: str) -> None:
+        if not self.store.exists(self.vsc_rt, None, name):
+            return
+        c = self.store.get(self.vsc_rt, None, name)
+        backend = backends(self.cluster)[driver]
+        st = c.get("status") or {}
+        if c["metadata"].get("deletionTimestamp"):
+            if CONTENT_BOUND not in (c["metadata"].get("finalizers") or []):
+                return
+            handle = st.get("snapshotHandle") or c["spec"].get("source", {}).get("snapshotHandle")
+            if c["spec"].get("deletionPolicy") == "Delete" and handle:
+                try:
+                    await with_faults(self.cluster, "delete_snapshot", name, driver, lambda: backend.delete_snapshot(handle))
+                except CSIError as e:
+                    await self.call(driver, "patch volumesnapshotcontents/status")
+                    self._patch(name, lambda cur: (cur.__setitem__("status", dict(cur.get("status") or {}, error={
+                        "message": f"Failed to delete snapshot: {e}", "time": now_iso()})), "status")[1])
+                    raise Retry() from e
+            await self.call(driver, "patch volumesnapshotcontents")
+            self.store.finalize(self.vsc_rt, None, name, CONTENT_BOUND)
+            return
+        if st.get("snapshotHandle"):
+            return
+        src = c["spec"].get("source") or {}
+        if src.get("snapshotHandle"):  # pre-provisioned: the snapshot exists on the storage already
+            await self.call(driver, "patch volumesnapshotcontents/status")
+            self._patch(name, lambda cur: (cur.__setitem__("status", {
+                "snapshotHandle": src["snapshotHandle"], "readyToUse": True, "creationTime": 0, "restoreSize": 0}), "status")[1])
+            return
+        pv = self._pv_by_handle(driver, src.get("volumeHandle"))
+        if pv is None:
+            raise Retry()
+        params = {}
+        cls_name = c["spec"].get("volumeSnapshotClassName")
+        if cls_name and self.store.exists(self.class_rt, None, cls_name):
+            params = self.store.get(self.class_rt, None, cls_name).get("parameters") or {}
+        if (c["metadata"].get("annotations") or {}).get(BEING_CREATED) != "yes":
+            await self.call(driver, "patch volumesnapshotcontents")
+            self._patch(name, lambda cur: cur["metadata"].setdefault("annotations", {}).__setitem__(BEING_CREATED, "yes"))
+        snap_name = "snapshot-" + (c["spec"].get("volumeSnapshotRef") or {}).get("uid", name)
+        ref = c["spec"].get("volumeSnapshotRef") or {}
+        try:
+            res = await with_faults(self.cluster, "snapshot", f"{ref.get('namespace')}/{ref.get('name')}", driver,
+                                    lambda: backend.create_snapshot(pv, snap_name, params))
+        except CSIError as e:
+            await self.call(driver, "patch volumesnapshotcontents/status")
+            self._patch(name, lambda cur: (cur.__setitem__("status", dict(cur.get("status") or {}, readyToUse=False, error={
+                "message": f"Failed to check and update snapshot content: failed to take snapshot of the volume "
+                           f"{src.get('volumeHandle')}: {e}", "time": now_iso()})), "status")[1])
+            await self.call(driver, "create events")
+            self.event(c, "Warning", "SnapshotCreationFailed", f"Failed to create snapshot: {e}", f"csi-snapshotter {driver}")
+            raise Retry() from e
+        await self.call(driver, "patch volumesnapshotcontents/status")
+        self._patch(name, lambda cur: (cur.__setitem__("status", {
+            "snapshotHandle": res["snapshot_handle"], "creationTime": int(res["creation_time"]),
+            "readyToUse": bool(res.get("ready", True)), "restoreSize": int(res["restore_size"])}), "status")[1])
+        await self.call(driver, "patch volumesnapshotcontents")
+        self._patch(name, lambda cur: (cur["metadata"].get("annotations") or {}).pop(BEING_CREATED, None) and None)
