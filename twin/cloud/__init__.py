@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 # Add a line per endpoint family; keep the list free of logic.
 ENDPOINTS = [
     "alibaba",
+    "ontap",
 ]
 
 

@@ -1,0 +1,343 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Enable or disable parallel disk attach on an ACK cluster: read, plan, then change only what differs.
+
+What "enabled" means (seed 000 and kubernetes-sigs/alibaba-cloud-csi-driver):
+- ECS whitelist: tag supportConcurrencyAttach=true (and supportConcurrencyDetach=true for detach) on every
+  existing ECS instance of the cluster, and in every node pool's scaling_group.tags so that new nodes get it;
+- the provisioner addon (managed-csiprovisioner or csi-provisioner) has DiskADController=true and
+  DiskParallelAttach=true (+ DiskParallelDetach=true) in its FeatureGate, then csi-plugin has
+  DiskADController=true - controller first, then node, as the driver requires.
+Disabling undoes exactly that in reverse order (csi-plugin, provisioner, then the tags) and touches no other
+gate, tag or config key.
+
+Every step is idempotent and re-planned from what the APIs report, so a run that stopped half-way (a failed
+call, a timeout, a killed process) is completed by the next run, and a run with nothing to do makes no write
+call. Tagging stops the run before any addon is changed if any tag call failed, because parallel attach
+without the ECS whitelist makes ECS reject concurrent attaches.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.storageperf.k8s.plugins.module_utils import featuregates, versions
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack_cluster import CSI_PLUGIN, AckCluster
+from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import (
+    TAG_RESOURCES_MAX_IDS, AliyunError, batches, first_errors, indexed_params, tag_params)
+
+ATTACH_TAG = "supportConcurrencyAttach"
+DETACH_TAG = "supportConcurrencyDetach"
+MIN_CLUSTER_VERSION = "1.26"
+MIN_CSI_VERSION = "v1.30.4"
+MANAGED_GATES = ("DiskADController", "DiskParallelAttach", "DiskParallelDetach")
+SETTLING_STATES = ("updating", "upgrading", "deleting", "installing")
+
+
+class AttachError(Exception):
+    """A failure after which the module reports what it did so far (result) and what went wrong (msg)."""
+
+    def __init__(self, msg, result=None):
+        super(AttachError, self).__init__(msg)
+        self.msg = msg
+        self.result = result or {}
+
+
+def wanted_tags(detach):
+    tags = {ATTACH_TAG: "true"}
+    if detach:
+        tags[DETACH_TAG] = "true"
+    return tags
+
+
+def provisioner_gates(detach):
+    gates = {"DiskADController": True, "DiskParallelAttach": True}
+    if detach:
+        gates["DiskParallelDetach"] = True
+    return gates
+
+
+NODE_GATES = {"DiskADController": True}
+
+
+def pool_tags_after(tags, state, detach):
+    """The node pool's whole scaling_group.tags list after the change (ModifyClusterNodePool replaces it)."""
+    if state == "absent":
+        return [t for t in tags if t.get("key") not in (ATTACH_TAG, DETACH_TAG)]
+    want = wanted_tags(detach)
+    out = [dict(t, value=want[t["key"]]) if t.get("key") in want else dict(t) for t in tags]
+    have = set(t.get("key") for t in out)
+    out += [{"key": k, "value": v} for k, v in sorted(want.items()) if k not in have]
+    return out
+
+
+def instance_groups(nodes, tags, state, detach):
+    """{tuple of tag keys/pairs: [instance ids]}: instances that need the same TagResources/UntagResources call.
+
+    present: key is ((key, value), ...) still missing; absent: key is (key, ...) present on the instance."""
+    groups = {}
+    want = wanted_tags(detach)
+    for n in nodes:
+        if not n["is_aliyun_node"]:
+            continue  # not an ECS instance (e.g. an on-premises node): there is nothing to tag
+        have = tags.get(n["instance_id"]) or {}
+        if state == "absent":
+            key = tuple(k for k in (ATTACH_TAG, DETACH_TAG) if k in have)
+        else:
+            key = tuple((k, v) for k, v in sorted(want.items()) if have.get(k) != v)
+        if key:
+            groups.setdefault(key, []).append(n["instance_id"])
+    return groups
+
+
+def addon_order(state, provisioner):
+    """Controller first when enabling, node first when disabling."""
+    order = [(provisioner, "controller"), (CSI_PLUGIN, "node")]
+    return order if state == "present" else list(reversed(order))
+
+
+def gate_after(gate, role, state, detach):
+    if state == "absent":
+        return featuregates.remove(gate, MANAGED_GATES)
+    return featuregates.merge(gate, provisioner_gates(detach) if role == "controller" else NODE_GATES)
+
+
+def version_problems(cluster, addons, provisioner):
+    problems = [versions.check_minimum("the cluster (Kubernetes)", cluster.get("version"), MIN_CLUSTER_VERSION),
+                versions.check_minimum("addon csi-plugin", (addons.get(CSI_PLUGIN) or {}).get("version"),
+                                       MIN_CSI_VERSION)]
+    if provisioner is None:
+        problems.append("neither managed-csiprovisioner nor csi-provisioner is installed: install the provisioner "
+                        "addon (%s or later) first" % MIN_CSI_VERSION)
+    else:
+        problems.append(versions.check_minimum("addon %s" % provisioner, addons[provisioner].get("version"),
+                                               MIN_CSI_VERSION))
+    return [p for p in problems if p]
+
+
+class ParallelAttach:
+    def __init__(self, client, params, check_mode=False, sleep=time.sleep, clock=time.monotonic):
+        self.client = client
+        self.params = params
+        self.state = params["state"]
+        self.detach = bool(params.get("detach"))
+        self.check_mode = check_mode
+        self.ack = AckCluster(client, params["cluster_id"])
+        self._sleep = sleep
+        self._clock = clock
+        self.warnings = []
+        self.result = {"changed": False, "state": self.state, "detach": self.detach}
+
+    # reading ------------------------------------------------------------------------------------
+    def gather(self):
+        cluster = self.ack.detail()
+        addons = self.ack.addons()
+        provisioner = AckCluster.provisioner(addons)
+        self.result["cluster"] = cluster
+        self.result["provisioner"] = provisioner
+        if self.state == "present":
+            problems = version_problems(cluster, addons, provisioner)
+            if problems:
+                raise AttachError("parallel disk attach needs: " + "; ".join(problems) + ". Nothing was changed.",
+                                  self.result)
+        configs = dict((name, self.ack.addon(name)) for name in (provisioner, CSI_PLUGIN) if name in addons)
+        pools = self.ack.node_pools()
+        nodes = self.ack.nodes()
+        tags = self.ack.instance_tags([n["instance_id"] for n in nodes if n["is_aliyun_node"]])
+        return {"cluster": cluster, "addons": addons, "provisioner": provisioner, "configs": configs,
+                "pools": pools, "nodes": nodes, "tags": tags}
+
+    def preflight_warnings(self, facts):
+        """Disks the controller cannot attach, and instance types that attach few disks."""
+        instance_ids = set(n["instance_id"] for n in facts["nodes"])
+        types = self.ack.instance_types([n["instance_type"] for n in facts["nodes"]])
+        threshold = int(self.params.get("disk_quantity_warning") or 0)
+        low = sorted(t for t, v in types.items() if v.get("disk_quantity") is not None and v["disk_quantity"] <= threshold)
+        for t in low:
+            count = sum(1 for n in facts["nodes"] if n["instance_type"] == t)
+            self.warnings.append("%d node(s) of instance type %s can attach at most %s disks: parallel attach helps "
+                                 "little there" % (count, t, types[t]["disk_quantity"]))
+        legacy = [d for d in self.ack.disks() if not d["serial_number"] and d["instance_id"] in instance_ids]
+        for d in legacy:
+            self.warnings.append("disk %s on instance %s has no serial number (created before 2020-06-10): with "
+                                 "DiskADController the controller cannot attach it again once it is detached; "
+                                 "migrate its data to a new disk" % (d["disk_id"], d["instance_id"]))
+        self.result["instance_types"] = types
+        self.result["low_disk_quantity_instance_types"] = low
+        self.result["disks_without_serial"] = legacy
+
+    # planning -----------------------------------------------------------------------------------
+    def plan(self, facts):
+        pools = []
+        for p in facts["pools"]:
+            after = pool_tags_after(p["tags"], self.state, self.detach)
+            if after != p["tags"]:
+                pools.append({"nodepool_id": p["nodepool_id"], "name": p["name"], "tags_before": p["tags"],
+                              "tags_after": after})
+        groups = instance_groups(facts["nodes"], facts["tags"], self.state, self.detach)
+        addons = []
+        for name, role in addon_order(self.state, facts["provisioner"]):
+            cfg = facts["configs"].get(name)
+            if cfg is None:
+                continue
+            after = gate_after(cfg["feature_gate"], role, self.state, self.detach)
+            addons.append({"name": name, "role": role, "feature_gate_before": cfg["feature_gate"],
+                           "feature_gate_after": after, "changed": after != cfg["feature_gate"],
+                           "state": cfg["state"]})
+        return {"pools": pools, "groups": groups, "addons": addons}
+
+    def diff(self, facts, plan):
+        def pool_view(tags_by_pool):
+            return dict((p["name"] or p["nodepool_id"], dict((t["key"], t["value"]) for t in tags_by_pool(p)))
+                        for p in facts["pools"])
+
+        changed_pools = dict((p["nodepool_id"], p["tags_after"]) for p in plan["pools"])
+        keys = (ATTACH_TAG, DETACH_TAG)
+
+        def instance_view(after):
+            """instance id -> "key=value,..." of the two whitelist tags, before or after the change."""
+            moved = set(i for ids in plan["groups"].values() for i in ids)
+            out = {}
+            for n in facts["nodes"]:
+                if not n["is_aliyun_node"]:
+                    continue
+                have = dict((k, v) for k, v in (facts["tags"].get(n["instance_id"]) or {}).items() if k in keys)
+                if after and n["instance_id"] in moved:
+                    have = dict(have, **wanted_tags(self.detach)) if self.state == "present" else {}
+                out[n["instance_id"]] = ",".join("%s=%s" % kv for kv in sorted(have.items()))
+            return out
+
+        before = {"node_pool_tags": pool_view(lambda p: p["tags"]),
+                  "instance_tags": instance_view(False),
+                  "feature_gates": dict((a["name"], a["feature_gate_before"]) for a in plan["addons"])}
+        after = {"node_pool_tags": pool_view(lambda p: changed_pools.get(p["nodepool_id"], p["tags"])),
+                 "instance_tags": instance_view(True),
+                 "feature_gates": dict((a["name"], a["feature_gate_after"]) for a in plan["addons"])}
+        return {"before": before, "after": after}
+
+    # changing -----------------------------------------------------------------------------------
+    def tag(self, facts, plan):
+        """Node pools and instances, all calls in parallel up to the client's concurrency."""
+        pool_results = self.client.parallel(
+            lambda p: self.ack.modify_node_pool_tags(p["nodepool_id"], p["tags_after"]), plan["pools"])
+        calls = []
+        for key, ids in sorted(plan["groups"].items()):
+            for chunk in batches(ids, TAG_RESOURCES_MAX_IDS):
+                calls.append((key, chunk))
+
+        def one(call):
+            key, chunk = call
+            params = dict(indexed_params("ResourceId", chunk), ResourceType="instance")
+            if self.state == "absent":
+                params.update(indexed_params("TagKey", key))
+                return self.client.ecs("UntagResources", params)
+            params.update(tag_params(dict(key)))
+            return self.client.ecs("TagResources", params)
+
+        instance_results = self.client.parallel(one, calls)
+        done_pools = [p["nodepool_id"] for p, _r, e in pool_results if e is None]
+        done_instances = sum(len(c[1]) for c, _r, e in instance_results if e is None)
+        self.result["node_pools_changed"] = done_pools
+        self.result["instances_changed"] = done_instances
+        failures = [{"node_pool": p["nodepool_id"], "error": e.msg, "code": e.code}
+                    for p, _r, e in pool_results if e is not None]
+        failures += [{"instances": len(c[1]), "first_instance": c[1][0], "error": e.msg, "code": e.code}
+                     for c, _r, e in instance_results if e is not None]
+        if failures:
+            self.result["failures"] = failures
+            self.result["changed"] = bool(done_pools or done_instances)
+            raise AttachError("%d of %d tagging calls failed (%s); %d instance(s) and %d node pool(s) were changed. "
+                              "No addon was changed. Fix the cause and run again: the run continues where this one "
+                              "stopped." % (len(failures), len(pool_results) + len(instance_results),
+                                            failures[0]["error"], done_instances, len(done_pools)), self.result)
+
+    def settle(self, name):
+        """Wait while the addon is updating; return its fresh view. Fails on timeout."""
+        deadline = self._clock() + float(self.params.get("wait_timeout") or 600)
+        delay = 0.25
+        while True:
+            cfg = self.ack.addon(name)
+            if cfg["state"] not in SETTLING_STATES:
+                return cfg
+            if self._clock() >= deadline:
+                raise AttachError("addon %s is still %s after %ss: wait for it in the ACK console, then run again "
+                                  "(wait_timeout)" % (name, cfg["state"], self.params.get("wait_timeout")), self.result)
+            self._sleep(delay)
+            delay = min(delay * 1.5, 10.0)
+
+    def configure_addon(self, name, role, report):
+        cfg = self.settle(name)
+        after = gate_after(cfg["feature_gate"], role, self.state, self.detach)
+        if after != cfg["feature_gate"]:
+            config = dict(cfg["config"], FeatureGate=after)
+            self.ack.modify_addon(name, config)
+            report["changed"] = True
+            self.result["changed"] = True
+            # a change can be accepted before the addon reports `updating`: wait until it shows our gate settled
+            deadline = self._clock() + float(self.params.get("wait_timeout") or 600)
+            delay = 0.25
+            while True:
+                self._sleep(delay)
+                cfg = self.settle(name)
+                if cfg["feature_gate"] == after or cfg["state"] == "failed" or self._clock() >= deadline:
+                    break
+                delay = min(delay * 1.5, 10.0)
+        report["state"] = cfg["state"]
+        report["feature_gate_after"] = cfg["feature_gate"]
+        if cfg["state"] == "failed":
+            raise AttachError("addon %s ended in state failed with FeatureGate %r: see its events in the ACK console "
+                              "(Operations > Add-ons); run with state=absent to roll the gates back"
+                              % (name, cfg["feature_gate"]), self.result)
+        if cfg["state"] != "active":
+            raise AttachError("addon %s is %s, not active: check it in the ACK console, then run again"
+                              % (name, cfg["state"]), self.result)
+
+    # the run ------------------------------------------------------------------------------------
+    def run(self):
+        facts = self.gather()
+        if self.state == "present":
+            self.preflight_warnings(facts)
+        plan = self.plan(facts)
+        self.result["node_pools"] = plan["pools"]
+        self.result["node_pools_total"] = len(facts["pools"])
+        self.result["instances_total"] = sum(1 for n in facts["nodes"] if n["is_aliyun_node"])
+        self.result["instances_to_change"] = sum(len(v) for v in plan["groups"].values())
+        self.result["non_ecs_nodes"] = [n["node_name"] for n in facts["nodes"] if not n["is_aliyun_node"]]
+        self.result["addons"] = plan["addons"]
+        self.result["diff"] = self.diff(facts, plan)
+        tagging = bool(plan["pools"] or plan["groups"])
+        addons_pending = any(a["changed"] or a["state"] != "active" for a in plan["addons"])
+        if self.check_mode:
+            self.result["changed"] = tagging or any(a["changed"] for a in plan["addons"])
+            self.result["node_pools_changed"] = [p["nodepool_id"] for p in plan["pools"]]
+            self.result["instances_changed"] = self.result["instances_to_change"]
+            return self.result
+        self.result["node_pools_changed"], self.result["instances_changed"] = [], 0
+        if self.state == "present" and tagging:
+            self.tag(facts, plan)
+            self.result["changed"] = True
+        if addons_pending:
+            for report in plan["addons"]:
+                report["changed"] = False
+                self.configure_addon(report["name"], report["role"], report)
+        if self.state == "absent" and tagging:
+            self.tag(facts, plan)
+            self.result["changed"] = True
+        return self.result
+
+
+def run_module_logic(client, params, check_mode):
+    """(result, error message or None) for the module; the result always carries the API call counts."""
+    runner = ParallelAttach(client, params, check_mode=check_mode)
+    msg = None
+    try:
+        runner.run()
+    except AttachError as e:
+        msg = e.msg
+    except AliyunError as e:
+        msg = e.msg
+        runner.result.setdefault("failures", first_errors([(e.action, None, e)]))
+    runner.result["api_calls"] = client.stats()
+    return runner.result, runner.warnings, msg

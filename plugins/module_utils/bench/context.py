@@ -1,0 +1,52 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What one repetition of a benchmark needs: the client, its owner namespace and labels, the
+engine options and where each step result goes (the result document, written at once)."""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+
+
+class Context:
+    def __init__(self, client, run_id, benchmark, namespace, options, record, variant="", repetition=1):
+        self.client = client
+        self.run_id = run_id
+        self.benchmark = benchmark
+        self.namespace = namespace
+        self.options = options
+        self.record = record  # record(step result dict) -> None; writes the result document
+        self.labels = L.run_labels(run_id, benchmark)
+        self.variant = variant
+        self.repetition = repetition
+        self.notes = []
+        self.info = {}
+
+    def key(self, name):
+        return "%s/%s" % (self.namespace, name)
+
+    def create_namespace(self):
+        """The owner namespace of this repetition, labelled like everything in it."""
+        labels = dict(self.labels)
+        labels[L.REPETITION_LABEL] = str(self.repetition)
+        variant = L.label_value(self.variant)
+        if variant:
+            labels[L.VARIANT_LABEL] = variant
+        try:
+            self.client.create(M.namespace(self.namespace, labels))
+        except K8sError as e:
+            if e.status != 409:
+                raise
+            existing = self.client.get("v1", "Namespace", self.namespace)
+            if (existing.get("metadata", {}).get("labels") or {}).get(L.RUN_ID_LABEL) != self.run_id:
+                raise K8sError("namespace %s exists and does not belong to run %s: give another run_id, or remove "
+                               "the namespace" % (self.namespace, self.run_id), 409, "AlreadyExists")
+
+
+def skipped(name, label, unit, reason):
+    """A step result for a step that did not run, with the reason (never silently left out)."""
+    return {"name": name, "label": label, "unit": unit, "status": "skipped", "reason": reason}

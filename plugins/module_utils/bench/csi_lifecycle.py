@@ -1,0 +1,302 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Seed 002's CSI lifecycle benchmark: N volumes, pods with 4 PVCs each, 8 steps in order.
+
+  create_volume        N PVCs                      -> each Bound
+  publish              N/4 pods, 4 PVCs each       -> pod Ready and its volumes attached (per volume)
+  unpublish            delete the pods             -> pod gone and no VolumeAttachment left (per volume)
+  create_snapshot      N VolumeSnapshots           -> readyToUse
+  clone_from_snapshot  N PVCs from the snapshots   -> Bound
+  delete_clone         delete the clones           -> PVC and PV gone
+  delete_snapshot      delete the snapshots        -> VolumeSnapshot and content gone
+  delete_volume        delete the N PVCs           -> PVC and PV gone
+
+Every step counts volumes (the seed's "vol/s"). A step runs only when the steps it needs
+succeeded; otherwise, and when a prerequisite is missing (no VolumeSnapshotClass for the
+driver), it is recorded as skipped with the reason.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import skipped
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+
+BENCHMARK = "csi_lifecycle"
+STEPS = (
+    ("create_volume", "Create Volume"),
+    ("publish", "Publish (Attach)"),
+    ("unpublish", "Unpublish (Detach)"),
+    ("create_snapshot", "Create Snapshot"),
+    ("clone_from_snapshot", "Clone from Snapshot"),
+    ("delete_clone", "Delete Clone"),
+    ("delete_snapshot", "Delete Snapshot"),
+    ("delete_volume", "Delete Volume"),
+)
+STEP_NAMES = tuple(s[0] for s in STEPS)
+# the steps whose objects a step works on
+NEEDS = {
+    "publish": ("create_volume",),
+    "unpublish": ("publish",),
+    "create_snapshot": ("create_volume",),
+    "clone_from_snapshot": ("create_snapshot",),
+    "delete_clone": ("clone_from_snapshot",),
+    "delete_snapshot": ("create_snapshot",),
+    "delete_volume": ("create_volume",),
+}
+SNAPSHOT_STEPS = ("create_snapshot", "clone_from_snapshot", "delete_clone", "delete_snapshot")
+DEFAULT_SNAPSHOT_CLASS_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
+
+
+class Plan:
+    """Names and settings of one repetition, checked before anything is created."""
+
+    def __init__(self, params):
+        self.volumes = int(params["volumes"])
+        self.per_pod = int(params["pvcs_per_pod"])
+        self.size = params["size"]
+        self.storage_class = params["storage_class"]
+        self.snapshot_class = params.get("snapshot_class") or None
+        self.access_modes = list(params.get("access_modes") or ["ReadWriteOnce"])
+        self.pod_image = params.get("pod_image") or M.PAUSE_IMAGE
+        self.steps = list(params.get("steps") or STEP_NAMES)
+        width = max(4, len(str(self.volumes - 1)))
+        self.vols = ["vol-%0*d" % (width, i) for i in range(self.volumes)]
+        self.snaps = ["snap-%0*d" % (width, i) for i in range(self.volumes)]
+        self.clones = ["clone-%0*d" % (width, i) for i in range(self.volumes)]
+        pods = (self.volumes + self.per_pod - 1) // self.per_pod
+        pwidth = max(3, len(str(pods - 1)))
+        self.pods = [("pod-%0*d" % (pwidth, p), self.vols[p * self.per_pod:(p + 1) * self.per_pod]) for p in range(pods)]
+        # read from the cluster by preflight()
+        self.provisioner = None
+        self.attach_required = True
+        self.pv_reclaim_delete = True
+        self.snapshot_skip = None
+        self.content_deleted = True
+
+
+def problems(params):
+    """Bad parameters, each naming the field and the fix (nothing is created when there are any)."""
+    out = []
+    if int(params.get("volumes") or 0) < 1:
+        out.append("volumes must be at least 1 (the seed uses 100 and 1000)")
+    if int(params.get("pvcs_per_pod") or 0) < 1:
+        out.append("pvcs_per_pod must be at least 1 (the seed uses 4)")
+    if not params.get("storage_class"):
+        out.append("storage_class is required: the StorageClass whose provisioner is measured (kubectl get storageclass)")
+    unknown = [s for s in params.get("steps") or () if s not in STEP_NAMES]
+    if unknown:
+        out.append("steps has unknown step(s) %s: choose from %s" % (", ".join(unknown), ", ".join(STEP_NAMES)))
+    return out
+
+
+def preflight(client, plan):
+    """Read what the steps depend on: the StorageClass, the CSIDriver, a VolumeSnapshotClass.
+
+    Raises K8sError with a message saying what to fix when the benchmark cannot run at all.
+    """
+    sc = client.get("storage.k8s.io/v1", "StorageClass", plan.storage_class, missing_ok=True)
+    if sc is None:
+        raise K8sError("storage_class %s does not exist: give the name of an existing StorageClass "
+                       "(kubectl get storageclass)" % plan.storage_class, 404, "NotFound")
+    if sc.get("volumeBindingMode") == "WaitForFirstConsumer":
+        raise K8sError("storage_class %s binds WaitForFirstConsumer, so its PVCs never become Bound without a pod and "
+                       "the create_volume step cannot be timed: use a StorageClass with volumeBindingMode Immediate "
+                       "(the seed's Trident classes are)" % plan.storage_class, 422, "Invalid")
+    plan.provisioner = sc.get("provisioner")
+    plan.pv_reclaim_delete = sc.get("reclaimPolicy", "Delete") == "Delete"
+    driver = client.get("storage.k8s.io/v1", "CSIDriver", plan.provisioner, missing_ok=True)
+    # no CSIDriver object: Kubernetes attaches (attachRequired defaults to true)
+    plan.attach_required = bool(((driver or {}).get("spec") or {}).get("attachRequired", True))
+    plan.snapshot_skip = _snapshot_class(client, plan)
+    return plan
+
+
+def _snapshot_class(client, plan):
+    """Pick the VolumeSnapshotClass; return None, or why the snapshot steps must be skipped."""
+    if not any(s in plan.steps for s in SNAPSHOT_STEPS):
+        return None
+    if not client.has_resource("snapshot.storage.k8s.io/v1", "VolumeSnapshot"):
+        return ("the cluster does not serve snapshot.storage.k8s.io/v1 VolumeSnapshot: install the external-snapshotter "
+                "CRDs and snapshot-controller")
+    classes, _ = client.list("snapshot.storage.k8s.io/v1", "VolumeSnapshotClass")
+    if plan.snapshot_class:
+        chosen = [c for c in classes if c["metadata"]["name"] == plan.snapshot_class]
+        if not chosen:
+            return "snapshot_class %s does not exist (kubectl get volumesnapshotclass)" % plan.snapshot_class
+    else:
+        chosen = [c for c in classes if c.get("driver") == plan.provisioner]
+        chosen.sort(key=lambda c: (((c["metadata"].get("annotations") or {}).get(DEFAULT_SNAPSHOT_CLASS_ANNOTATION)
+                                    != "true"), c["metadata"]["name"]))
+        if not chosen:
+            return ("no VolumeSnapshotClass for driver %s: create one, or give snapshot_class"
+                    % plan.provisioner)
+    plan.snapshot_class = chosen[0]["metadata"]["name"]
+    plan.content_deleted = chosen[0].get("deletionPolicy", "Delete") == "Delete"
+    return None
+
+
+# steps ---------------------------------------------------------------------------------------------
+def _create(body):
+    return lambda client: client.create(body)
+
+
+def _delete(api_version, kind, name, ns):
+    return lambda client: client.delete(api_version, kind, name, namespace=ns, missing_ok=False)
+
+
+def step_create_volume(ctx, plan, names=None, label="Create Volume", step_name="create_volume", snapshots=None):
+    ns = ctx.namespace
+    names = names or plan.vols
+
+    def make(view):
+        items, subs = [], []
+        for i, name in enumerate(names):
+            key = ctx.key(name)
+            items.append(Item(name, C.pvc_bound(key), subjects=[(C.PVC, key)]))
+            body = M.pvc(name, ns, plan.storage_class, plan.size, ctx.labels, plan.access_modes,
+                         snapshot=snapshots[i] if snapshots else None)
+            subs.append(Submission([name], _create(body)))
+        return items, subs
+    return Step(step_name, label, "vol", [Watched(K.PVC, ns), Watched(K.EVENT, ns)], make, "Bound")
+
+
+def step_publish(ctx, plan):
+    ns = ctx.namespace
+
+    def make(view):
+        items, subs = [], []
+        for pod, vols in plan.pods:
+            pod_key = ctx.key(pod)
+            for v in vols:
+                items.append(Item(v, C.published(pod_key, [ctx.key(v)], plan.attach_required),
+                                  subjects=[(C.POD, pod_key), (C.PVC, ctx.key(v))], volumes=[ctx.key(v)]))
+            subs.append(Submission(vols, _create(M.pod(pod, ns, vols, ctx.labels, image=plan.pod_image))))
+        return items, subs
+    watches = [Watched(K.POD, ns), Watched(K.PVC, ns), Watched(K.EVENT, ns)]
+    if plan.attach_required:
+        watches.append(Watched(K.VA))
+    terminal = "pod Ready" + (" and volume attached" if plan.attach_required else "")
+    return Step("publish", "Publish (Attach)", "vol", watches, make, terminal,
+                attachments="attach" if plan.attach_required else None)
+
+
+def step_unpublish(ctx, plan):
+    ns = ctx.namespace
+
+    def make(view):
+        items, subs = [], []
+        for pod, vols in plan.pods:
+            pod_key = ctx.key(pod)
+            for v in vols:
+                items.append(Item(v, C.unpublished(pod_key, [ctx.key(v)]), subjects=[(C.POD, pod_key)],
+                                  volumes=[ctx.key(v)]))
+            subs.append(Submission(vols, _delete("v1", "Pod", pod, ns)))
+        return items, subs
+    watches = [Watched(K.POD, ns), Watched(K.PVC, ns), Watched(K.EVENT, ns)]
+    if plan.attach_required:
+        watches.append(Watched(K.VA))
+    return Step("unpublish", "Unpublish (Detach)", "vol", watches, make,
+                "pod gone" + (" and no VolumeAttachment left" if plan.attach_required else ""),
+                attachments="detach" if plan.attach_required else None)
+
+
+def step_create_snapshot(ctx, plan):
+    ns = ctx.namespace
+
+    def make(view):
+        items, subs = [], []
+        for snap, vol in zip(plan.snaps, plan.vols):
+            key = ctx.key(snap)
+            items.append(Item(snap, C.snapshot_ready(key), subjects=[(C.VS, key), (C.PVC, ctx.key(vol))]))
+            subs.append(Submission([snap], _create(M.volume_snapshot(snap, ns, vol, plan.snapshot_class, ctx.labels))))
+        return items, subs
+    return Step("create_snapshot", "Create Snapshot", "vol", [Watched(K.VS, ns), Watched(K.EVENT, ns)], make,
+                "readyToUse")
+
+
+def step_delete_pvcs(ctx, plan, names, step_name, label):
+    ns = ctx.namespace
+
+    def make(view):
+        items, subs = [], []
+        for name in names:
+            key = ctx.key(name)
+            items.append(Item(name, C.pvc_and_pv_gone(key, plan.pv_reclaim_delete), subjects=[(C.PVC, key)]))
+            subs.append(Submission([name], _delete("v1", "PersistentVolumeClaim", name, ns)))
+        return items, subs
+    return Step(step_name, label, "vol", [Watched(K.PVC, ns), Watched(K.PV), Watched(K.EVENT, ns)], make,
+                "PVC and PV gone" if plan.pv_reclaim_delete else "PVC gone and PV Released")
+
+
+def step_delete_snapshot(ctx, plan):
+    ns = ctx.namespace
+
+    def make(view):
+        items, subs = [], []
+        for snap in plan.snaps:
+            key = ctx.key(snap)
+            items.append(Item(snap, C.snapshot_gone(key, plan.content_deleted), subjects=[(C.VS, key)]))
+            subs.append(Submission([snap], _delete("snapshot.storage.k8s.io/v1", "VolumeSnapshot", snap, ns)))
+        return items, subs
+    return Step("delete_snapshot", "Delete Snapshot", "vol", [Watched(K.VS, ns), Watched(K.VSC), Watched(K.EVENT, ns)],
+                make, "VolumeSnapshot and content gone" if plan.content_deleted else "VolumeSnapshot gone")
+
+
+def build_step(name, ctx, plan):
+    if name == "create_volume":
+        return step_create_volume(ctx, plan)
+    if name == "publish":
+        return step_publish(ctx, plan)
+    if name == "unpublish":
+        return step_unpublish(ctx, plan)
+    if name == "create_snapshot":
+        return step_create_snapshot(ctx, plan)
+    if name == "clone_from_snapshot":
+        return step_create_volume(ctx, plan, names=plan.clones, label="Clone from Snapshot",
+                                  step_name="clone_from_snapshot", snapshots=plan.snaps)
+    if name == "delete_clone":
+        return step_delete_pvcs(ctx, plan, plan.clones, "delete_clone", "Delete Clone")
+    if name == "delete_snapshot":
+        return step_delete_snapshot(ctx, plan)
+    return step_delete_pvcs(ctx, plan, plan.vols, "delete_volume", "Delete Volume")
+
+
+def skip_reason(name, plan, results):
+    """Why step `name` must not run given the earlier results, or None."""
+    if name not in plan.steps:
+        return "not selected (steps: %s)" % ", ".join(plan.steps)
+    for prev in results:
+        if prev["status"] in ("failed", "timeout"):
+            return "not run: step %s %s" % (prev["name"], "timed out" if prev["status"] == "timeout" else "failed")
+    if name in SNAPSHOT_STEPS and plan.snapshot_skip:
+        return plan.snapshot_skip
+    by_name = dict((r["name"], r) for r in results)
+    for need in NEEDS.get(name, ()):
+        r = by_name.get(need)
+        if r is None or r["status"] == "skipped":
+            return "needs step %s, which %s" % (need, "was skipped (%s)" % r.get("reason") if r else "did not run")
+    return None
+
+
+def run(ctx, plan):
+    """Run the 8 steps in order; each result goes to ctx.record at once. Returns the results."""
+    results = []
+    for name, label in STEPS:
+        why = skip_reason(name, plan, results)
+        if why:
+            result = skipped(name, label, "vol", why)
+        else:
+            try:
+                result = run_step(ctx.client, build_step(name, ctx, plan), ctx.options)
+            except StepError as e:
+                result = {"name": name, "label": label, "unit": "vol", "status": "failed", "reason": str(e)}
+        results.append(result)
+        ctx.record(result)
+    return results

@@ -1,0 +1,483 @@
+"""The ONTAP cluster behind the twin's Trident backends: REST and ZAPI, read-only, in the real shapes.
+
+What the collection (plugins/module_utils/ontap.py) and the netapp.ontap collection call:
+- REST (ONTAP 9.6+): GET /api/cluster, /api/storage/volumes, /api/storage/qtrees, /api/storage/luns with
+  query filters on any field (`name=trident_*`, `svm.name=svm0`; `*` wildcard, `|` or, `!` not), `fields=`
+  (key fields always come back; `*` for all), `max_records` pages with `_links.next.href`, `num_records`,
+  HAL `_links.self`; basic auth, 401 with WWW-Authenticate on a missing or wrong password; 400 with ONTAP's
+  error document on an unknown query field.
+- ZAPI: POST /servlets/netapp.servlets.admin.XMLrequest_filer with `<netapp><api>...</api></netapp>`:
+  system-get-version, volume-get-iter, qtree-list-iter, lun-get-iter with `query`, `desired-attributes`,
+  `max-records` and `tag`, answering `<results status="passed">` with attributes-list, num-records and
+  next-tag (an escaped key document, as ONTAP sends it); unknown APIs fail with errno 13005.
+
+The storage itself comes from the twin's Trident (`cluster.trident.volumes`, see inventory()); until that
+registry exists, it is derived from the Trident PVs, as Trident names things: FlexVol `<internalName>` for
+ontap-nas/ontap-san, a qtree or LUN of that name in `trident_qtree_pool_*` / `trident_lun_pool_*` FlexVols for
+the economy drivers.
+"""
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import re
+import secrets
+import uuid
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+USERNAME = "admin"
+SVM = "svm0"
+AGGREGATE = "aggr1"
+VERSION = "NetApp Release 9.18.1P2: Mon Feb 02 12:00:00 UTC 2026"  # the seed's test bed runs 9.18.1P2
+VERSION_TUPLE = (9, 18, 1)
+TRIDENT_DRIVER = "csi.trident.netapp.io"
+NS = "http://www.netapp.com/filer/admin"
+QTREES_PER_FLEXVOL = 200  # Trident's qtreesPerFlexvol default
+LUNS_PER_FLEXVOL = 100  # Trident's lunsPerFlexvol default
+RESERVED_QUERY = {"fields", "max_records", "return_records", "return_timeout", "order_by", "start.key"}
+
+
+# the inventory ---------------------------------------------------------------------------------------
+def _uid(*parts: str) -> str:
+    return str(uuid.UUID(hashlib.md5("/".join(parts).encode()).hexdigest()))
+
+
+def _pool_suffix(backend: str, index: int) -> str:
+    """Trident's pool names end in random upper-case letters; ours are derived so that they stay stable."""
+    digest = hashlib.sha1(f"{backend}/{index}".encode()).digest()
+    return "".join(chr(ord("A") + b % 26) for b in digest[:10])
+
+
+def _size(quantity: str | None) -> int:
+    if not quantity:
+        return 1 << 30
+    m = re.match(r"^(\d+(?:\.\d+)?)([KMGTPE]i?)?$", str(quantity))
+    if not m:
+        return 1 << 30
+    mult = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+    return int(float(m.group(1)) * mult.get(m.group(2) or "", 1))
+
+
+class Inventory:
+    """Volumes, qtrees and LUNs of one SVM, as plain records the REST and ZAPI views render."""
+
+    def __init__(self) -> None:
+        self.volumes: list[dict[str, Any]] = []
+        self.qtrees: list[dict[str, Any]] = []
+        self.luns: list[dict[str, Any]] = []
+        self._pools: dict[str, dict[str, Any]] = {}
+
+    def volume(self, name: str, size: int, svm: str = SVM) -> dict[str, Any]:
+        v = {"name": name, "uuid": _uid(svm, name), "svm": svm, "size": size, "used": min(size, 352256),
+             "state": "online", "type": "rw"}
+        self.volumes.append(v)
+        return v
+
+    def pool(self, kind: str, backend: str, index: int, svm: str = SVM) -> dict[str, Any]:
+        name = f"trident_{kind}_pool_{re.sub(r'[^A-Za-z0-9_]', '_', backend)}_{_pool_suffix(backend, index)}"
+        if name not in self._pools:
+            self._pools[name] = self.volume(name, 0, svm)
+        return self._pools[name]
+
+    def add(self, internal: str, driver: str, backend: str, size: int, svm: str = SVM, pool: str | None = None) -> None:
+        if driver == "ontap-nas-economy" or (pool or "").startswith("trident_qtree_pool"):
+            p = self._pools.get(pool or "") or self.pool("qtree", backend, self._count("qtree", backend) // QTREES_PER_FLEXVOL, svm)
+            p["size"] += size
+            self.qtrees.append({"name": internal, "volume": p["name"], "svm": svm, "id": 1 + sum(
+                1 for q in self.qtrees if q["volume"] == p["name"])})
+        elif driver == "ontap-san-economy" or (pool or "").startswith("trident_lun_pool"):
+            p = self._pools.get(pool or "") or self.pool("lun", backend, self._count("lun", backend) // LUNS_PER_FLEXVOL, svm)
+            p["size"] += size
+            self.luns.append({"name": internal, "path": f"/vol/{p['name']}/{internal}", "volume": p["name"], "svm": svm,
+                              "size": size, "uuid": _uid(svm, p["name"], internal)})
+        else:
+            self.volume(internal, size, svm)
+
+    def _count(self, kind: str, backend: str) -> int:
+        items = self.qtrees if kind == "qtree" else self.luns
+        tag = f"trident_{kind}_pool_{re.sub(r'[^A-Za-z0-9_]', '_', backend)}_"
+        return sum(1 for i in items if i["volume"].startswith(tag))
+
+
+def _registry_records(registry: Any) -> list[dict[str, Any]] | None:
+    """Records of the twin Trident's volume registry, whatever container it is (dict or list of dicts/objects)."""
+    if registry is None:
+        return None
+    items = registry.values() if isinstance(registry, dict) else registry
+    out = []
+    for item in items:
+        rec = item if isinstance(item, dict) else getattr(item, "__dict__", {})
+        out.append(rec)
+    return out
+
+
+def inventory(cluster: "Cluster") -> Inventory:
+    inv = Inventory()
+    trident = getattr(cluster, "trident", None)
+    records = _registry_records(getattr(trident, "volumes", None)) if trident is not None else None
+    if records is not None:
+        for r in records:
+            internal = r.get("internal_name") or r.get("internalName") or r.get("name")
+            if not internal or r.get("deleted"):
+                continue
+            inv.add(internal, r.get("driver") or r.get("storage_driver") or "ontap-nas",
+                    r.get("backend") or r.get("backend_name") or "ontap", int(r.get("size") or r.get("size_bytes") or (1 << 30)),
+                    r.get("svm") or SVM, r.get("pool") or r.get("flexvol"))
+        return inv
+    # No Trident registry: what the PVs say (internalName; driver from the class's backendType parameter).
+    deleted = set()
+    for c in getattr(cluster, "controllers", []):
+        deleted |= set(getattr(c, "volumes_deleted", ()) or ())
+    pv_rt = cluster.store.rt("", "v1", "persistentvolumes")
+    for pv in cluster.store.list(pv_rt):
+        csi = pv["spec"].get("csi") or {}
+        if csi.get("driver") != TRIDENT_DRIVER or pv["metadata"]["name"] in deleted:
+            continue
+        attrs = csi.get("volumeAttributes") or {}
+        internal = attrs.get("internalName") or "trident_" + pv["metadata"]["name"].replace("-", "_")
+        inv.add(internal, attrs.get("backendType") or "ontap-nas", attrs.get("backendUUID") or "ontap",
+                _size((pv["spec"].get("capacity") or {}).get("storage")))
+    return inv
+
+
+# REST views ------------------------------------------------------------------------------------------
+def rest_volume(v: dict[str, Any]) -> dict[str, Any]:
+    return {"uuid": v["uuid"], "name": v["name"], "size": v["size"], "state": v["state"], "type": v["type"],
+            "style": "flexvol", "aggregates": [{"name": AGGREGATE, "uuid": _uid(AGGREGATE)}],
+            "svm": {"name": v["svm"], "uuid": _uid("svm", v["svm"])},
+            "space": {"size": v["size"], "used": v["used"], "available": max(0, v["size"] - v["used"])},
+            "nas": {"path": "/" + v["name"]}, "_links": {"self": {"href": f"/api/storage/volumes/{v['uuid']}"}}}
+
+
+def rest_qtree(q: dict[str, Any]) -> dict[str, Any]:
+    vol_uuid = _uid(q["svm"], q["volume"])
+    return {"svm": {"name": q["svm"], "uuid": _uid("svm", q["svm"])}, "volume": {"name": q["volume"], "uuid": vol_uuid},
+            "id": q["id"], "name": q["name"], "security_style": "unix", "unix_permissions": 777,
+            "export_policy": {"name": "default"}, "path": f"/{q['volume']}/{q['name']}",
+            "_links": {"self": {"href": f"/api/storage/qtrees/{vol_uuid}/{q['id']}"}}}
+
+
+def rest_lun(lun: dict[str, Any]) -> dict[str, Any]:
+    return {"uuid": lun["uuid"], "name": lun["path"], "svm": {"name": lun["svm"], "uuid": _uid("svm", lun["svm"])},
+            "location": {"logical_unit": lun["name"], "volume": {"name": lun["volume"], "uuid": _uid(lun["svm"], lun["volume"])}},
+            "space": {"size": lun["size"], "used": 0}, "os_type": "linux", "enabled": True,
+            "status": {"state": "online", "mapped": False},
+            "_links": {"self": {"href": f"/api/storage/luns/{lun['uuid']}"}}}
+
+
+_SAMPLE = {"name": "x", "uuid": _uid("x"), "svm": SVM, "size": 0, "used": 0, "state": "online", "type": "rw",
+           "volume": "x", "id": 1, "path": "/vol/x/x"}
+REST_COLLECTIONS = {
+    # path: (records(inventory), key fields always returned, sort/paging key)
+    "storage/volumes": (lambda inv: [rest_volume(v) for v in inv.volumes], ("uuid", "name"),
+                        lambda r: (r["svm"]["name"], r["name"])),
+    "storage/qtrees": (lambda inv: [rest_qtree(q) for q in inv.qtrees], ("svm", "volume", "id", "name"),
+                       lambda r: (r["svm"]["name"], r["volume"]["name"], r["id"])),
+    "storage/luns": (lambda inv: [rest_lun(lun) for lun in inv.luns], ("uuid", "name"),
+                     lambda r: (r["svm"]["name"], r["name"])),
+}
+
+
+def _lookup(record: dict[str, Any], dotted: str) -> tuple[bool, Any]:
+    cur: Any = record
+    for part in dotted.split("."):
+        if isinstance(cur, list):
+            cur = cur[0] if cur else None
+        if not isinstance(cur, dict) or part not in cur:
+            return False, None
+        cur = cur[part]
+    return True, cur
+
+
+def pattern_match(pattern: str, value: Any) -> bool:
+    """ONTAP query semantics: a|b alternatives, !x negation, * wildcard; case-insensitive like ONTAP's CLI."""
+    text = "" if value is None else (str(value).lower() if not isinstance(value, bool) else str(value).lower())
+    for alt in pattern.split("|"):
+        neg = alt.startswith("!")
+        alt = alt[1:] if neg else alt
+        rx = "^" + ".*".join(re.escape(p) for p in alt.lower().split("*")) + "$"
+        hit = re.match(rx, text) is not None
+        if hit != neg:
+            return True
+    return False
+
+
+def _project(record: dict[str, Any], fields: list[str], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The record with only the key fields and the asked ones (dotted paths), as ONTAP's `fields=` does."""
+    if any(f in ("*", "**") for f in fields):
+        return record
+    out: dict[str, Any] = {"_links": record["_links"]}
+    for f in list(keys) + fields:
+        _copy_path(record, out, f.split("."))
+    return out
+
+
+def _copy_path(src: Any, dst: dict[str, Any], parts: list[str]) -> None:
+    head = parts[0]
+    if not isinstance(src, dict) or head not in src:
+        return
+    value = src[head]
+    if len(parts) == 1:
+        dst[head] = copy.deepcopy(value)
+    elif isinstance(value, list):
+        items = dst.setdefault(head, [{} for _ in value])
+        for s_item, d_item in zip(value, items):
+            _copy_path(s_item, d_item, parts[1:])
+    else:
+        _copy_path(value, dst.setdefault(head, {}), parts[1:])
+
+
+def ontap_error(status: int, message: str, code: str, target: str | None = None) -> web.Response:
+    err: dict[str, Any] = {"message": message, "code": code}
+    if target:
+        err["target"] = target
+    headers = {"WWW-Authenticate": 'Basic realm="ONTAP"'} if status == 401 else None
+    return web.json_response({"error": err}, status=status, headers=headers)
+
+
+def _sample_inventory() -> Inventory:
+    """One record of each kind: what decides whether a query field exists."""
+    inv = Inventory()
+    inv.volumes.append(dict(_SAMPLE))
+    inv.qtrees.append(dict(_SAMPLE))
+    inv.luns.append(dict(_SAMPLE))
+    return inv
+
+
+# ZAPI views ------------------------------------------------------------------------------------------
+def zapi_volume(v: dict[str, Any]) -> dict[str, Any]:
+    return {"volume-attributes": {
+        "volume-id-attributes": {"name": v["name"], "owning-vserver-name": v["svm"], "containing-aggregate-name": AGGREGATE,
+                                 "type": v["type"], "style-extended": "flexvol", "instance-uuid": v["uuid"], "uuid": v["uuid"],
+                                 "junction-path": "/" + v["name"]},
+        "volume-space-attributes": {"size": str(v["size"]), "size-used": str(v["used"]),
+                                    "size-available": str(max(0, v["size"] - v["used"]))},
+        "volume-state-attributes": {"state": v["state"]}}}
+
+
+def zapi_qtree(q: dict[str, Any]) -> dict[str, Any]:
+    return {"qtree-info": {"qtree": q["name"], "volume": q["volume"], "vserver": q["svm"], "id": str(q["id"]),
+                           "security-style": "unix", "status": "normal", "oplocks": "enabled", "export-policy": "default"}}
+
+
+def zapi_lun(lun: dict[str, Any]) -> dict[str, Any]:
+    return {"lun-info": {"path": lun["path"], "volume": lun["volume"], "vserver": lun["svm"], "qtree": "",
+                         "size": str(lun["size"]), "size-used": "0", "online": "true", "mapped": "false",
+                         "uuid": lun["uuid"], "multiprotocol-type": "linux"}}
+
+
+ZAPI_ITERS = {
+    # api: (records(inventory), key paths of the next-tag document)
+    "volume-get-iter": (lambda inv: [zapi_volume(v) for v in inv.volumes],
+                        (("volume-attributes", "volume-id-attributes", "owning-vserver-name"),
+                         ("volume-attributes", "volume-id-attributes", "name"))),
+    "qtree-list-iter": (lambda inv: [zapi_qtree(q) for q in inv.qtrees],
+                        (("qtree-info", "vserver"), ("qtree-info", "volume"), ("qtree-info", "qtree"))),
+    "lun-get-iter": (lambda inv: [zapi_lun(lun) for lun in inv.luns],
+                     (("lun-info", "vserver"), ("lun-info", "path"))),
+}
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _tree(el: ET.Element) -> Any:
+    """An XML element as nested dicts (leaves: text or None); repeated children are not needed for queries."""
+    children = list(el)
+    if not children:
+        return el.text
+    return {_local(c.tag): _tree(c) for c in children}
+
+
+def _get_path(rec: dict[str, Any], path: tuple[str, ...]) -> Any:
+    cur: Any = rec
+    for p in path:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(p)
+    return cur
+
+
+def zapi_query_match(query: Any, rec: Any) -> bool:
+    if isinstance(query, dict):
+        if not isinstance(rec, dict):
+            return False
+        return all(zapi_query_match(q, rec.get(k)) for k, q in query.items())
+    if query is None:
+        return True
+    return rec is not None and not isinstance(rec, dict) and pattern_match(query, rec)
+
+
+def zapi_desired(desired: Any, rec: Any) -> Any:
+    if not isinstance(desired, dict) or not isinstance(rec, dict):
+        return rec
+    return {k: zapi_desired(d, rec[k]) for k, d in desired.items() if k in rec}
+
+
+def _to_xml(parent: ET.Element, data: Any) -> None:
+    for k, v in data.items():
+        child = ET.SubElement(parent, k)
+        if isinstance(v, dict):
+            _to_xml(child, v)
+        elif v is not None:
+            child.text = str(v)
+
+
+def zapi_response(results: ET.Element) -> web.Response:
+    root = ET.Element("netapp", {"version": "1.180", "xmlns": NS})
+    root.append(results)
+    body = (b"<?xml version='1.0' encoding='UTF-8' ?>\n<!DOCTYPE netapp SYSTEM 'file:/etc/netapp_gx.dtd'>\n"
+            + ET.tostring(root, encoding="utf-8"))
+    return web.Response(body=body, content_type="text/xml")
+
+
+def zapi_failed(errno: str, reason: str) -> web.Response:
+    return zapi_response(ET.Element("results", {"status": "failed", "errno": errno, "reason": reason}))
+
+
+def _next_tag(api: str, rec: dict[str, Any]) -> str:
+    keys = ZAPI_ITERS[api][1]
+    inner = "".join(f"<key-{i}>{_get_path(rec, path)}</key-{i}>" for i, path in enumerate(keys))
+    return f"<{api}-key-td>{inner}</{api}-key-td>"
+
+
+def _tag_key(api: str, tag: str) -> tuple[str, ...] | None:
+    found = re.findall(r"<key-\d+>(.*?)</key-\d+>", tag or "")
+    return tuple(found) if found else None
+
+
+# the server ------------------------------------------------------------------------------------------
+class Ontap:
+    def __init__(self, cluster: "Cluster") -> None:
+        self.cluster = cluster
+        self.password = secrets.token_urlsafe(12)
+        self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0}
+        app = web.Application()
+        app.router.add_get("/api/cluster", self.cluster_info)
+        app.router.add_get("/api/{collection:storage/(?:volumes|qtrees|luns)}", self.collection)
+        app.router.add_post("/servlets/netapp.servlets.admin.XMLrequest_filer", self.zapi)
+        self.app = app
+
+    def authorized(self, request: web.Request) -> bool:
+        header = request.headers.get("Authorization", "")
+        want = "Basic " + base64.b64encode(f"{USERNAME}:{self.password}".encode()).decode()
+        if secrets.compare_digest(header, want):
+            return True
+        self.requests["unauthorized"] += 1
+        return False
+
+    async def cluster_info(self, request: web.Request) -> web.Response:
+        if not self.authorized(request):
+            return ontap_error(401, "not authorized for that command", "6")
+        self.requests["rest"] += 1
+        g, ma, mi = VERSION_TUPLE
+        return web.json_response({"name": "twin-ontap", "uuid": _uid("cluster"),
+                                  "version": {"full": VERSION, "generation": g, "major": ma, "minor": mi},
+                                  "_links": {"self": {"href": "/api/cluster"}}})
+
+    async def collection(self, request: web.Request) -> web.Response:
+        if not self.authorized(request):
+            return ontap_error(401, "not authorized for that command", "6")
+        self.requests["rest"] += 1
+        path = request.match_info["collection"]
+        make, keys, sort_key = REST_COLLECTIONS[path]
+        q = request.query
+        records = sorted(make(inventory(self.cluster)), key=sort_key)
+        for field, pattern in q.items():
+            if field in RESERVED_QUERY:
+                continue
+            if not _lookup(make(_sample_inventory())[0], field)[0]:
+                return ontap_error(400, f'Unexpected argument "{field}".', "262179", field)
+            records = [r for r in records if pattern_match(pattern, _lookup(r, field)[1])]
+        if q.get("start.key"):
+            start = tuple(q["start.key"].split("/"))
+            records = [r for r in records if tuple(str(x) for x in sort_key(r)) > start]
+        fields = [f for f in (q.get("fields") or "").split(",") if f]
+        page = records
+        links: dict[str, Any] = {"self": {"href": request.path_qs}}
+        try:
+            max_records = int(q["max_records"]) if "max_records" in q else None
+        except ValueError:
+            return ontap_error(400, f'Invalid value "{q["max_records"]}" for "max_records".', "262179", "max_records")
+        if max_records is not None and len(records) > max_records:
+            page = records[:max_records]
+            nxt = dict((k, v) for k, v in q.items() if k != "start.key")
+            nxt["start.key"] = "/".join(str(x) for x in sort_key(page[-1]))
+            links["next"] = {"href": f"/api/{path}?" + urlencode(nxt, safe="*|!,./")}
+        return web.json_response({"records": [_project(r, fields, keys) for r in page], "num_records": len(page),
+                                  "_links": links})
+
+    async def zapi(self, request: web.Request) -> web.Response:
+        if not self.authorized(request):
+            return web.Response(status=401, text="Unauthorized", headers={"WWW-Authenticate": 'Basic realm="ONTAP"'})
+        self.requests["zapi"] += 1
+        try:
+            root = ET.fromstring(await request.read())
+        except ET.ParseError as e:
+            return zapi_failed("13001", f"Invalid XML: {e}")
+        calls = list(root)
+        if _local(root.tag) != "netapp" or len(calls) != 1:
+            return zapi_failed("13001", "expected one API call inside <netapp>")
+        call = calls[0]
+        api = _local(call.tag)
+        if api == "system-get-version":
+            results = ET.Element("results", {"status": "passed"})
+            g, ma, mi = VERSION_TUPLE
+            _to_xml(results, {"build-timestamp": "1770033600", "is-clustered": "true", "version": VERSION,
+                              "version-tuple": {"system-version-tuple": {"generation": g, "major": ma, "minor": mi}}})
+            return zapi_response(results)
+        if api not in ZAPI_ITERS:
+            return zapi_failed("13005", f"Unable to find API: {api}")
+        args = {_local(c.tag): c for c in call}
+        query = _tree(args["query"]) if "query" in args else None
+        desired = _tree(args["desired-attributes"]) if "desired-attributes" in args else None
+        try:
+            max_records = int(args["max-records"].text) if "max-records" in args else 20  # ZAPI's default page
+        except (TypeError, ValueError):
+            return zapi_failed("13115", "Invalid value specified for \"max-records\" element")
+        make, key_paths = ZAPI_ITERS[api]
+        records = sorted(make(inventory(self.cluster)), key=lambda r: tuple(str(_get_path(r, p)) for p in key_paths))
+        if query:
+            records = [r for r in records if zapi_query_match(query, r)]
+        start = _tag_key(api, args["tag"].text) if "tag" in args else None
+        if start:
+            records = [r for r in records if tuple(str(_get_path(r, p)) for p in key_paths) > start]
+        page, more = records[:max_records], len(records) > max_records
+        results = ET.Element("results", {"status": "passed"})
+        if page:
+            attrs = ET.SubElement(results, "attributes-list")
+            for r in page:
+                _to_xml(attrs, zapi_desired(desired, r) if desired else r)
+        if more:
+            ET.SubElement(results, "next-tag").text = _next_tag(api, page[-1])
+        ET.SubElement(results, "num-records").text = str(len(page))
+        return zapi_response(results)
+
+    async def admin(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST /_twin/ontap: request counters and what the SVM holds (for tests)."""
+        return self.stats(body)
+
+    def stats(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        inv = inventory(self.cluster)
+        return {"requests": dict(self.requests), "volumes": len(inv.volumes), "qtrees": len(inv.qtrees), "luns": len(inv.luns)}
+
+
+async def start(cluster: "Cluster") -> dict[str, Any]:
+    """Serve the ONTAP management LIF on its own TLS port; return its cloud.json entry."""
+    ontap = Ontap(cluster)
+    cluster.ontap = ontap
+    base = await cluster.serve_app(ontap.app, tls=True)
+    cluster.admin_handlers["ontap"] = ontap.admin
+    host = base.split("://", 1)[1]
+    return {"ontap": {"management_lif": host, "url": base, "username": USERNAME, "password": ontap.password,
+                      "svm": SVM, "https": True, "ca_cert": str(cluster.dir / "pki" / "ca.crt")}}
+
