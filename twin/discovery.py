@@ -79,7 +79,13 @@ def _gv_path(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
+_ROOT_CACHE: dict[int, tuple[int, dict]] = {}
+
+
 def openapi_root(reg: Registry) -> dict:
+    cached = _ROOT_CACHE.get(id(reg))
+    if cached and cached[0] == reg.generation:
+        return cached[1]
     paths = {}
     for g, vs in reg.group_versions().items():
         for v in vs:
@@ -87,7 +93,9 @@ def openapi_root(reg: Registry) -> dict:
             doc = openapi_gv(reg, g, v)
             h = hashlib.sha512(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32].upper()
             paths[p] = {"serverRelativeURL": f"/openapi/v3/{p}?hash={h}"}
-    return {"paths": paths}
+    doc = {"paths": paths}
+    _ROOT_CACHE[id(reg)] = (reg.generation, doc)
+    return doc
 
 
 _PARAMS = [{"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}

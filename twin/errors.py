@@ -11,8 +11,11 @@ class ApiError(Exception):
         self.details = details or {}
 
     def status(self) -> dict:
-        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                "message": self.message, "reason": self.reason, "details": self.details, "code": self.code}
+        out = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": self.message, "reason": self.reason, "details": self.details, "code": self.code}
+        if not self.details:
+            del out["details"]
+        return out
 
 
 def _res(rt) -> str:
@@ -20,6 +23,7 @@ def _res(rt) -> str:
 
 
 def not_found(rt, name: str) -> ApiError:
+    """404 NotFound for a named object (details.kind is the resource, as the real server sends it)."""
     return ApiError(404, "NotFound", f'{_res(rt)} "{name}" not found',
                     {"name": name, "group": rt.group, "kind": rt.plural})
 
@@ -44,8 +48,8 @@ def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
 
-def forbidden(message: str) -> ApiError:
-    return ApiError(403, "Forbidden", message)
+def forbidden(message: str, details: dict | None = None) -> ApiError:
+    return ApiError(403, "Forbidden", message, details)
 
 
 def unauthorized() -> ApiError:

@@ -192,10 +192,15 @@ def _apply_keys(node: Any, field: str, items: list) -> tuple[str, ...] | None:
     return () if rule == "set" else None
 
 
+# Schema defaults of list-map keys (+default markers): an item without them is keyed by the default.
+_KEY_DEFAULTS = {"protocol": "TCP"}
+
+
 def _item_key(item: Any, keys: tuple[str, ...]) -> str:
     if not isinstance(item, dict):
         return json.dumps(item, sort_keys=True)
-    return json.dumps({k: item.get(k) for k in keys if k in item}, sort_keys=True, separators=(",", ":"))
+    return json.dumps({k: item.get(k, _KEY_DEFAULTS.get(k)) for k in keys if k in item or k in _KEY_DEFAULTS},
+                      sort_keys=True, separators=(",", ":"))
 
 
 def apply_merge(live: Any, applied: Any, node: Any = None, field: str = "") -> Any:

@@ -1,9 +1,18 @@
-"""The twin's Kubernetes API server: HTTP routing onto the store, as real clients expect it."""
+"""The twin's Kubernetes API server: HTTP routing onto the store, as real clients expect it.
+
+Serves discovery and OpenAPI v3 (discovery.py), CRUD on every registered resource, list with
+label/field selectors and limit/continue, watch (chunked JSON lines, replay from a
+resourceVersion, 410 Expired, bookmarks, sendInitialEvents), merge/JSON/strategic merge patch and
+server-side apply, the status, scale, log, binding, eviction and finalize subresources, Table and
+PartialObjectMetadata output, dry-run, fieldValidation (Strict/Warn/Ignore with Warning headers),
+and metav1.Status errors. See docs/twin.md for what it serves and where it deviates.
+"""
 from __future__ import annotations
 
 import asyncio
 import base64
 import json
+import os
 import time
 from typing import Any
 from urllib.parse import unquote
@@ -13,7 +22,7 @@ from aiohttp import web
 
 from . import discovery, errors, tables
 from .resources import ResourceType
-from .store import Store, dumps
+from .store import RETURNS_DELETED_OBJECT, Store, dumps
 
 PATCH_TYPES = {
     "application/json-patch+json": "json",
@@ -23,16 +32,41 @@ PATCH_TYPES = {
     "application/apply-patch+json": "apply",
 }
 ANONYMOUS = ("/version", "/healthz", "/readyz", "/livez")
-BOOKMARK_EVERY = 5.0
+# Seconds between watch BOOKMARK events (real servers send one about every minute).
+BOOKMARK_EVERY = float(os.environ.get("TWIN_BOOKMARK_SECONDS", "5"))
+WATCH_DEFAULT_TIMEOUT = 1800.0
+WATCH_BATCH = 512
+NOT_FOUND = "the server could not find the requested resource"
 
 
-def _json(data: Any, status: int = 200) -> web.Response:
+def _json(data: Any, status: int = 200, headers: dict | None = None) -> web.Response:
     body = data if isinstance(data, (bytes, bytearray)) else dumps(data)
-    return web.Response(body=body, status=status, content_type="application/json")
+    return web.Response(body=body, status=status, content_type="application/json", headers=headers)
 
 
 def _status_response(err: errors.ApiError) -> web.Response:
     return _json(err.status(), err.code)
+
+
+def _success(details: dict | None = None, code: int | None = None) -> dict:
+    out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+    if details:
+        out["details"] = details
+    if code:
+        out["code"] = code
+    return out
+
+
+def _wants(request: web.Request, what: str) -> str | None:
+    """The meta.k8s.io version of `what` (Table, PartialObjectMetadata[List]) the Accept header asks for."""
+    accept = request.headers.get("Accept", "")
+    if f"as={what}" not in accept:
+        return None
+    for part in accept.split(","):
+        params = dict(p.strip().split("=", 1) for p in part.split(";")[1:] if "=" in p)
+        if params.get("as") == what and params.get("g", "meta.k8s.io") == "meta.k8s.io":
+            return params.get("v", "v1")
+    return None
 
 
 class ApiServer:
@@ -45,6 +79,7 @@ class ApiServer:
             self.app.router.add_route(method, path, handler)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self.requests = 0
+        self.watches = 0
 
     # plumbing -------------------------------------------------------------------------------
     @web.middleware
@@ -70,9 +105,19 @@ class ApiServer:
         raw = await request.read()
         if not raw:
             return {}
+        if "protobuf" in (request.content_type or ""):
+            raise errors.unsupported_media(f'the body of the request was in an unknown format - accepted media types '
+                                           f'include: application/json, application/yaml')
         if "yaml" in (request.content_type or ""):
             return yaml.safe_load(raw)
         return json.loads(raw)
+
+    def _warned(self, resp: web.Response, q) -> web.Response:
+        if q.get("fieldValidation") != "Ignore":
+            for w in self.store.last_warnings:
+                resp.headers.add("Warning", '299 - ' + json.dumps(w))
+        self.store.last_warnings = []
+        return resp
 
     # routing --------------------------------------------------------------------------------
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
@@ -91,52 +136,58 @@ class ApiServer:
             return _json(discovery.openapi_root(reg))
         if segs[:2] == ["openapi", "v3"]:
             rest = segs[2:]
+            doc = None
             if rest[:1] == ["api"] and len(rest) == 2:
-                return _json(discovery.openapi_gv(reg, "", rest[1]))
-            if rest[:1] == ["apis"] and len(rest) == 3:
-                return _json(discovery.openapi_gv(reg, rest[1], rest[2]))
-            raise errors.ApiError(404, "NotFound", "openapi document not found")
+                doc = discovery.openapi_gv(reg, "", rest[1])
+            elif rest[:1] == ["apis"] and len(rest) == 3:
+                doc = discovery.openapi_gv(reg, rest[1], rest[2])
+            if doc is None:
+                raise errors.ApiError(404, "NotFound", "openapi document not found")
+            return _json(doc)
         if segs and segs[0] == "openapi":
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if segs[:1] == ["api"]:
+            if len(segs) == 1:
+                raise errors.ApiError(404, "NotFound", NOT_FOUND)
             if len(segs) == 2:
                 doc = discovery.resource_list(reg, "", segs[1])
                 if doc is None:
-                    raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+                    raise errors.ApiError(404, "NotFound", NOT_FOUND)
                 return _json(doc)
-            group, version, rest = "", segs[1] if len(segs) > 1 else "", segs[2:]
+            group, version, rest = "", segs[1], segs[2:]
         elif segs[:1] == ["apis"]:
             if len(segs) == 2:
                 doc = discovery.api_group(reg, segs[1])
                 if doc is None:
-                    raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+                    raise errors.ApiError(404, "NotFound", NOT_FOUND)
                 return _json(doc)
             if len(segs) == 3:
                 doc = discovery.resource_list(reg, segs[1], segs[2])
                 if doc is None:
-                    raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+                    raise errors.ApiError(404, "NotFound", NOT_FOUND)
                 return _json(doc)
-            if len(segs) < 3:
-                raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
             group, version, rest = segs[1], segs[2], segs[3:]
         else:
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.ApiError(404, "NotFound", NOT_FOUND)
         watch_prefix = False
         if rest[:1] == ["watch"]:
             watch_prefix, rest = True, rest[1:]
         ns = None
         if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] not in ("status", "finalize"):
             ns, rest = rest[1], rest[2:]
-        if not rest:
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not rest or len(rest) > 3:
+            raise errors.ApiError(404, "NotFound", NOT_FOUND)
         rtype = self.store.rt(group, version, rest[0])
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         if rtype.namespaced and ns is None and name is not None:
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.ApiError(404, "NotFound", NOT_FOUND)
+        if not rtype.namespaced and ns is not None:
+            raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if sub and sub not in rtype.subresources:
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.ApiError(404, "NotFound", NOT_FOUND)
         q = request.query
+        _check_query(q)
         if name is None:
             if request.method == "GET":
                 if watch_prefix or q.get("watch") in ("true", "1"):
@@ -144,12 +195,14 @@ class ApiServer:
                 return self._list(request, rtype, ns)
             if request.method == "POST":
                 body = await self._body(request)
-                obj = self.store.create(rtype, ns, body, dry_run=_dry(q), strict=_strict(q))
-                return _json(obj, 201)
+                raw = self.store.create(rtype, ns, body, dry_run=_dry(q), strict=_strict(q), raw=True)
+                return self._warned(self._object(request, rtype, raw, 201), q)
             if request.method == "DELETE":
                 opts = await self._delete_options(request)
-                self.store.delete_collection(rtype, ns, q.get("labelSelector"), q.get("fieldSelector"), **opts)
-                return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
+                deleted = self.store.delete_collection(rtype, ns, q.get("labelSelector"), q.get("fieldSelector"), **opts)
+                body = {"kind": f"{rtype.kind}List", "apiVersion": rtype.api_version,
+                        "metadata": {"resourceVersion": str(self.store.rv)}, "items": deleted}
+                return _json(body)
             raise errors.method_not_allowed(f"{request.method} is not supported on a collection")
         if watch_prefix:
             return await self._watch(request, rtype, ns, name)
@@ -157,109 +210,222 @@ class ApiServer:
             return await self._scale(request, rtype, ns, name)
         if sub == "log":
             return self._log(request, ns, name)
-        if sub == "binding" and request.method == "POST":
-            body = await self._body(request)
-            pod = self.store.get(rtype, ns, name)
-            if pod["spec"].get("nodeName"):
-                raise errors.conflict(rtype, name, f"pod {name} is already assigned to node \"{pod['spec']['nodeName']}\"")
-            pod["spec"]["nodeName"] = body.get("target", {}).get("name")
-            self.store.update(rtype, ns, name, pod, _internal=True)
-            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+        if sub == "binding":
+            return await self._binding(request, rtype, ns, name)
+        if sub == "eviction":
+            return await self._eviction(request, rtype, ns, name)
         if request.method == "GET":
             if q.get("watch") in ("true", "1"):
                 return await self._watch(request, rtype, ns, name)
-            return _json(self.store.get_raw(rtype, ns, name))
+            return self._object(request, rtype, self.store.get_raw(rtype, ns, name))
         if request.method == "PUT":
             body = await self._body(request)
             if sub == "finalize":
-                obj = self.store.get(rtype, ns, name)
-                obj["spec"] = body.get("spec", {})
-                return _json(self.store.update(rtype, ns, name, obj, _internal=True))
-            return _json(self.store.update(rtype, ns, name, body, subresource=sub, dry_run=_dry(q), strict=_strict(q)))
+                return self._finalize_namespace(rtype, name, body)
+            raw = self.store.update(rtype, ns, name, body, subresource=sub, dry_run=_dry(q), strict=_strict(q), raw=True)
+            return self._warned(self._object(request, rtype, raw), q)
         if request.method == "PATCH":
             ptype = PATCH_TYPES.get((request.content_type or "").split(";")[0].strip())
             if ptype is None:
                 raise errors.unsupported_media(f"the body of the request was in an unknown format - accepted media types "
                                                f"include: {', '.join(PATCH_TYPES)}")
             body = await self._body(request)
+            manager = q.get("fieldManager")
+            if ptype == "apply":
+                if not manager:
+                    raise errors.bad_request("PATCH " + request.path + ": fieldManager is required for apply requests")
+            elif q.get("force"):
+                raise errors.bad_request("force is only supported for apply patch requests")
             if ptype == "apply" and not self.store.exists(rtype, ns, name):
-                return _json(self.store.apply_create(rtype, ns, name, body, dry_run=_dry(q)), 201)
-            return _json(self.store.patch(rtype, ns, name, ptype, body, subresource=sub, dry_run=_dry(q), strict=_strict(q)))
+                if sub:
+                    raise errors.not_found(rtype, name)
+                raw = self.store.apply_create(rtype, ns, name, body, field_manager=manager, dry_run=_dry(q),
+                                              strict=_strict(q), raw=True)
+                return self._warned(self._object(request, rtype, raw, 201), q)
+            raw = self.store.patch(rtype, ns, name, ptype, body, subresource=sub, dry_run=_dry(q), strict=_strict(q),
+                                   field_manager=manager, force=q.get("force") == "true", raw=True)
+            return self._warned(self._object(request, rtype, raw), q)
         if request.method == "DELETE":
-            opts = await self._delete_options(request)
-            return _json(self.store.delete(rtype, ns, name, **opts))
+            return await self._delete(request, rtype, ns, name)
         raise errors.method_not_allowed(f"{request.method} is not supported")
 
+    def _object(self, request: web.Request, rtype: ResourceType, raw: bytes, status: int = 200) -> web.Response:
+        """One object, as JSON or as the Table / PartialObjectMetadata the client asked for."""
+        tv = _wants(request, "Table")
+        if tv:
+            obj = json.loads(raw)
+            t = tables.table(rtype, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                             request.query.get("includeObject", "Metadata"))
+            t["apiVersion"] = f"meta.k8s.io/{tv}"
+            return _json(t, status)
+        pv = _wants(request, "PartialObjectMetadata")
+        if pv:
+            obj = json.loads(raw)
+            return _json({"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{pv}",
+                          "metadata": obj["metadata"]}, status)
+        return _json(raw, status)
+
+    # delete ---------------------------------------------------------------------------------
     async def _delete_options(self, request: web.Request) -> dict:
         q = request.query
         body = await self._body(request) if request.can_read_body else {}
         body = body if isinstance(body, dict) else {}
         grace = body.get("gracePeriodSeconds", q.get("gracePeriodSeconds"))
-        return {"propagation": body.get("propagationPolicy") or q.get("propagationPolicy"),
-                "grace_seconds": int(grace) if grace is not None else None,
-                "preconditions": body.get("preconditions"), "dry_run": _dry(q) or bool(body.get("dryRun"))}
+        policy = body.get("propagationPolicy") or q.get("propagationPolicy")
+        orphan = body.get("orphanDependents", q.get("orphanDependents"))
+        if policy is None and orphan is not None:
+            policy = "Orphan" if str(orphan).lower() == "true" else "Background"
+        try:
+            grace_i = int(grace) if grace is not None else None
+        except (TypeError, ValueError) as e:
+            raise errors.bad_request(f"invalid gracePeriodSeconds {grace!r}") from e
+        dry = body.get("dryRun") or q.getall("dryRun", [])
+        if dry and dry != ["All"]:
+            raise errors.bad_request(f"Invalid dry run value: {dry}")
+        return {"propagation": policy, "grace_seconds": grace_i, "preconditions": body.get("preconditions"),
+                "dry_run": bool(dry)}
+
+    async def _delete(self, request: web.Request, rtype: ResourceType, ns: str | None, name: str) -> web.Response:
+        opts = await self._delete_options(request)
+        uid = self.store.get(rtype, ns, name)["metadata"]["uid"]
+        raw = self.store.delete(rtype, ns, name, raw=True, **opts)
+        obj = json.loads(raw)
+        md = obj["metadata"]
+        gone = self.store.deleted_immediately(rtype, ns, name, uid) if not opts["dry_run"] else \
+            not (md.get("finalizers") or (rtype.kind == "Pod" and self.store.graceful_pods and obj["spec"].get("nodeName")))
+        if gone and (rtype.group, rtype.kind) not in RETURNS_DELETED_OBJECT:
+            return _json(_success({"name": name, "group": rtype.group, "kind": rtype.plural, "uid": uid}))
+        return _json(raw)
+
+    def _finalize_namespace(self, rtype: ResourceType, name: str, body: Any) -> web.Response:
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request was not a JSON object")
+        obj = self.store.get(rtype, None, name)
+        obj.setdefault("spec", {})["finalizers"] = (body.get("spec") or {}).get("finalizers") or []
+        raw = self.store.update(rtype, None, name, obj, _internal=True, raw=True)
+        if obj["metadata"].get("deletionTimestamp") and not obj["spec"]["finalizers"]:
+            raw = self.store.delete(rtype, None, name, raw=True)
+        return _json(raw)
 
     # list / table ---------------------------------------------------------------------------
     def _list(self, request: web.Request, rtype: ResourceType, ns: str | None) -> web.Response:
         q = request.query
-        entries = self.store.list_entries(rtype, ns, q.get("labelSelector"), q.get("fieldSelector"))
+        try:
+            limit = int(q.get("limit") or 0)
+        except ValueError as e:
+            raise errors.bad_request(f"invalid limit {q.get('limit')!r}") from e
         rv = str(self.store.rv)
-        start = 0
+        after = None
         if q.get("continue"):
             try:
-                tok = json.loads(base64.urlsafe_b64decode(q["continue"].encode()))
-                start, rv = int(tok["start"]), tok["rv"]
+                tok = json.loads(base64.urlsafe_b64decode(q["continue"].encode() + b"=" * (-len(q["continue"]) % 4)))
+                after, rv = tuple(tok["start"]), str(tok["rv"])
+                if len(after) != 2:
+                    raise ValueError("bad start")
             except (ValueError, KeyError, TypeError) as e:
-                raise errors.bad_request("continue key is not valid") from e
+                raise errors.bad_request("continue key is not valid: " + str(e)) from e
+        ls, fs = q.get("labelSelector"), q.get("fieldSelector")
+        entries = self.store.list_entries(rtype, ns, ls, fs, after=after, limit=limit if limit > 0 else 0)
         meta: dict[str, Any] = {"resourceVersion": rv}
-        limit = int(q.get("limit") or 0)
-        page = entries[start:start + limit] if limit else entries[start:]
-        if limit and start + limit < len(entries):
-            meta["continue"] = base64.urlsafe_b64encode(json.dumps({"start": start + limit, "rv": rv}).encode()).decode()
-            meta["remainingItemCount"] = len(entries) - start - limit
-        if "as=Table" in request.headers.get("Accept", ""):
-            return _json(tables.table(rtype.kind, [e.obj for e in page], meta))
-        items = b",".join(e.raw if not rtype.crd else dumps(dict(e.obj, apiVersion=rtype.api_version)) for e in page)
+        if limit > 0 and len(entries) > limit:
+            entries = entries[:limit]
+            md = entries[-1].obj["metadata"]
+            last = [md.get("namespace", ""), md["name"]]
+            meta["continue"] = base64.urlsafe_b64encode(json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": last},
+                                                                   separators=(",", ":")).encode()).decode().rstrip("=")
+            if not ls and not fs:
+                meta["remainingItemCount"] = len(self.store.list_entries(rtype, ns, after=tuple(last)))
+        tv = _wants(request, "Table")
+        if tv:
+            t = tables.table(rtype, [e.obj for e in entries], meta, q.get("includeObject", "Metadata"))
+            t["apiVersion"] = f"meta.k8s.io/{tv}"
+            return _json(t)
+        pv = _wants(request, "PartialObjectMetadataList")
+        if pv:
+            items = [{"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{pv}", "metadata": e.obj["metadata"]}
+                     for e in entries]
+            return _json({"kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{pv}", "metadata": meta,
+                          "items": items})
+        items = b",".join(self.store._raw_for(rtype, e) for e in entries)
         head = dumps({"kind": f"{rtype.kind}List", "apiVersion": rtype.api_version, "metadata": meta})
         return _json(head[:-1] + b',"items":[' + items + b"]}")
 
     # watch ----------------------------------------------------------------------------------
-    async def _watch(self, request: web.Request, rtype: ResourceType, ns: str | None, name: str | None = None) -> web.StreamResponse:
+    async def _watch(self, request: web.Request, rtype: ResourceType, ns: str | None,
+                     name: str | None = None) -> web.StreamResponse:
         q = request.query
         fs = q.get("fieldSelector")
         if name:
             fs = f"metadata.name={name}" + (f",{fs}" if fs else "")
-        w = self.store.watch(rtype, ns, q.get("resourceVersion"), q.get("labelSelector"), fs)
-        timeout = float(q.get("timeoutSeconds") or 1800)
+        initial = q.get("sendInitialEvents") == "true"
+        if initial and q.get("resourceVersionMatch") != "NotOlderThan":
+            raise errors.invalid(rtype, "", [{"reason": "FieldValueForbidden", "field": "resourceVersionMatch",
+                                              "message": "Forbidden: sendInitialEvents requires setting "
+                                                         "resourceVersionMatch to NotOlderThan"}])
+        try:
+            timeout = float(q.get("timeoutSeconds") or WATCH_DEFAULT_TIMEOUT)
+        except ValueError as e:
+            raise errors.bad_request(f"invalid timeoutSeconds {q.get('timeoutSeconds')!r}") from e
+        w = self.store.watch(rtype, ns, q.get("resourceVersion"), q.get("labelSelector"), fs, send_initial_events=initial)
         bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
+        table_v = _wants(request, "Table")
+        include = q.get("includeObject", "Metadata")
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Cache-Control": "no-cache"})
         resp.enable_chunked_encoding()
-        await resp.prepare(request)
-        deadline = time.monotonic() + timeout
+        self.watches += 1
+        headers_sent = False
         try:
+            await resp.prepare(request)
+            now = time.monotonic()
+            deadline = now + timeout
+            next_bookmark = now + BOOKMARK_EVERY
+            queue = w.queue
             while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
+                now = time.monotonic()
+                if now >= deadline:
                     break
-                try:
-                    etype, raw = await asyncio.wait_for(w.queue.get(), timeout=min(left, BOOKMARK_EVERY))
-                except asyncio.TimeoutError:
-                    if bookmarks and time.monotonic() < deadline:
+                if queue.empty():
+                    if request.transport is None or request.transport.is_closing():
+                        break
+                    if bookmarks and now >= next_bookmark:
                         bm = {"kind": rtype.kind, "apiVersion": rtype.api_version,
                               "metadata": {"resourceVersion": str(self.store.rv)}}
                         await resp.write(b'{"type":"BOOKMARK","object":' + dumps(bm) + b"}\n")
-                    continue
-                chunks = [b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"]
-                while not w.queue.empty() and len(chunks) < 256:
-                    et, r = w.queue.get_nowait()
-                    chunks.append(b'{"type":"' + et.encode() + b'","object":' + r + b"}\n")
+                        next_bookmark = now + BOOKMARK_EVERY
+                        continue
+                    wait = min(deadline - now, (next_bookmark - now) if bookmarks else 5.0, 5.0)
+                    try:
+                        async with asyncio.timeout(max(wait, 0.001)):
+                            item = await queue.get()
+                    except TimeoutError:
+                        continue
+                else:
+                    item = queue.get_nowait()
+                batch = [item]
+                while len(batch) < WATCH_BATCH and not queue.empty():
+                    batch.append(queue.get_nowait())
+                chunks = []
+                stop = False
+                for etype, raw in batch:
+                    if table_v and etype not in ("ERROR", "BOOKMARK"):
+                        obj = json.loads(raw)
+                        t = tables.table(rtype, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                                         include, headers=not headers_sent)
+                        t["apiVersion"] = f"meta.k8s.io/{table_v}"
+                        headers_sent = True
+                        raw = dumps(t)
+                    chunks.append(b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n")
+                    if etype == "ERROR":
+                        stop = True
+                        break
                 await resp.write(b"".join(chunks))
-                if etype == "ERROR":
+                if stop:
                     break
-        except (ConnectionResetError, asyncio.CancelledError):
+        except (ConnectionResetError, asyncio.CancelledError, RuntimeError):
             pass
         finally:
             self.store.unwatch(w)
+            self.watches -= 1
         try:
             await resp.write_eof()
         except (ConnectionResetError, RuntimeError):
@@ -267,47 +433,113 @@ class ApiServer:
         return resp
 
     # subresources ---------------------------------------------------------------------------
+    def _scale_paths(self, rtype: ResourceType) -> tuple[list[str], list[str], list[str] | None]:
+        if rtype.crd and rtype.scale:
+            s = rtype.scale
+            sel = s.get("labelSelectorPath")
+            return (s.get("specReplicasPath", ".spec.replicas").strip(".").split("."),
+                    s.get("statusReplicasPath", ".status.replicas").strip(".").split("."),
+                    sel.strip(".").split(".") if sel else None)
+        return ["spec", "replicas"], ["status", "replicas"], None
+
     def _scale_obj(self, rtype: ResourceType, obj: dict) -> dict:
         md = obj["metadata"]
-        sel = obj.get("spec", {}).get("selector", {}).get("matchLabels", {})
+        spec_p, status_p, sel_p = self._scale_paths(rtype)
+        if sel_p is not None:
+            selector = _dig(obj, sel_p) or ""
+        else:
+            selector = tables._selector((obj.get("spec") or {}).get("selector"))
+            selector = "" if selector == "<none>" else selector
         return {"kind": "Scale", "apiVersion": "autoscaling/v1",
                 "metadata": {"name": md["name"], "namespace": md.get("namespace"), "uid": md["uid"],
                              "resourceVersion": md["resourceVersion"], "creationTimestamp": md["creationTimestamp"]},
-                "spec": {"replicas": obj.get("spec", {}).get("replicas", 0)},
-                "status": {"replicas": obj.get("status", {}).get("replicas", 0),
-                           "selector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))}}
+                "spec": {"replicas": _dig(obj, spec_p) or 0},
+                "status": {"replicas": _dig(obj, status_p) or 0, "selector": selector}}
 
     async def _scale(self, request: web.Request, rtype: ResourceType, ns: str | None, name: str) -> web.Response:
-        from .patch import json_patch, merge_patch, strategic_merge_patch
+        from .patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 
         obj = self.store.get(rtype, ns, name)
         scale = self._scale_obj(rtype, obj)
         if request.method == "GET":
             return _json(scale)
         body = await self._body(request)
+        q = request.query
         if request.method == "PUT":
             new = body
+            if not isinstance(new, dict):
+                raise errors.bad_request("the body of the request was not a JSON object")
+            want_rv = (new.get("metadata") or {}).get("resourceVersion")
         elif request.method == "PATCH":
             ptype = PATCH_TYPES.get((request.content_type or "").split(";")[0].strip())
-            new = {"json": json_patch, "merge": merge_patch, "strategic": strategic_merge_patch,
-                   "apply": merge_patch}[ptype or "merge"](scale, body)
+            if ptype is None:
+                raise errors.unsupported_media("the body of the request was in an unknown format")
+            try:
+                new = {"json": json_patch, "merge": merge_patch, "strategic": strategic_merge_patch,
+                       "apply": merge_patch}[ptype](scale, body)
+            except PatchError as e:
+                raise errors.ApiError(422, "Invalid", str(e)) from e
+            want_rv = (body.get("metadata") or {}).get("resourceVersion") if isinstance(body, dict) else None
         else:
             raise errors.method_not_allowed("scale supports get, update and patch")
-        want_rv = (new.get("metadata") or {}).get("resourceVersion")
-        if request.method == "PUT" and want_rv and want_rv != obj["metadata"]["resourceVersion"]:
+        if want_rv and want_rv != obj["metadata"]["resourceVersion"]:
             raise errors.conflict(rtype, name)
         replicas = (new.get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int) or replicas < 0:
-            raise errors.invalid(rtype, name, [{"reason": "FieldValueInvalid", "field": "spec.replicas",
-                                                "message": f"Invalid value: {replicas!r}: must be greater than or equal to 0"}])
-        obj["spec"]["replicas"] = replicas
+        if replicas is None:
+            replicas = 0
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise errors.ApiError(422, "Invalid", f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: '
+                                                  f'{json.dumps(replicas)}: must be greater than or equal to 0',
+                                  {"name": name, "group": "autoscaling", "kind": "Scale", "causes": [
+                                      {"reason": "FieldValueInvalid", "field": "spec.replicas",
+                                       "message": f"Invalid value: {json.dumps(replicas)}: must be greater than or equal to 0"}]})
+        spec_p, _, _ = self._scale_paths(rtype)
+        _put(obj, spec_p, replicas)
         obj["metadata"].pop("resourceVersion", None)
-        updated = self.store.update(rtype, ns, name, obj, dry_run=_dry(request.query))
+        updated = self.store.update(rtype, ns, name, obj, dry_run=_dry(q))
         return _json(self._scale_obj(rtype, updated))
+
+    async def _binding(self, request: web.Request, rtype: ResourceType, ns: str | None, name: str) -> web.Response:
+        if request.method != "POST":
+            raise errors.method_not_allowed("binding supports create only")
+        body = await self._body(request)
+        target = (body.get("target") or {}) if isinstance(body, dict) else {}
+        if not target.get("name"):
+            raise errors.invalid(rtype, name, [{"reason": "FieldValueRequired", "field": "target.name",
+                                                "message": "Required value"}])
+        pod = self.store.get(rtype, ns, name)
+        if pod["metadata"].get("deletionTimestamp"):
+            raise errors.conflict(rtype, name, f"pod {name} is being deleted, cannot be assigned to a host")
+        if pod["spec"].get("nodeName"):
+            raise errors.conflict(rtype, name, f"pod {name} is already assigned to node \"{pod['spec']['nodeName']}\"")
+        pod["spec"]["nodeName"] = target["name"]
+        ann = ((body.get("metadata") or {}).get("annotations") or {})
+        if ann:
+            pod["metadata"].setdefault("annotations", {}).update(ann)
+        self.store.update(rtype, ns, name, pod, _internal=True)
+        return _json(_success(code=201), 201)
+
+    async def _eviction(self, request: web.Request, rtype: ResourceType, ns: str | None, name: str) -> web.Response:
+        if request.method != "POST":
+            raise errors.method_not_allowed("eviction supports create only")
+        body = await self._body(request)
+        opts = (body.get("deleteOptions") or {}) if isinstance(body, dict) else {}
+        grace = opts.get("gracePeriodSeconds")
+        self.store.delete(rtype, ns, name, grace_seconds=int(grace) if grace is not None else None,
+                          preconditions=opts.get("preconditions"), dry_run=bool(opts.get("dryRun")))
+        return _json(_success(code=201), 201)
 
     def _log(self, request: web.Request, ns: str | None, name: str) -> web.Response:
         pod = self.store.get(self.store.rt("", "v1", "pods"), ns, name)
-        container = request.query.get("container") or pod["spec"]["containers"][0]["name"]
+        names = [c["name"] for c in pod["spec"].get("containers", [])]
+        container = request.query.get("container")
+        if not container:
+            if len(names) > 1:
+                raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
+                                         f"[{' '.join(names)}]")
+            container = names[0] if names else ""
+        elif container not in names + [c["name"] for c in pod["spec"].get("initContainers", [])]:
+            raise errors.bad_request(f"container {container} is not valid for pod {name}")
         text = self.store.pod_logs.get((ns or "", name, container), "")
         tail = request.query.get("tailLines")
         if tail:
@@ -315,8 +547,35 @@ class ApiServer:
         return web.Response(text=text, content_type="text/plain")
 
 
+def _dig(obj: Any, path: list[str]) -> Any:
+    for p in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(p)
+    return obj
+
+
+def _put(obj: dict, path: list[str], value: Any) -> None:
+    for p in path[:-1]:
+        obj = obj.setdefault(p, {})
+    obj[path[-1]] = value
+
+
+def _check_query(q) -> None:
+    dry = q.getall("dryRun", [])
+    if dry and any(d != "All" for d in dry):
+        raise errors.bad_request(f"Invalid dry run value: {dry}")
+    fv = q.get("fieldValidation")
+    if fv and fv not in ("Ignore", "Warn", "Strict"):
+        raise errors.bad_request(f"fieldValidation: Unsupported value: \"{fv}\": supported values: \"Ignore\", "
+                                 f"\"Warn\", \"Strict\"")
+    fm = q.get("fieldManager")
+    if fm and len(fm) > 128:
+        raise errors.bad_request("fieldManager: Too long: may not be more than 128 bytes")
+
+
 def _dry(q) -> bool:
-    return q.get("dryRun") == "All"
+    return "All" in q.getall("dryRun", [])
 
 
 def _strict(q) -> bool:

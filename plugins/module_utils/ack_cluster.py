@@ -254,3 +254,71 @@ def csi_workloads(k8s):
             "pod_feature_gates": dict((p["metadata"]["name"], _pod_gates(p, name)) for p in pods),
         }
     return out
+
+
+# the whole picture (ack_cluster_info) -------------------------------------------------------------
+ATTACH_TAG = "supportConcurrencyAttach"
+DETACH_TAG = "supportConcurrencyDetach"
+
+
+def _on(gates, name):
+    return gates.get(name) is True
+
+
+def cluster_info(client, cluster_id, k8s=None):
+    """Everything ack_cluster_info reports. k8s: a module_utils.k8s Client, or None to skip the Kubernetes side."""
+    ack = AckCluster(client, cluster_id)
+    cluster = ack.detail()
+    addons = ack.addons()
+    provisioner = AckCluster.provisioner(addons)
+    for name in CSI_ADDONS:
+        if name in addons:
+            cfg = ack.addon(name)
+            addons[name].update(feature_gate=cfg["feature_gate"], feature_gates=cfg["feature_gates"])
+    pools = ack.node_pools()
+    for p in pools:
+        p["tags"] = dict((t["key"], t["value"]) for t in p["tags"])
+    nodes = ack.nodes()
+    tags = ack.instance_tags([n["instance_id"] for n in nodes if n["is_aliyun_node"]])
+    types = ack.instance_types([n["instance_type"] for n in nodes])
+    for n in nodes:
+        n["tags"] = tags.get(n["instance_id"], {})
+        n["disk_quantity"] = (types.get(n["instance_type"]) or {}).get("disk_quantity")
+    by_instance = dict((n["instance_id"], n) for n in nodes)
+
+    kubernetes = None
+    if k8s is not None:
+        users = disk_users(k8s)
+        disks = ack.disks(disk_ids=list(users)) if users else []
+        kubernetes = {"csi": csi_workloads(k8s), "disk_volumes": len(users)}
+    else:
+        users = {}
+        disks = [d for d in ack.disks() if d["instance_id"] in by_instance]
+    legacy = []
+    for d in disks:
+        if d["serial_number"]:
+            continue
+        user = users.get(d["disk_id"]) or {}
+        legacy.append(dict(d, node_name=(by_instance.get(d["instance_id"]) or {}).get("node_name"),
+                           pv=user.get("pv"), pvc=user.get("pvc"), namespace=user.get("namespace"),
+                           pods=user.get("pods", [])))
+
+    prov_gates = (addons.get(provisioner) or {}).get("feature_gates") or {}
+    node_gates = (addons.get(CSI_PLUGIN) or {}).get("feature_gates") or {}
+    ecs_nodes = [n for n in nodes if n["is_aliyun_node"]]
+    summary = {
+        "controller_gates": _on(prov_gates, "DiskADController") and _on(prov_gates, "DiskParallelAttach"),
+        "node_gates": _on(node_gates, "DiskADController"),
+        "detach_gate": _on(prov_gates, "DiskParallelDetach"),
+        "node_pools_tagged": sum(1 for p in pools if p["tags"].get(ATTACH_TAG) == "true"),
+        "node_pools_total": len(pools),
+        "instances_tagged": sum(1 for n in ecs_nodes if n["tags"].get(ATTACH_TAG) == "true"),
+        "instances_detach_tagged": sum(1 for n in ecs_nodes if n["tags"].get(DETACH_TAG) == "true"),
+        "instances_total": len(ecs_nodes),
+    }
+    summary["enabled"] = bool(summary["controller_gates"] and summary["node_gates"]
+                              and summary["node_pools_tagged"] == len(pools)
+                              and summary["instances_tagged"] == len(ecs_nodes))
+    return {"cluster": cluster, "addons": addons, "provisioner": provisioner, "node_pools": pools, "nodes": nodes,
+            "instance_types": types, "disks_without_serial": legacy, "parallel_attach": summary,
+            "kubernetes": kubernetes}

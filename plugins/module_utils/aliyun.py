@@ -66,7 +66,7 @@ ALIBABA_AUTH_ARG_SPEC = dict(
     cs_endpoint=dict(type="str"),
     ecs_endpoint=dict(type="str"),
     api_timeout=dict(type="int", default=30),
-    api_retries=dict(type="int", default=8),
+    api_retries=dict(type="int", default=6),
     concurrency=dict(type="int", default=8),
 )
 
@@ -245,7 +245,8 @@ class AliyunClient:
         return AliyunError(self._scrub("%s failed: %s" % (action, exc)), action=action)
 
     def _backoff(self, attempt):
-        return min(10.0, 0.2 * (2 ** attempt)) * (0.5 + random.random() / 2)
+        # full range jitter keeps parallel callers that were throttled together from retrying together
+        return min(10.0, 0.3 * (2 ** attempt)) * (0.5 + random.random() / 2)
 
     def _do(self, action, request):
         last = None

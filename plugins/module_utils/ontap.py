@@ -21,6 +21,7 @@ __metaclass__ = type
 
 import base64
 import json
+import re
 import ssl
 
 try:
@@ -90,6 +91,16 @@ def leak_report(volumes, qtrees, luns, expected, prefix):
     empty_pools = sorted(v["name"] for v in volumes if kind_of(v["name"], prefix) in ("qtree_pool", "lun_pool")
                          and v["name"] not in used)
     return leaked, missing, empty_pools
+
+
+def split_host_port(hostname):
+    """"10.0.0.5:8443" -> ("10.0.0.5", 8443); "[fd00::5]:443" -> ("fd00::5", 443); no port -> (host, None)."""
+    m = re.match(r"^\[(?P<v6>[^\]]+)\](?::(?P<p6>\d+))?$|^(?P<host>[^:]+)(?::(?P<port>\d+))?$", hostname or "")
+    if not m:
+        return hostname, None  # a bare IPv6 address
+    host = m.group("v6") or m.group("host")
+    port = m.group("p6") or m.group("port")
+    return host, int(port) if port else None
 
 
 # REST --------------------------------------------------------------------------------------------------
@@ -236,8 +247,9 @@ class OntapZapi(object):
             if not validate_certs:
                 context.check_hostname = False
                 context.verify_mode = ssl.CERT_NONE
-        self.server = _NaServer(hostname, username, password, context,
-                                transport_type="https" if https else "http")
+        host, host_port = split_host_port(hostname)
+        port = port or host_port
+        self.server = _NaServer(host, username, password, context, transport_type="https" if https else "http")
         if port:
             self.server.set_port(port)
         self.server.set_api_version(1, 170)

@@ -255,20 +255,20 @@ def _driver_in_config(config):
 def list_backends(client, namespace):
     """[{kind, name, backend, driver}] from TridentBackendConfigs and from TridentBackends without one."""
     out = []
-    tbc_uids = set()
+    known = set()  # TBC uids, backend names and UUIDs: a TridentBackend made from a TBC is reported through it
     if client.has_resource(TRIDENT_API, "TridentBackendConfig"):
         tbcs, _ = client.list(TRIDENT_API, "TridentBackendConfig", namespace=namespace)
         for tbc in tbcs:
             md = tbc["metadata"]
-            tbc_uids.add(md.get("uid"))
+            info = (tbc.get("status") or {}).get("backendInfo") or {}
+            known.update(x for x in (md.get("uid"), info.get("backendName"), info.get("backendUUID")) if x)
             out.append(dict(kind="TridentBackendConfig", name="%s/%s" % (md["namespace"], md["name"]),
-                            backend=((tbc.get("status") or {}).get("backendInfo") or {}).get("backendName"),
-                            driver=(tbc.get("spec") or {}).get("storageDriverName")))
+                            backend=info.get("backendName"), driver=(tbc.get("spec") or {}).get("storageDriverName")))
     if client.has_resource(TRIDENT_API, "TridentBackend"):
         tbes, _ = client.list(TRIDENT_API, "TridentBackend", namespace=namespace)
         for tbe in tbes:
-            if tbe.get("configRef") and tbe["configRef"] in tbc_uids:
-                continue  # reported through its TridentBackendConfig
+            if known & set(x for x in (tbe.get("configRef"), tbe.get("backendName"), tbe.get("backendUUID")) if x):
+                continue
             md = tbe["metadata"]
             out.append(dict(kind="TridentBackend", name="%s/%s" % (md["namespace"], md["name"]),
                             backend=tbe.get("backendName"), driver=_driver_in_config(tbe.get("config"))))

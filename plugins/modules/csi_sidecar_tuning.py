@@ -22,7 +22,7 @@ description:
     M(storageperf.k8s.snapshot_controller_tuning).
   - Deployments that an operator reconciles (Trident's C(trident-controller) is owned by the Trident
     operator) get their edits reverted by that operator; the module warns. For Trident use
-    M(storageperf.k8s.trident_concurrency) with O(storageperf.k8s.trident_concurrency#module:k8s_api_qps):
+    M(storageperf.k8s.trident_concurrency) with O(storageperf.k8s.trident_concurrency#module:k8s_api_qps);
     from 26.06 the operator derives the sidecars' QPS from it.
 author:
   - storageperf.k8s maintainers

@@ -15,14 +15,14 @@ description:
   - The external-snapshotter's snapshot-controller talks to the API server through client-go's token
     bucket, by default C(--kube-api-qps=5) and C(--kube-api-burst=10) with C(--worker-threads=10). That
     throttles snapshot creation and deletion of any fast CSI driver (kubernetes-csi/external-snapshotter
-    issue 1344: 80 snapshots took 143 s at the defaults and 17 s tuned). NetApp's Trident concurrent-core
+    issue 1344 - 80 snapshots took 143 s at the defaults and 17 s tuned). NetApp's Trident concurrent-core
     benchmark sets C(--worker-threads=25), C(--kube-api-qps=75), C(--kube-api-burst=150); those are this
     module's defaults.
   - Finds the snapshot-controller Deployment (see O(name)), replaces the values of the three flags wherever
     they are written (C(--flag=value) or C(--flag value)), appends missing ones, keeps every other argument
     in its place, and waits for the rollout (observedGeneration, updated and ready replicas).
   - O(state=absent) removes the three flags again, so the controller runs with its upstream defaults.
-  - Validates before anything changes: O(worker_threads) > 0, O(kube_api_qps) > 0 and
+  - Validates before anything changes - O(worker_threads) > 0, O(kube_api_qps) > 0 and
     O(kube_api_burst) >= O(kube_api_qps) (also against a value left in place).
 author:
   - storageperf.k8s maintainers

@@ -87,14 +87,19 @@ class Inventory:
             self._pools[name] = self.volume(name, 0, svm)
         return self._pools[name]
 
+    def pool_named(self, name: str, svm: str = SVM) -> dict[str, Any]:
+        if name not in self._pools:
+            self._pools[name] = self.volume(name, 0, svm)
+        return self._pools[name]
+
     def add(self, internal: str, driver: str, backend: str, size: int, svm: str = SVM, pool: str | None = None) -> None:
         if driver == "ontap-nas-economy" or (pool or "").startswith("trident_qtree_pool"):
-            p = self._pools.get(pool or "") or self.pool("qtree", backend, self._count("qtree", backend) // QTREES_PER_FLEXVOL, svm)
+            p = self.pool_named(pool, svm) if pool else self.pool("qtree", backend, self._count("qtree", backend) // QTREES_PER_FLEXVOL, svm)
             p["size"] += size
             self.qtrees.append({"name": internal, "volume": p["name"], "svm": svm, "id": 1 + sum(
                 1 for q in self.qtrees if q["volume"] == p["name"])})
         elif driver == "ontap-san-economy" or (pool or "").startswith("trident_lun_pool"):
-            p = self._pools.get(pool or "") or self.pool("lun", backend, self._count("lun", backend) // LUNS_PER_FLEXVOL, svm)
+            p = self.pool_named(pool, svm) if pool else self.pool("lun", backend, self._count("lun", backend) // LUNS_PER_FLEXVOL, svm)
             p["size"] += size
             self.luns.append({"name": internal, "path": f"/vol/{p['name']}/{internal}", "volume": p["name"], "svm": svm,
                               "size": size, "uuid": _uid(svm, p["name"], internal)})
@@ -107,33 +112,24 @@ class Inventory:
         return sum(1 for i in items if i["volume"].startswith(tag))
 
 
-def _registry_records(registry: Any) -> list[dict[str, Any]] | None:
-    """Records of the twin Trident's volume registry, whatever container it is (dict or list of dicts/objects)."""
-    if registry is None:
-        return None
-    items = registry.values() if isinstance(registry, dict) else registry
-    out = []
-    for item in items:
-        rec = item if isinstance(item, dict) else getattr(item, "__dict__", {})
-        out.append(rec)
-    return out
-
-
 def inventory(cluster: "Cluster") -> Inventory:
     inv = Inventory()
     trident = getattr(cluster, "trident", None)
-    records = _registry_records(getattr(trident, "volumes", None)) if trident is not None else None
-    if records is not None:
-        for r in records:
-            internal = r.get("internal_name") or r.get("internalName") or r.get("name")
-            if not internal or r.get("deleted"):
-                continue
-            inv.add(internal, r.get("driver") or r.get("storage_driver") or "ontap-nas",
-                    r.get("backend") or r.get("backend_name") or "ontap", int(r.get("size") or r.get("size_bytes") or (1 << 30)),
-                    r.get("svm") or SVM, r.get("pool") or r.get("flexvol"))
+    volumes = getattr(trident, "volumes", None)
+    if volumes is not None:
+        # twin/controllers/trident.py: .pools {flexvol: {name, svm, size, members}}, .volumes {internal name:
+        # {name, pv, size, driver, pool, svm, kind flexvol|qtree|lun}}; economy members live in their pool.
+        pools = dict(getattr(trident, "pools", {}) or {})
+        for p in pools.values():
+            inv.pool_named(p["name"], p.get("svm") or SVM)  # an emptied pool stays listed until Trident deletes it
+        for v in list(volumes.values()):
+            economy = str(v.get("driver", "")).endswith("economy")
+            pool = v.get("pool") if economy or v.get("pool") in pools else None
+            inv.add(v["name"], v.get("driver") or "ontap-nas", v.get("backend") or "ontap", int(v.get("size") or 0),
+                    v.get("svm") or SVM, pool)
         return inv
-    # No Trident registry: what the PVs say (internalName; driver from the class's backendType parameter).
-    deleted = set()
+    # Without the twin's Trident: what the PVs say (internalName; driver from the class's backendType parameter).
+    deleted: set[str] = set()
     for c in getattr(cluster, "controllers", []):
         deleted |= set(getattr(c, "volumes_deleted", ()) or ())
     pv_rt = cluster.store.rt("", "v1", "persistentvolumes")
@@ -144,7 +140,7 @@ def inventory(cluster: "Cluster") -> Inventory:
         attrs = csi.get("volumeAttributes") or {}
         internal = attrs.get("internalName") or "trident_" + pv["metadata"]["name"].replace("-", "_")
         inv.add(internal, attrs.get("backendType") or "ontap-nas", attrs.get("backendUUID") or "ontap",
-                _size((pv["spec"].get("capacity") or {}).get("storage")))
+                _size((pv["spec"].get("capacity") or {}).get("storage")), pool=attrs.get("pool"))
     return inv
 
 

@@ -12,6 +12,13 @@ CONTROLLER_MODULES = [
     "job:JobController",
     "scheduler:Scheduler",
     "kubelet:Kubelet",
+    "csi_drivers:CSIDrivers",
+    "trident:Trident",
+    "pv_controller:PVController",
+    "provisioner:ExternalProvisioner",
+    "attach_detach:AttachDetachController",
+    "snapshot:SnapshotController",
+    "snapshot:CSISnapshotter",
 ]
 
 

@@ -3,7 +3,7 @@ registry of driver backends the sidecars (provisioner, attacher, snapshotter) ca
 
 Drivers (REFERENCE.md):
   diskplugin.csi.alibabacloud.com   Alibaba Cloud disks; attachRequired true; CSINode allocatable
-                                    DiskQuantity 56 - 1 system disk = 55; topology key
+                                    DiskQuantity (56; see calibration.yaml reserved_disks); topology key
                                     topology.diskplugin.csi.alibabacloud.com/zone
   localplugin.csi.alibabacloud.com  PMEM/LVM local volumes; attachRequired false, podInfoOnMount true
   csi.trident.netapp.io             NetApp Trident (twin/controllers/trident.py); attachRequired true, so NFS
@@ -192,7 +192,8 @@ class CSIDrivers(Controller):
     def _node_entry(self, driver: str, node: str) -> dict[str, Any]:
         if driver == DISK:
             inst = self.cluster.cloud.instance_by_node(node) if getattr(self.cluster, "cloud", None) else None
-            count = (self.cluster.cloud.disk_quantity(inst.id) - 1) if inst else self._cal_limit()
+            reserved = calibration.load().limit(DISK, "reserved_disks")
+            count = (self.cluster.cloud.disk_quantity(inst.id) - reserved) if inst else self._cal_limit()
             return {"name": DISK, "nodeID": inst.id if inst else node, "topologyKeys": [DISK_TOPOLOGY_KEY],
                     "allocatable": {"count": count}}
         if driver == LOCAL:

@@ -60,11 +60,12 @@ class StatefulSetController(Controller):
         if not self.store.exists(self.sts_rt, ns, name):
             return
         sts = self.store.get(self.sts_rt, ns, name)
-        current_rev, update_rev = self._revisions(sts)
+        current_rev, update_rev, revs = self._revisions(sts)
         if not sts["metadata"].get("deletionTimestamp"):  # a set being deleted only gets its status
             self._sync_pods(sts, current_rev, update_rev)
         self._write_status(sts, current_rev, update_rev)
-        self._trim_history(sts)
+        if len(revs) > sts["spec"].get("revisionHistoryLimit", 10) + 2:
+            self._trim_history(sts)
 
     def _sync_pods(self, sts: dict, current_rev: dict, update_rev: dict) -> None:
         spec = sts["spec"]
@@ -80,8 +81,11 @@ class StatefulSetController(Controller):
         in_range = range(start, start + replicas)
         condemned = sorted((o for o in pods if o not in in_range), reverse=True)
         partition = ((spec.get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition", 0) or 0
-        unhealthy = [o for o in sorted(pods) if not is_running_and_ready(pods[o]) or is_terminating(pods[o])]
-        first_unhealthy = unhealthy[0] if unhealthy else None
+        first_unhealthy = None
+        if monotonic and condemned:
+            first_unhealthy = next((o for o in sorted(pods)
+                                    if not is_running_and_ready(pods[o]) or is_terminating(pods[o])), None)
+        has_claims = bool(spec.get("volumeClaimTemplates"))
 
         # pods in range: create what is missing, replace what finished, wait in OrderedReady
         for o in in_range:
@@ -99,16 +103,17 @@ class StatefulSetController(Controller):
                 if monotonic:
                     return  # recreated on a later pass, once it is gone
                 continue
-            if pod["status"].get("phase") == "Pending":
+            if has_claims and pod["status"].get("phase") == "Pending":
                 self._create_claims(sts, o)
             if is_terminating(pod) and monotonic:
                 return
             if not is_running_and_ready(pod) and monotonic:
                 return
-            self._fix_claim_owners(sts, pod, scaled_down=False)
+            if has_claims:
+                self._fix_claim_owners(sts, pod, scaled_down=False)
 
         # condemned pods: their claims follow whenScaled first, then they go, highest ordinal first
-        for o in condemned:
+        for o in condemned if has_claims else ():
             self._fix_claim_owners(sts, pods[o], scaled_down=True)
         for o in condemned:
             pod = pods[o]
@@ -145,8 +150,8 @@ class StatefulSetController(Controller):
                     out.append(e.obj)
         return sorted(out, key=lambda r: r.get("revision", 0))
 
-    def _revisions(self, sts: dict) -> tuple[dict, dict]:
-        """(current, update) ControllerRevisions; the update revision is created for a new template."""
+    def _revisions(self, sts: dict) -> tuple[dict, dict, list[dict]]:
+        """(current, update, all) ControllerRevisions; the update revision is created for a new template."""
         md, spec = sts["metadata"], sts["spec"]
         revs = self._owned_revisions(sts)
         template = spec["template"]
@@ -171,7 +176,7 @@ class StatefulSetController(Controller):
             update = self.store.update(self.cr_rt, md["namespace"], rev_name, update)
         cur_name = (sts.get("status") or {}).get("currentRevision")
         current = next((r for r in revs if r["metadata"]["name"] == cur_name), None) or update
-        return current, update
+        return current, update, revs
 
     def _trim_history(self, sts: dict) -> None:
         limit = sts["spec"].get("revisionHistoryLimit", 10)
@@ -204,7 +209,7 @@ class StatefulSetController(Controller):
         selector = (spec.get("selector") or {}).get("matchLabels") or {}
         for tpl in spec.get("volumeClaimTemplates") or []:
             cname = self.claim_name(tpl, md["name"], ordinal)
-            if self.store.exists(self.pvc_rt, md["namespace"], cname):
+            if (md["namespace"], cname) in self.store.objects[self.pvc_rt.key]:
                 continue
             tmd = tpl.get("metadata") or {}
             claim = {"metadata": {"name": cname, "namespace": md["namespace"],
@@ -241,13 +246,14 @@ class StatefulSetController(Controller):
         o = ordinal_of(pod["metadata"]["name"], sts["metadata"]["name"])
         for tpl in sts["spec"].get("volumeClaimTemplates") or []:
             cname = self.claim_name(tpl, sts["metadata"]["name"], o)
-            if not self.store.exists(self.pvc_rt, ns, cname):
+            e = self.store.objects[self.pvc_rt.key].get((ns, cname))
+            if e is None:
                 continue
-            claim = self.store.get(self.pvc_rt, ns, cname)
-            refs = claim["metadata"].get("ownerReferences") or []
+            refs = e.obj["metadata"].get("ownerReferences") or []
             want = self._claim_refs(refs, sts, pod, scaled_down)
             if _ref_uids(want) == _ref_uids(refs):
                 continue
+            claim = self.store.get(self.pvc_rt, ns, cname)
             if want:
                 claim["metadata"]["ownerReferences"] = want
             else:

@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    # The Alibaba Cloud options of plugins/module_utils/aliyun.py ALIBABA_AUTH_ARG_SPEC.
+    DOCUMENTATION = r"""
+options:
+  access_key_id:
+    description:
+      - AccessKey id of a RAM user (or an STS AccessKey id with O(security_token)).
+      - Falls back to E(ALIBABA_CLOUD_ACCESS_KEY_ID).
+    type: str
+    aliases: [alibaba_access_key_id]
+  access_key_secret:
+    description:
+      - AccessKey secret of O(access_key_id). Never logged or returned.
+      - Falls back to E(ALIBABA_CLOUD_ACCESS_KEY_SECRET).
+    type: str
+    aliases: [alibaba_access_key_secret]
+  security_token:
+    description: STS security token, for temporary credentials. Falls back to E(ALIBABA_CLOUD_SECURITY_TOKEN).
+    type: str
+    aliases: [alibaba_security_token]
+  region:
+    description:
+      - Region of the cluster, for example V(cn-hangzhou). Falls back to E(ALIBABA_CLOUD_REGION_ID).
+      - When unset, the cluster's own region (DescribeClusterDetail C(region_id)) is used; when set, it must match it.
+    type: str
+    aliases: [region_id]
+  cs_endpoint:
+    description:
+      - ACK (Container Service) API endpoint, as C(host[:port]) or C(http(s)://host[:port]); a bare host means HTTPS.
+      - Default C(cs.aliyuncs.com).
+    type: str
+  ecs_endpoint:
+    description:
+      - ECS API endpoint, as C(host[:port]) or C(http(s)://host[:port]); a bare host means HTTPS.
+      - Default C(ecs.<region>.aliyuncs.com).
+    type: str
+  api_timeout:
+    description: Seconds one Alibaba Cloud API call may take.
+    type: int
+    default: 30
+  api_retries:
+    description:
+      - Attempts per call on throttling (C(Throttling*), HTTP 429) and transient server errors (5xx,
+        C(ServiceUnavailable), connection errors), with capped, jittered exponential backoff.
+    type: int
+    default: 6
+  concurrency:
+    description:
+      - How many Alibaba Cloud calls run at once where calls are independent (pages of nodes, batches of 50
+        instances for C(TagResources) and C(ListTagResources), node pools).
+    type: int
+    default: 8
+requirements:
+  - aliyun-python-sdk-core >= 2.13 (Python library)
+notes:
+  - Modules with these options belong to the C(storageperf.k8s.alibaba) action group, so C(module_defaults)
+    can set credentials and endpoints once for all of them.
+"""

@@ -1,0 +1,261 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Seed 000's attach-stress test: many pods with 2 disks each, pinned to one node, started at once.
+
+Per repetition, as in the seed: StorageClass alibabacloud-disk (cloud_auto, WaitForFirstConsumer),
+StatefulSet attach-stress with 1 replica (Parallel pod management, nodeAffinity to one node),
+wait for it, scale to 0 (waiting for the disks to detach); then the two timed steps:
+
+  scale_up    scale to R replicas  -> every pod Ready and each of its volumes' VolumeAttachment
+                                      attached on the node (time per pod; per VolumeAttachment in
+                                      `attachments` and the attach_* metrics)
+  scale_down  scale to 0           -> every pod gone and no VolumeAttachment left (detach included)
+
+R is capped by the node's disk limit: the CSINode's allocatable count for the driver, else the
+given disk_limit (the instance type's DescribeInstanceTypes DiskQuantity, 56 for
+ecs.g7se.16xlarge), minus the disks already attached there, divided by the volumes per pod.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import skipped
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+
+BENCHMARK = "attach_stress"
+STEPS = (("scale_up", "Scale up (pods Ready, disks attached)"),
+         ("scale_down", "Scale to 0 (pods gone, disks detached)"))
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+class Plan:
+    def __init__(self, params):
+        self.replicas_requested = int(params["replicas"])
+        self.replicas = self.replicas_requested
+        self.node = params.get("node") or None
+        self.node_name = None
+        self.instance_type = None
+        self.storage_class = params.get("storage_class") or "alibabacloud-disk"
+        self.provisioner = params.get("provisioner") or "diskplugin.csi.alibabacloud.com"
+        self.disk_type = params.get("disk_type") or "cloud_auto"
+        self.volumes_per_pod = int(params.get("volumes_per_pod") or 2)
+        self.size = params.get("size") or "1Gi"
+        self.image = params.get("pod_image") or M.SEED_BUSYBOX
+        self.name = params.get("statefulset") or "attach-stress"
+        self.disk_limit_param = int(params.get("disk_limit") or 0)
+        self.disk_limit = None
+        self.disk_limit_source = None
+        self.attached_before = 0
+        self.attach_required = True
+        self.create_storage_class = True
+        self.messages = []
+
+    def pod(self, i):
+        return "%s-%d" % (self.name, i)
+
+    def claims(self, i):
+        return ["volume-%d-%s" % (v, self.pod(i)) for v in range(self.volumes_per_pod)]
+
+
+def problems(params):
+    out = []
+    if int(params.get("replicas") or 0) < 1:
+        out.append("replicas must be at least 1 (the seed scales to 28)")
+    if int(params.get("volumes_per_pod") or 2) < 1:
+        out.append("volumes_per_pod must be at least 1 (the seed mounts 2)")
+    if int(params.get("disk_limit") or 0) < 0:
+        out.append("disk_limit must be 0 (read it from the node's CSINode) or the node's disk limit")
+    return out
+
+
+def _ready(node):
+    for c in (node.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return False
+
+
+def _csinode_limit(client, node_name, driver):
+    csinode = client.get("storage.k8s.io/v1", "CSINode", node_name, missing_ok=True)
+    for d in ((csinode or {}).get("spec") or {}).get("drivers") or []:
+        if d.get("name") == driver:
+            count = (d.get("allocatable") or {}).get("count")
+            return int(count) if count is not None else None, True
+    return None, False
+
+
+def preflight(client, plan):
+    """Pick the node, read its disk limit and cap the replicas; check the StorageClass and CSIDriver."""
+    nodes, _ = client.list("v1", "Node")
+    by_name = dict((n["metadata"]["name"], n) for n in nodes)
+    if plan.node:
+        node = by_name.get(plan.node)
+        if node is None:
+            matches = [n for n in nodes if (n["metadata"].get("labels") or {}).get(HOSTNAME_LABEL) == plan.node]
+            node = matches[0] if matches else None
+        if node is None:
+            raise K8sError("node %s does not exist: give the name of a Ready node (kubectl get nodes)" % plan.node,
+                           404, "NotFound")
+        if not _ready(node):
+            raise K8sError("node %s is not Ready: choose a Ready node" % plan.node, 422, "Invalid")
+    else:
+        candidates = [n for n in sorted(nodes, key=lambda n: n["metadata"]["name"])
+                      if _ready(n) and not (n.get("spec") or {}).get("unschedulable")]
+        with_driver = [n for n in candidates if _csinode_limit(client, n["metadata"]["name"], plan.provisioner)[1]]
+        chosen = (with_driver or candidates)[:1]
+        if not chosen:
+            raise K8sError("no Ready, schedulable node to pin the attach-stress pods to: give node", 422, "Invalid")
+        node = chosen[0]
+    node_name = node["metadata"]["name"]
+    plan.node = (node["metadata"].get("labels") or {}).get(HOSTNAME_LABEL, node_name)
+    plan.node_name = node_name
+    plan.instance_type = (node["metadata"].get("labels") or {}).get(INSTANCE_TYPE_LABEL)
+
+    limit, _ = _csinode_limit(client, node_name, plan.provisioner)
+    if limit is not None:
+        plan.disk_limit, plan.disk_limit_source = limit, "CSINode %s allocatable count for %s" % (node_name, plan.provisioner)
+    elif plan.disk_limit_param:
+        plan.disk_limit, plan.disk_limit_source = plan.disk_limit_param, "disk_limit (instance type %s)" % plan.instance_type
+    vas, _ = client.list("storage.k8s.io/v1", "VolumeAttachment")
+    plan.attached_before = sum(1 for va in vas if (va.get("spec") or {}).get("nodeName") == node_name
+                               and (va.get("spec") or {}).get("attacher") == plan.provisioner)
+    if plan.disk_limit is None:
+        plan.messages.append("the disk limit of node %s is unknown (its CSINode has no allocatable count for %s and "
+                             "disk_limit is 0): replicas are not capped; give disk_limit (DescribeInstanceTypes "
+                             "DiskQuantity of %s) to cap them" % (node_name, plan.provisioner, plan.instance_type))
+    else:
+        cap = (plan.disk_limit - plan.attached_before) // plan.volumes_per_pod
+        if cap < 1:
+            raise K8sError("node %s has no room for a pod with %d disks: limit %d (%s), %d attached already. Free "
+                           "disks on it or choose another node" % (node_name, plan.volumes_per_pod, plan.disk_limit,
+                                                                    plan.disk_limit_source, plan.attached_before),
+                           422, "Invalid")
+        if plan.replicas > cap:
+            plan.messages.append("replicas capped from %d to %d: node %s takes %d disks (%s), %d attached already, %d "
+                                 "per pod" % (plan.replicas, cap, node_name, plan.disk_limit, plan.disk_limit_source,
+                                              plan.attached_before, plan.volumes_per_pod))
+            plan.replicas = cap
+
+    sc = client.get("storage.k8s.io/v1", "StorageClass", plan.storage_class, missing_ok=True)
+    if sc is not None:
+        if sc.get("provisioner") != plan.provisioner:
+            raise K8sError("StorageClass %s exists with provisioner %s, not %s: give another storage_class name, or "
+                           "provisioner %s" % (plan.storage_class, sc.get("provisioner"), plan.provisioner,
+                                               sc.get("provisioner")), 409, "Conflict")
+        plan.create_storage_class = False
+        if sc.get("volumeBindingMode") != "WaitForFirstConsumer":
+            plan.messages.append("StorageClass %s binds %s, not WaitForFirstConsumer as in the seed"
+                                 % (plan.storage_class, sc.get("volumeBindingMode")))
+    driver = client.get("storage.k8s.io/v1", "CSIDriver", plan.provisioner, missing_ok=True)
+    plan.attach_required = bool(((driver or {}).get("spec") or {}).get("attachRequired", True))
+    return plan
+
+
+def ensure_storage_class(ctx, plan):
+    """Create the seed's StorageClass (labelled, so the cleanup removes it) unless one exists."""
+    if not plan.create_storage_class:
+        return False
+    try:
+        ctx.client.create(M.attach_stress_storage_class(plan.storage_class, plan.provisioner, plan.disk_type,
+                                                        ctx.labels))
+    except K8sError as e:
+        if e.status != 409:
+            raise
+    plan.create_storage_class = False
+    return True
+
+
+def _scale(ctx, plan, replicas):
+    return lambda client: client.patch("apps/v1", "StatefulSet", plan.name, {"spec": {"replicas": replicas}},
+                                       namespace=ctx.namespace, subresource="scale")
+
+
+def _watches(ctx, plan):
+    ns = ctx.namespace
+    w = [Watched(K.POD, ns), Watched(K.PVC, ns), Watched(K.EVENT, ns)]
+    if plan.attach_required:
+        w.append(Watched(K.VA))
+    return w
+
+
+def step_up(ctx, plan, replicas, name="scale_up", label=STEPS[0][1], create=False):
+    def make(view):
+        items = []
+        for i in range(replicas):
+            pod_key = ctx.key(plan.pod(i))
+            claims = [ctx.key(c) for c in plan.claims(i)]
+            items.append(Item(plan.pod(i), C.published(pod_key, claims, plan.attach_required),
+                              subjects=[(C.POD, pod_key)] + [(C.PVC, c) for c in claims], volumes=claims))
+        if create:
+            body = M.attach_stress_statefulset(plan.name, ctx.namespace, plan.node, plan.storage_class, ctx.labels,
+                                               replicas=replicas, volumes=plan.volumes_per_pod, size=plan.size,
+                                               image=plan.image)
+            call = lambda client: client.create(body)  # noqa: E731
+        else:
+            call = _scale(ctx, plan, replicas)
+        return items, [Submission([i.name for i in items], call)]
+    return Step(name, label, "pod", _watches(ctx, plan), make,
+                "Ready" + (" with every disk attached" if plan.attach_required else ""),
+                attachments="attach" if plan.attach_required else None,
+                metrics={"volumes": replicas * plan.volumes_per_pod})
+
+
+def step_down(ctx, plan, replicas, name="scale_down", label=STEPS[1][1]):
+    def make(view):
+        items = []
+        for i in range(replicas):
+            pod_key = ctx.key(plan.pod(i))
+            claims = [ctx.key(c) for c in plan.claims(i)]
+            items.append(Item(plan.pod(i), C.unpublished(pod_key, claims), subjects=[(C.POD, pod_key)], volumes=claims))
+        return items, [Submission([i.name for i in items], _scale(ctx, plan, 0))]
+    return Step(name, label, "pod", _watches(ctx, plan), make,
+                "gone" + (" with every disk detached" if plan.attach_required else ""),
+                attachments="detach" if plan.attach_required else None,
+                metrics={"volumes": replicas * plan.volumes_per_pod})
+
+
+def _setup_line(result):
+    return dict((k, result.get(k)) for k in ("name", "status", "reason", "wall_s", "api_requests"))
+
+
+def run(ctx, plan):
+    """Set up as the seed does (apply, rollout, scale to 0), then time scale_up and scale_down."""
+    results = []
+    setup = []
+    ctx.info["setup"] = setup
+    try:
+        ensure_storage_class(ctx, plan)
+        for step in (step_up(ctx, plan, 1, name="setup_rollout", label="rollout of 1 replica", create=True),
+                     step_down(ctx, plan, 1, name="setup_scale_to_0", label="scale to 0")):
+            r = run_step(ctx.client, step, ctx.options)
+            setup.append(_setup_line(r))
+            if r["status"] != "ok":
+                raise StepError("setup %s: %s%s" % (step.name, r.get("reason"),
+                                                    ("; " + r["errors"][0]["object"] + ": " + r["errors"][0]["reason"])
+                                                    if r.get("errors") else ""))
+    except (StepError, K8sError) as e:
+        reason = "setup failed: %s" % (e.msg if isinstance(e, K8sError) else e)
+        for name, label in STEPS:
+            r = {"name": name, "label": label, "unit": "pod", "status": "failed", "reason": reason}
+            results.append(r)
+            ctx.record(r)
+        return results
+    for name, label in STEPS:
+        if results and results[-1]["status"] != "ok":
+            r = skipped(name, label, "pod", "not run: step %s %s" % (results[-1]["name"], results[-1]["status"]))
+        else:
+            step = step_up(ctx, plan, plan.replicas) if name == "scale_up" else step_down(ctx, plan, plan.replicas)
+            try:
+                r = run_step(ctx.client, step, ctx.options)
+            except StepError as e:
+                r = {"name": name, "label": label, "unit": "pod", "status": "failed", "reason": str(e)}
+        results.append(r)
+        ctx.record(r)
+    return results

@@ -1,0 +1,209 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Delete everything a benchmark run created, in the order that lets each deletion finish.
+
+What belongs to a run: its owner namespaces (label storageperf.k8s/run-id) and everything in them,
+objects labelled with the run id anywhere (the StorageClass attach_stress creates), the PVs bound
+to claims in those namespaces, the VolumeAttachments of those PVs and the VolumeSnapshotContents
+of snapshots in them. Order:
+
+  1. StatefulSets, then pods                 so no pod holds a volume (pods cascade from StatefulSets)
+  2. VolumeSnapshots, then leftover contents snapshots go before the PVCs they were taken from
+  3. PVCs; then PVs still there (Released under reclaimPolicy Retain) are deleted
+  4. wait until those PVs and their VolumeAttachments are gone (detach finished)
+  5. labelled cluster-scoped objects (StorageClass), then the namespaces, waited for
+
+It works the same after a failed or killed run: every stage lists what is there, so whatever a
+previous run or cleanup left half done is picked up. Waiting here polls with one list per kind per
+second: cleanup is not measured, and a list shows everything that is left.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+
+SNAP = "snapshot.storage.k8s.io/v1"
+
+
+class CleanupTimeout(Exception):
+    def __init__(self, msg, remaining):
+        super(CleanupTimeout, self).__init__(msg)
+        self.msg = msg
+        self.remaining = remaining
+
+
+def _name(obj):
+    md = obj.get("metadata") or {}
+    return "%s/%s" % (md["namespace"], md["name"]) if md.get("namespace") else md.get("name")
+
+
+class Cleanup:
+    def __init__(self, client, run_id=None, namespaces=None, timeout=600.0, poll=1.0, sleep=time.sleep,
+                 clock=time.monotonic):
+        """run_id None and namespaces None: every storageperf run. namespaces: only those owner namespaces."""
+        self.client = client
+        self.run_id = run_id
+        self.only_namespaces = list(namespaces) if namespaces else None
+        self.selector = L.run_selector(run_id)
+        self.timeout = float(timeout)
+        self.poll = poll
+        self.sleep = sleep
+        self.clock = clock
+        self.deleted = {}
+        self.snapshots_served = None
+
+    # discovery of what belongs to the run ---------------------------------------------------
+    def namespaces(self):
+        if self.only_namespaces is not None:
+            out = []
+            for ns in self.only_namespaces:
+                if self.client.get("v1", "Namespace", ns, missing_ok=True) is not None:
+                    out.append(ns)
+            return out
+        items, _ = self.client.list("v1", "Namespace", label_selector=self.selector)
+        return sorted(i["metadata"]["name"] for i in items)
+
+    def _in(self, api_version, kind, namespaces, labelled_anywhere=True):
+        """Objects of a namespaced kind in the owner namespaces, plus labelled ones elsewhere."""
+        found = {}
+        for ns in namespaces:
+            for o in self.client.list(api_version, kind, namespace=ns)[0]:
+                found[_name(o)] = o
+        if labelled_anywhere and self.only_namespaces is None:
+            for o in self.client.list(api_version, kind, label_selector=self.selector)[0]:
+                found[_name(o)] = o
+        return found
+
+    def _snapshots_served(self):
+        if self.snapshots_served is None:
+            self.snapshots_served = self.client.has_resource(SNAP, "VolumeSnapshot")
+        return self.snapshots_served
+
+    def inventory(self):
+        """Everything that belongs to the run, by kind: {kind: [names]}."""
+        namespaces = self.namespaces()
+        inv = {"Namespace": namespaces}
+        inv["StatefulSet"] = sorted(self._in("apps/v1", "StatefulSet", namespaces))
+        inv["Pod"] = sorted(self._in("v1", "Pod", namespaces))
+        if self._snapshots_served():
+            snaps = self._in(SNAP, "VolumeSnapshot", namespaces)
+            inv["VolumeSnapshot"] = sorted(snaps)
+            inv["VolumeSnapshotContent"] = sorted(c["metadata"]["name"] for c in self._contents(namespaces))
+        pvcs = self._in("v1", "PersistentVolumeClaim", namespaces)
+        inv["PersistentVolumeClaim"] = sorted(pvcs)
+        pvs = self._pvs(namespaces, pvcs)
+        inv["PersistentVolume"] = sorted(pvs)
+        inv["VolumeAttachment"] = sorted(va["metadata"]["name"] for va in self._vas(pvs))
+        if self.only_namespaces is None:
+            inv["StorageClass"] = sorted(o["metadata"]["name"] for o in self.client.list(
+                "storage.k8s.io/v1", "StorageClass", label_selector=self.selector)[0])
+        return dict((k, v) for k, v in inv.items() if v)
+
+    def _contents(self, namespaces):
+        contents, _ = self.client.list(SNAP, "VolumeSnapshotContent")
+        ns = set(namespaces)
+        out = []
+        for c in contents:
+            ref = (c.get("spec") or {}).get("volumeSnapshotRef") or {}
+            labels = (c["metadata"].get("labels") or {})
+            if ref.get("namespace") in ns or (self.only_namespaces is None and self._label_matches(labels)):
+                out.append(c)
+        return out
+
+    def _label_matches(self, labels):
+        if self.run_id:
+            return labels.get(L.RUN_ID_LABEL) == self.run_id
+        return L.RUN_ID_LABEL in labels
+
+    def _pvs(self, namespaces, pvcs, names=()):
+        """PVs claimed from the owner namespaces, bound to the given PVCs, named, or labelled with the run."""
+        pvs, _ = self.client.list("v1", "PersistentVolume")
+        ns = set(namespaces)
+        bound = set((p.get("spec") or {}).get("volumeName") for p in pvcs.values()) | set(names)
+        out = {}
+        for pv in pvs:
+            ref = (pv.get("spec") or {}).get("claimRef") or {}
+            if ref.get("namespace") in ns or pv["metadata"]["name"] in bound or \
+                    (self.only_namespaces is None and self._label_matches(pv["metadata"].get("labels") or {})):
+                out[pv["metadata"]["name"]] = pv
+        return out
+
+    def _vas(self, pvs):
+        if not pvs:
+            return []
+        vas, _ = self.client.list("storage.k8s.io/v1", "VolumeAttachment")
+        return [va for va in vas if ((va.get("spec") or {}).get("source") or {}).get("persistentVolumeName") in pvs]
+
+    # deletion ----------------------------------------------------------------------------------
+    def _delete(self, api_version, kind, objs):
+        for o in objs:
+            md = o["metadata"]
+            if md.get("deletionTimestamp"):
+                continue
+            try:
+                self.client.delete(api_version, kind, md["name"], namespace=md.get("namespace"))
+                self.deleted[kind] = self.deleted.get(kind, 0) + 1
+            except K8sError as e:
+                if e.status not in (404, 409):
+                    raise
+
+    def _wait(self, what, left, deadline):
+        """Poll left() -> [names] until empty; raise CleanupTimeout listing what is left."""
+        while True:
+            names = left()
+            if not names:
+                return
+            if self.clock() >= deadline:
+                raise CleanupTimeout("cleanup timed out after %ss waiting for %s to go: %s%s" % (
+                    self.timeout, what, ", ".join(names[:10]), " (and %d more)" % (len(names) - 10) if len(names) > 10 else ""),
+                    names)
+            self.sleep(self.poll)
+
+    def run(self):
+        """Delete everything of the run; returns {deleted: {kind: n}, namespaces: [...]}. Raises CleanupTimeout."""
+        deadline = self.clock() + self.timeout
+        namespaces = self.namespaces()
+        # 1. workloads
+        self._delete("apps/v1", "StatefulSet", self._in("apps/v1", "StatefulSet", namespaces).values())
+        self._delete("v1", "Pod", self._in("v1", "Pod", namespaces).values())
+        self._wait("pods", lambda: sorted(self._in("v1", "Pod", namespaces)), deadline)
+        # 2. snapshots before the volumes they were taken from
+        if self._snapshots_served():
+            self._delete(SNAP, "VolumeSnapshot", self._in(SNAP, "VolumeSnapshot", namespaces).values())
+            self._wait("VolumeSnapshots", lambda: sorted(self._in(SNAP, "VolumeSnapshot", namespaces)), deadline)
+            # contents under deletionPolicy Retain stay behind: remove the API objects (the backend keeps the snapshot)
+            self._delete(SNAP, "VolumeSnapshotContent", self._contents(namespaces))
+            self._wait("VolumeSnapshotContents", lambda: [c["metadata"]["name"] for c in self._contents(namespaces)], deadline)
+        # 3. claims, then volumes that outlive them
+        pvcs = self._in("v1", "PersistentVolumeClaim", namespaces)
+        run_pvs = set(self._pvs(namespaces, pvcs))
+        self._delete("v1", "PersistentVolumeClaim", pvcs.values())
+        self._wait("PVCs", lambda: sorted(self._in("v1", "PersistentVolumeClaim", namespaces)), deadline)
+        # reclaimPolicy Retain (or a PV nobody deletes): remove the API object; the backend keeps the volume
+        self._delete("v1", "PersistentVolume", [
+            pv for pv in self._pvs(namespaces, {}, run_pvs).values()
+            if (pv.get("spec") or {}).get("persistentVolumeReclaimPolicy") != "Delete"
+            or (pv.get("status") or {}).get("phase") == "Available"])
+        # 4. volumes and their attachments gone (detach and backend delete finished)
+        self._wait("PersistentVolumes", lambda: sorted(self._pvs(namespaces, {}, run_pvs)), deadline)
+        self._wait("VolumeAttachments", lambda: sorted(va["metadata"]["name"] for va in self._vas(run_pvs)), deadline)
+        # 5. cluster-scoped labelled objects, then the namespaces
+        if self.only_namespaces is None:
+            self._delete("storage.k8s.io/v1", "StorageClass", self.client.list(
+                "storage.k8s.io/v1", "StorageClass", label_selector=self.selector)[0])
+        for ns in namespaces:
+            try:
+                self.client.delete("v1", "Namespace", ns)
+                self.deleted["Namespace"] = self.deleted.get("Namespace", 0) + 1
+            except K8sError as e:
+                if e.status not in (404, 409):
+                    raise
+        self._wait("namespaces", lambda: [ns for ns in namespaces
+                                          if self.client.get("v1", "Namespace", ns, missing_ok=True) is not None],
+                   deadline)
+        return {"deleted": dict(self.deleted), "namespaces": namespaces}

@@ -1,0 +1,396 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: bench_run
+short_description: Time Kubernetes storage operations object by object from watch events
+version_added: "0.1.0"
+description:
+  - Runs the storage benchmarks of the collection against a Kubernetes cluster and writes their result
+    document (format in C(docs/results.md)) to C(<reports_dir>/<run_id>/result.json).
+  - "O(benchmark=csi_lifecycle) is the 8-step CSI lifecycle of the Trident concurrent-core benchmark: create
+    N volumes, publish them in pods of 4 PVCs, unpublish, snapshot, clone from the snapshots, delete the
+    clones, the snapshots and the volumes."
+  - "O(benchmark=attach_stress) is the ACK parallel disk attach test: a StatefulSet whose pods have 2 disks
+    each and are pinned to one node is scaled from 0 to O(replicas) and back to 0."
+  - Each step submits its batch (O(concurrency) requests at a time) and waits for every object to reach its
+    terminal state, which it learns from one watch per resource kind started before the first request,
+    never by polling objects. Start and end of every object are the client's monotonic receive times.
+  - "O(mode=preflight) checks the parameters and the cluster and starts the result document; O(mode=measure)
+    runs one repetition of one variant in its own namespace (labelled C(storageperf.k8s/run-id) and
+    C(storageperf.k8s/benchmark) like everything it creates), writing the document after every step and
+    cleaning the namespace up afterwards; O(mode=finalize) gives the document its final status."
+  - While a step runs, the action plugin of the same name prints progress lines on the controller
+    (objects done / total and rate) when the module runs there (connection C(local)).
+extends_documentation_fragment:
+  - storageperf.k8s.k8s_auth
+options:
+  benchmark:
+    description: Which benchmark.
+    type: str
+    required: true
+    choices: [csi_lifecycle, attach_stress]
+  mode:
+    description: What to do; see the description.
+    type: str
+    choices: [preflight, measure, finalize]
+    default: measure
+  run_id:
+    description:
+      - The run id (label value on every object, directory under O(reports_dir)).
+      - Empty with O(mode=preflight) makes one (C(<benchmark>-<UTC time>-<6 hex>)); required otherwise.
+    type: str
+    default: ""
+  reports_dir:
+    description: Directory that receives C(<run_id>/result.json) on the host running the module.
+    type: path
+    required: true
+  variant:
+    description: Name of the configuration being measured (a column in the report), e.g. C(concurrency on).
+    type: str
+    default: as configured
+  variant_settings:
+    description: 'What the variant sets, recorded in the document, e.g. C({"enableConcurrency": true}).'
+    type: dict
+    default: {}
+  volumes:
+    description: (csi_lifecycle) Number of volumes (PVCs).
+    type: int
+    default: 100
+  pvcs_per_pod:
+    description: (csi_lifecycle) PVCs mounted by each pod of the publish step.
+    type: int
+    default: 4
+  size:
+    description: Size of every volume.
+    type: str
+    default: 1Gi
+  storage_class:
+    description:
+      - StorageClass of the volumes.
+      - (csi_lifecycle) Required; it must bind C(Immediate) so the create step can be timed without pods.
+      - (attach_stress) Default C(alibabacloud-disk); created as in the seed when it does not exist.
+    type: str
+  snapshot_class:
+    description: (csi_lifecycle) VolumeSnapshotClass; empty picks the (default) class of the StorageClass's driver.
+    type: str
+  access_modes:
+    description: (csi_lifecycle) Access modes of the PVCs.
+    type: list
+    elements: str
+    default: [ReadWriteOnce]
+  steps:
+    description: (csi_lifecycle) Steps to run; the others are recorded as skipped.
+    type: list
+    elements: str
+    choices: [create_volume, publish, unpublish, create_snapshot, clone_from_snapshot, delete_clone, delete_snapshot, delete_volume]
+  pod_image:
+    description: Image of the pods (csi_lifecycle default C(registry.k8s.io/pause:3.10); attach_stress the seed's busybox).
+    type: str
+  replicas:
+    description: (attach_stress) Replicas to scale to; capped by the node's disk limit.
+    type: int
+    default: 28
+  node:
+    description: (attach_stress) Node to pin the pods to; empty picks the first Ready node that has the disk driver.
+    type: str
+  provisioner:
+    description: (attach_stress) CSI driver of the disks.
+    type: str
+    default: diskplugin.csi.alibabacloud.com
+  disk_type:
+    description: (attach_stress) The StorageClass's C(type) parameter.
+    type: str
+    default: cloud_auto
+  volumes_per_pod:
+    description: (attach_stress) Disks per pod.
+    type: int
+    default: 2
+  disk_limit:
+    description:
+      - (attach_stress) Disks the node can take, used when its CSINode has no allocatable count for the driver
+        (DescribeInstanceTypes C(DiskQuantity), 56 for ecs.g7se.16xlarge). 0 reads the CSINode only.
+    type: int
+    default: 0
+  statefulset:
+    description: (attach_stress) Name of the StatefulSet.
+    type: str
+    default: attach-stress
+  concurrency:
+    description: Requests in flight at once while a step submits its batch.
+    type: int
+    default: 16
+  step_timeout:
+    description: Seconds a step waits for its objects; then it ends with status timeout and lists the unfinished ones.
+    type: float
+    default: 1800
+  give_up_after_warnings:
+    description:
+      - Settle an object as failed after this many Warning events (e.g. C(ProvisioningFailed)) instead of waiting
+        for the step timeout. 0 waits (controllers retry, and a retried object that succeeds is not a failure).
+    type: int
+    default: 0
+  keep_objects:
+    description: Keep every object's timing in the result document (not only the summaries).
+    type: bool
+    default: true
+  cleanup:
+    description: After a repetition, delete its namespace and everything in it and wait until volumes are gone.
+    type: bool
+    default: true
+  cleanup_timeout:
+    description: Seconds the cleanup after a repetition may take.
+    type: float
+    default: 900
+  status:
+    description:
+      - (finalize) Final status; V(ok) lets the steps decide (failed when one failed or timed out).
+    type: str
+    choices: [ok, failed, interrupted]
+    default: ok
+  reason:
+    description: (finalize) Why the run failed or was interrupted.
+    type: str
+  components:
+    description: 'Component versions to record, e.g. C({"trident": "26.06.0"}).'
+    type: dict
+    default: {}
+  notes:
+    description: Notes to record in the document.
+    type: list
+    elements: str
+    default: []
+  progress_file:
+    description:
+      - File the module rewrites with the running step's progress. Set by the action plugin; leave unset.
+    type: path
+  progress_interval:
+    description: Seconds between progress updates.
+    type: float
+    default: 2
+attributes:
+  check_mode:
+    support: full
+    details: Checks parameters and reads the cluster; creates nothing and writes no file.
+  diff_mode:
+    support: none
+  action:
+    support: full
+    details: The action plugin relays progress while the module runs.
+notes:
+  - "Run it on the controller (C(delegate_to: localhost) or a play on localhost) to see progress, and so the
+    result document lands where C(storageperf.k8s.bench_report) reads it."
+  - A step whose prerequisite is missing (no VolumeSnapshotClass) or whose input step failed is recorded as
+    skipped with the reason.
+seealso:
+  - module: storageperf.k8s.bench_cleanup
+  - module: storageperf.k8s.bench_report
+author:
+  - storageperf.k8s maintainers
+"""
+
+EXAMPLES = r"""
+- name: Check the cluster and start the result document
+  storageperf.k8s.bench_run:
+    benchmark: csi_lifecycle
+    mode: preflight
+    storage_class: ontap-nas
+    volumes: 100
+    reports_dir: "{{ playbook_dir }}/../reports"
+  register: pre
+
+- name: Measure one repetition with Trident concurrency on
+  storageperf.k8s.bench_run:
+    benchmark: csi_lifecycle
+    run_id: "{{ pre.run_id }}"
+    variant: concurrency on
+    variant_settings: {enableConcurrency: true}
+    storage_class: ontap-nas
+    volumes: 100
+    reports_dir: "{{ playbook_dir }}/../reports"
+
+- name: Attach stress, 28 pods with 2 disks on one node
+  storageperf.k8s.bench_run:
+    benchmark: attach_stress
+    run_id: "{{ pre.run_id }}"
+    replicas: 28
+    variant: parallel attach on
+    reports_dir: reports
+
+- name: Close the document
+  storageperf.k8s.bench_run:
+    benchmark: csi_lifecycle
+    mode: finalize
+    run_id: "{{ pre.run_id }}"
+    reports_dir: "{{ playbook_dir }}/../reports"
+"""
+
+RETURN = r"""
+run_id:
+  description: The run id.
+  returned: always
+  type: str
+  sample: csi_lifecycle-20260620T090000Z-a1b2c3
+result_path:
+  description: Path of the result document.
+  returned: always
+  type: str
+plan:
+  description: What the benchmark runs with, read from the cluster (node, capped replicas, snapshot class ...).
+  returned: preflight and measure
+  type: dict
+  sample: {replicas: 28, node: cn-hangzhou.192.168.0.1, disk_limit: 56, attach_required: true}
+messages:
+  description: Things worth knowing, e.g. why replicas were capped or why snapshot steps are skipped.
+  returned: preflight and measure
+  type: list
+  elements: str
+status:
+  description: Status of the repetition (measure) or of the document (finalize).
+  returned: measure and finalize
+  type: str
+  sample: ok
+variant:
+  description: The variant measured.
+  returned: measure
+  type: str
+repetition:
+  description: The repetition number within the variant.
+  returned: measure
+  type: int
+namespace:
+  description: The owner namespace of the repetition.
+  returned: measure
+  type: str
+steps:
+  description: One line per step (no per-object timings; those are in the document).
+  returned: measure
+  type: list
+  elements: dict
+  sample:
+    - {name: create_volume, status: ok, count: 100, unit: vol, wall_s: 41.2, rate: 2.43, api_requests: 104,
+       latency: {min: 0.8, p50: 20.1, p90: 37.0, p99: 40.9, max: 41.2, mean: 20.5}}
+cleanup:
+  description: What the cleanup after the repetition deleted, or its error.
+  returned: measure
+  type: dict
+summary:
+  description: The short summary of the finalized document (report module_utils summarize()).
+  returned: finalize
+  type: dict
+"""
+
+import signal
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import runner
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Options
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.progress import ProgressFile
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8S_AUTH_ARG_SPEC, Client, HAS_K8S, K8sError
+
+STEP_CHOICES = ["create_volume", "publish", "unpublish", "create_snapshot", "clone_from_snapshot", "delete_clone",
+                "delete_snapshot", "delete_volume"]
+
+
+def argument_spec():
+    spec = dict(
+        benchmark=dict(type="str", required=True, choices=["csi_lifecycle", "attach_stress"]),
+        mode=dict(type="str", default="measure", choices=["preflight", "measure", "finalize"]),
+        run_id=dict(type="str", default=""),
+        reports_dir=dict(type="path", required=True),
+        variant=dict(type="str", default="as configured"),
+        variant_settings=dict(type="dict", default={}),
+        volumes=dict(type="int", default=100),
+        pvcs_per_pod=dict(type="int", default=4),
+        size=dict(type="str", default="1Gi"),
+        storage_class=dict(type="str"),
+        snapshot_class=dict(type="str"),
+        access_modes=dict(type="list", elements="str", default=["ReadWriteOnce"]),
+        steps=dict(type="list", elements="str", choices=STEP_CHOICES),
+        pod_image=dict(type="str"),
+        replicas=dict(type="int", default=28),
+        node=dict(type="str"),
+        provisioner=dict(type="str", default="diskplugin.csi.alibabacloud.com"),
+        disk_type=dict(type="str", default="cloud_auto"),
+        volumes_per_pod=dict(type="int", default=2),
+        disk_limit=dict(type="int", default=0),
+        statefulset=dict(type="str", default="attach-stress"),
+        concurrency=dict(type="int", default=16),
+        step_timeout=dict(type="float", default=1800.0),
+        give_up_after_warnings=dict(type="int", default=0),
+        keep_objects=dict(type="bool", default=True),
+        cleanup=dict(type="bool", default=True),
+        cleanup_timeout=dict(type="float", default=900.0),
+        status=dict(type="str", default="ok", choices=["ok", "failed", "interrupted"]),
+        reason=dict(type="str"),
+        components=dict(type="dict", default={}),
+        notes=dict(type="list", elements="str", default=[]),
+        progress_file=dict(type="path"),
+        progress_interval=dict(type="float", default=2.0),
+    )
+    spec.update(K8S_AUTH_ARG_SPEC)
+    return spec
+
+
+def _interrupt(signum, frame):
+    # SIGTERM (ansible-playbook interrupted, AWX cancel) becomes an exception, so the result document
+    # records the repetition as interrupted before the process ends
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+                           required_if=[("mode", "measure", ("run_id",)), ("mode", "finalize", ("run_id",))])
+    p = module.params
+    if p["concurrency"] < 1:
+        module.fail_json(msg="concurrency must be at least 1, got %d" % p["concurrency"])
+    if p["step_timeout"] <= 0:
+        module.fail_json(msg="step_timeout must be a positive number of seconds, got %s" % p["step_timeout"])
+    try:
+        if p["mode"] == "finalize":
+            out = runner.finalize(p["reports_dir"], p["run_id"], status=p["status"], reason=p["reason"],
+                                  check_mode=module.check_mode)
+            from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
+            doc = out.pop("document")
+            module.exit_json(summary=summarize(doc), **out)
+        if not HAS_K8S:
+            module.fail_json(msg="the kubernetes Python library is required on the host that runs bench_run: "
+                                 "pip install kubernetes")
+        client = Client(p, pool_maxsize=p["concurrency"] + 8)
+        if p["mode"] == "preflight":
+            out = runner.preflight(client, p["benchmark"], p, p["reports_dir"], run_id=p["run_id"] or None,
+                                   components=p["components"], notes=p["notes"], check_mode=module.check_mode)
+            module.exit_json(**out)
+        signal.signal(signal.SIGTERM, _interrupt)
+        options = Options(concurrency=p["concurrency"], timeout=p["step_timeout"],
+                          give_up_after_warnings=p["give_up_after_warnings"],
+                          progress_interval=p["progress_interval"], keep_objects=p["keep_objects"])
+        progress = ProgressFile(p["progress_file"]) if p["progress_file"] else None
+        out = runner.measure(client, p["benchmark"], p, p["reports_dir"], p["run_id"], p["variant"],
+                             settings=p["variant_settings"], options=options, cleanup=p["cleanup"],
+                             cleanup_timeout=p["cleanup_timeout"], progress=progress, check_mode=module.check_mode)
+    except runner.BenchProblem as e:
+        module.fail_json(msg="%s: %s" % (p["benchmark"], e))
+    except K8sError as e:
+        module.fail_json(msg="%s: %s" % (p["benchmark"], e.msg), status=e.status)
+    except (IOError, OSError, ValueError) as e:
+        module.fail_json(msg="%s: cannot read or write the result document under %s: %s. Check reports_dir."
+                             % (p["benchmark"], p["reports_dir"], e))
+    except KeyboardInterrupt as e:
+        module.fail_json(msg="%s: interrupted (%s); the result document records what was measured, and "
+                             "bench_cleanup / playbooks/cleanup.yml removes what is left (run id %s)"
+                             % (p["benchmark"], e, p["run_id"]), run_id=p["run_id"])
+    for m in out.get("messages") or ():
+        module.warn(m)
+    failed_steps = [s for s in out.get("steps") or () if s.get("status") in ("failed", "timeout")]
+    module.exit_json(failed_steps=len(failed_steps), **out)
+
+
+if __name__ == "__main__":
+    main()
