@@ -58,6 +58,7 @@ class Cluster:
         self.ssl: ssl.SSLContext | None = None
         self.settings: dict[str, Any] = {}
         self.admin_handlers: dict[str, Any] = {}
+        self.on_stop: list[Any] = []  # callables run at stop, last registered first
 
     # serving --------------------------------------------------------------------------------
     async def serve_app(self, app: web.Application, tls: bool = True) -> str:
@@ -81,6 +82,10 @@ class Cluster:
         from .cloud.state import CloudState
         self.cloud = CloudState.for_cluster(self)
         self.trident: Any = None  # set by controllers.trident.Trident (backend volumes: cluster.trident.volumes)
+        # host-backed volumes and host-run containers (twin/backing.py, twin/exec_runner.py) need the cluster
+        from . import backing, exec_runner
+        backing.bind(self)
+        exec_runner.bind(self)
         api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),))
         server_url = await self.serve_app(api.app)
         for cls in all_controllers():
@@ -152,6 +157,11 @@ class Cluster:
             t.cancel()
         for r in self.runners:
             await r.cleanup()
+        for hook in reversed(self.on_stop):
+            try:
+                hook()
+            except Exception:
+                log.exception("stop hook %r failed", hook)
 
 
 async def serve(directory: Path, **kwargs: Any) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import discovery, errors, tables
+from . import discovery, errors, protobuf, tables
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, Store, dumps
 
@@ -36,6 +36,7 @@ ANONYMOUS = ("/version", "/healthz", "/readyz", "/livez")
 BOOKMARK_EVERY = float(os.environ.get("TWIN_BOOKMARK_SECONDS", "5"))
 WATCH_DEFAULT_TIMEOUT = 1800.0
 WATCH_BATCH = 512
+_STOP = "__STOP__"
 NOT_FOUND = "the server could not find the requested resource"
 
 
@@ -78,8 +79,15 @@ class ApiServer:
         for method, path, handler in extra_routes:
             self.app.router.add_route(method, path, handler)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self.app.on_shutdown.append(self._end_watches)
         self.requests = 0
         self.watches = 0
+        self._streams: set = set()
+
+    async def _end_watches(self, _app: web.Application) -> None:
+        """On shutdown, end every watch stream at once (the server waits for open handlers)."""
+        for w in list(self._streams):
+            w.queue.put_nowait((_STOP, b""))
 
     # plumbing -------------------------------------------------------------------------------
     @web.middleware
@@ -105,9 +113,11 @@ class ApiServer:
         raw = await request.read()
         if not raw:
             return {}
-        if "protobuf" in (request.content_type or ""):
-            raise errors.unsupported_media(f'the body of the request was in an unknown format - accepted media types '
-                                           f'include: application/json, application/yaml')
+        if request.content_type == "application/vnd.kubernetes.protobuf":
+            try:
+                return protobuf.decode(raw)
+            except (protobuf.ProtobufError, IndexError, UnicodeDecodeError, KeyError) as e:
+                raise errors.bad_request(f"the body of the request could not be decoded as protobuf: {e}") from e
         if "yaml" in (request.content_type or ""):
             return yaml.safe_load(raw)
         return json.loads(raw)
@@ -373,6 +383,7 @@ class ApiServer:
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Cache-Control": "no-cache"})
         resp.enable_chunked_encoding()
         self.watches += 1
+        self._streams.add(w)
         headers_sent = False
         try:
             await resp.prepare(request)
@@ -407,6 +418,9 @@ class ApiServer:
                 chunks = []
                 stop = False
                 for etype, raw in batch:
+                    if etype == _STOP:
+                        stop = True
+                        break
                     if table_v and etype not in ("ERROR", "BOOKMARK"):
                         obj = json.loads(raw)
                         t = tables.table(rtype, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
@@ -418,13 +432,15 @@ class ApiServer:
                     if etype == "ERROR":
                         stop = True
                         break
-                await resp.write(b"".join(chunks))
+                if chunks:
+                    await resp.write(b"".join(chunks))
                 if stop:
                     break
         except (ConnectionResetError, asyncio.CancelledError, RuntimeError):
             pass
         finally:
             self.store.unwatch(w)
+            self._streams.discard(w)
             self.watches -= 1
         try:
             await resp.write_eof()

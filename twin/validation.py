@@ -23,15 +23,17 @@ merge keys and list types (see patch.py): `schema_for(api_version, kind)`.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import re
 from pathlib import Path
 from typing import Any, Iterable
 
-import kubernetes_validate
-
 SCHEMA_VERSION = "v1.32.0"
-_ROOT = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+# the schemas shipped by kubernetes-validate (located, not imported: importing it pulls in jsonschema)
+_SPEC = importlib.util.find_spec("kubernetes_validate")
+_ROOT = Path(list(_SPEC.submodule_search_locations)[0] if _SPEC and _SPEC.submodule_search_locations
+             else ".") / "kubernetes-json-schema"
 
 
 class Invalid(Exception):

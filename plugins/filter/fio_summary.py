@@ -21,7 +21,7 @@ def fio_summary(output):
     try:
         return parse(output)
     except FioError as e:
-        raise AnsibleFilterError("fio_summary: %s" % e)
+        raise AnsibleFilterError("fio_summary: %s" % e) from None
 
 
 class FilterModule(object):

@@ -19,7 +19,7 @@ def sysbench_summary(output, name=None):
     try:
         return parse(output, name=name)
     except SysbenchError as e:
-        raise AnsibleFilterError("sysbench_summary: %s" % e)
+        raise AnsibleFilterError("sysbench_summary: %s" % e) from None
 
 
 class FilterModule(object):

@@ -197,11 +197,18 @@ TUNING_FLAGS = (("worker_threads", "worker-threads"), ("kube_api_qps", "kube-api
                 ("kube_api_burst", "kube-api-burst"))
 
 
+# What the kubernetes-csi binaries use when a flag is not given (snapshot-controller, csi-provisioner,
+# csi-attacher, csi-snapshotter all default to QPS 5 / burst 10): the values a partial change is checked against.
+UPSTREAM_RATE_DEFAULTS = {"kube_api_qps": "5", "kube_api_burst": "10"}
+
+
 def validate_tuning(settings, where="", current=None):
     """Errors (strings naming the field and the fix) for worker threads, QPS and burst.
 
     `settings` holds the wanted values by option name (None = leave as is); `current` the values the
-    container has now (by option name), so that burst >= qps is checked on the values that will be live.
+    container has now (by option name; None = the binary's default), so that burst >= qps is checked on
+    the values that will be live. client-go's token bucket holds `burst` tokens and refills at `qps`; a
+    bucket smaller than one second of QPS is a misconfiguration (Kubernetes components use burst = 2 x QPS).
     """
     errors = []
     prefix = where + "." if where else ""
@@ -210,15 +217,23 @@ def validate_tuning(settings, where="", current=None):
         errors.append("%sworker_threads=%s must be > 0: give the number of parallel workers, e.g. 25" % (prefix, workers))
     if qps is not None and qps <= 0:
         errors.append("%skube_api_qps=%s must be > 0: client-go would stop talking to the API server; e.g. 75"
-                      % (prefix, qps))
+                      % (prefix, _fmt(qps)))
     if burst is not None and burst <= 0:
         errors.append("%skube_api_burst=%s must be > 0, and at least kube_api_qps; e.g. 150" % (prefix, burst))
-    eff_qps = qps if qps is not None else _number((current or {}).get("kube_api_qps"))
-    eff_burst = burst if burst is not None else _number((current or {}).get("kube_api_burst"))
-    if not errors and eff_qps is not None and eff_burst is not None and eff_burst < eff_qps:
-        errors.append("%skube_api_burst=%s must be >= kube_api_qps=%s (client-go's token bucket holds `burst` tokens "
-                      "and refills at `qps`; a smaller bucket caps the rate below qps): raise kube_api_burst to at "
-                      "least %s, e.g. twice the QPS" % (prefix, _fmt(eff_burst), _fmt(eff_qps), _fmt(eff_qps)))
+    if errors:
+        return errors
+    live = {}
+    if current is not None:  # checked against a container: unset flags mean the binary's defaults
+        live = dict(UPSTREAM_RATE_DEFAULTS)
+        live.update(dict((k, v) for k, v in current.items() if v is not None))
+    eff_qps = qps if qps is not None else _number(live.get("kube_api_qps"))
+    eff_burst = burst if burst is not None else _number(live.get("kube_api_burst"))
+    if eff_qps is not None and eff_burst is not None and eff_burst < eff_qps:
+        kept = "" if burst is not None else " (the value left in place)"
+        errors.append("%skube_api_burst=%s%s must be >= kube_api_qps=%s: client-go's token bucket holds `burst` "
+                      "requests and a bucket smaller than one second of QPS is a misconfiguration (Kubernetes "
+                      "components use twice the QPS); set kube_api_burst to at least %s, e.g. %s"
+                      % (prefix, _fmt(eff_burst), kept, _fmt(eff_qps), _fmt(eff_qps), _fmt(2 * eff_qps)))
     return errors
 
 
@@ -244,6 +259,14 @@ def tuning_values(container):
     """The three tuning flags of a container by option name, as strings (None = unset, the program's default)."""
     values = container_flags(container, [flag for _, flag in TUNING_FLAGS])
     return dict((opt, values[flag]) for opt, flag in TUNING_FLAGS)
+
+
+def running_values(deployment, container_name):
+    """The tuning flags of a named container in a (rolled-out) Deployment."""
+    for c in deployment.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []:
+        if c.get("name") == container_name:
+            return tuning_values(c)
+    return None
 
 
 def plan_edits(deployment, edits):

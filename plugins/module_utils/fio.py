@@ -167,8 +167,9 @@ def _merge_latency(parts):
         out.pop("bins", None)
         return out, False
     ios = sum(n for _, n in parts) or 1
-    out = {"min": min(p["min"] for p, _ in parts if p["min"] is not None) if any(p["min"] is not None for p, _ in parts) else None,
-           "max": max(p["max"] for p, _ in parts if p["max"] is not None) if any(p["max"] is not None for p, _ in parts) else None,
+    mins = [p["min"] for p, _ in parts if p["min"] is not None]
+    maxs = [p["max"] for p, _ in parts if p["max"] is not None]
+    out = {"min": min(mins) if mins else None, "max": max(maxs) if maxs else None,
            "mean": sum((p["mean"] or 0.0) * n for p, n in parts) / ios, "stddev": None,
            "samples": sum(p.get("samples") or 0 for p, _ in parts) or None}
     approximate = False
@@ -194,8 +195,8 @@ def _group(jobs):
         if not ios:
             continue
         clat, approx_c = _merge_latency([(io["clat_ns"], io["total_ios"]) for io in ios])
-        lat, approx_l = _merge_latency([(io["lat_ns"], io["total_ios"]) for io in ios])
-        group["approximate"] = group["approximate"] or approx_c or approx_l
+        lat, _ = _merge_latency([(io["lat_ns"], io["total_ios"]) for io in ios])
+        group["approximate"] = group["approximate"] or approx_c  # clat is what the steps report
         group[d] = {"iops": sum(io["iops"] for io in ios), "bw_bytes": sum(io["bw_bytes"] for io in ios),
                     "io_bytes": sum(io["io_bytes"] for io in ios), "total_ios": sum(io["total_ios"] for io in ios),
                     "runtime_ms": max(io["runtime_ms"] for io in ios), "clat_ns": clat, "lat_ns": lat}
@@ -289,7 +290,7 @@ def parse(text):
                     g[d][key].pop("bins", None)
     errors = ["job %s: error %d" % (j["name"], j["error"]) for j in jobs if j["error"]]
     errors += ["group %s: no completion-latency percentiles (gtod_reduce=1 or clat_percentiles=0?)" % g["name"]
-               for g, s in zip(groups, steps) if s["latency"] is None and s["status"] == "ok"]
+               for i, g in enumerate(groups) if steps[i]["latency"] is None and steps[i]["status"] == "ok"]
     errors += [line for line in noise if line.startswith("fio:") or "error" in line.lower()]
     return {"fio_version": doc.get("fio version"), "timestamp": doc.get("timestamp"), "jobs": jobs,
             "groups": groups, "steps": steps, "noise": noise, "errors": errors}

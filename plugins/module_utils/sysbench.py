@@ -164,7 +164,7 @@ def parse(text, name=None):
     if not cumulative:
         _parse_text_report(lines, out)
     if out["tps"] is None:
-        sample = "; ".join(l.strip() for l in lines if l.strip())[:300] or "(empty)"
+        sample = "; ".join(line.strip() for line in lines if line.strip())[:300] or "(empty)"
         raise SysbenchError("sysbench output holds no result (neither the JSON report hook nor the text report): "
                             "did the run start? Output: %s" % sample)
 
@@ -252,7 +252,7 @@ def _noise(lines, text, spans):
                        r"\s+(queries performed|read|write|other|total|transactions|queries|ignored errors|reconnects|"
                        r"total time|total number of events|min|avg|max|sum|\d+(\.\d+)?th percentile|events \(avg|"
                        r"execution time \(avg)\b|[\[\],{}]$|Random number generator|Prepar|Creating|Inserting|Dropping)")
-    return [l.rstrip() for i, l in enumerate(lines) if l.strip() and i not in covered and not known.match(l)]
+    return [line.rstrip() for i, line in enumerate(lines) if line.strip() and i not in covered and not known.match(line)]
 
 
 def step(summary, name=None):

@@ -118,6 +118,7 @@ sidecars:
       before: {worker_threads: null, kube_api_qps: null, kube_api_burst: null}
       after: {worker_threads: "100", kube_api_qps: "50", kube_api_burst: "100"}
       args: ["--csi-address=$(ADDRESS)", "--worker-threads=100", "--kube-api-qps=50", "--kube-api-burst=100"]
+      running: {worker_threads: "100", kube_api_qps: "50", kube_api_burst: "100"}
 rollout:
   description: The rollout's final status message; C(skipped) in check mode or with O(wait=false).
   returned: always
@@ -133,6 +134,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.container_args imp
     pick_container,
     plan_diff,
     plan_edits,
+    running_values,
     tuning_values,
     tuning_wanted,
     validate_tuning,
@@ -220,8 +222,15 @@ def main():
                         "these arguments. For Trident, set k8s_api_qps with storageperf.k8s.trident_concurrency."
                         % (p["namespace"], p["name"]))
         if p["wait"] and not module.check_mode:
-            wait_for_rollout(client, p["name"], p["namespace"], p["wait_timeout"])
+            done = wait_for_rollout(client, p["name"], p["namespace"], p["wait_timeout"])
             result["rollout"] = "successfully rolled out"
+            for name, side in result["sidecars"].items():
+                side["running"] = running_values(done, side["container"])
+            reverted = [n for n, side in result["sidecars"].items() if side["running"] != side["after"]]
+            if reverted:
+                module.fail_json(msg="after the rollout %s run with other values than set (%s): the Deployment's owner "
+                                     "(an operator?) rewrote them" % (", ".join(reverted), "; ".join(
+                                         "%s %s" % (n, result["sidecars"][n]["running"]) for n in reverted)), **result)
     except ContainerArgsError as e:
         module.fail_json(msg=str(e), **result)
     except WaitTimeout as e:

@@ -46,15 +46,15 @@ options:
     description: Container to edit. Default is the container named C(snapshot-controller), else the only container.
     type: str
   worker_threads:
-    description: C(--worker-threads), parallel workers for snapshots and contents. Set null to leave it as it is.
+    description: C(--worker-threads), parallel workers for snapshots and contents.
     type: int
     default: 25
   kube_api_qps:
-    description: C(--kube-api-qps), sustained API requests per second. Set null to leave it as it is.
+    description: C(--kube-api-qps), sustained API requests per second.
     type: float
     default: 75
   kube_api_burst:
-    description: C(--kube-api-burst), the token bucket size; at least O(kube_api_qps). Set null to leave it as it is.
+    description: C(--kube-api-burst), the token bucket size; at least O(kube_api_qps).
     type: int
     default: 150
   wait:
@@ -83,13 +83,13 @@ EXAMPLES = r"""
   storageperf.k8s.snapshot_controller_tuning:
     kubeconfig: ~/.kube/config
 
-- name: Only more workers; leave QPS and burst as they are
+- name: More workers and a faster client in a named Deployment
   storageperf.k8s.snapshot_controller_tuning:
     name: snapshot-controller
     namespace: kube-system
     worker_threads: 50
-    kube_api_qps: null
-    kube_api_burst: null
+    kube_api_qps: 150
+    kube_api_burst: 300
 
 - name: Back to the upstream defaults
   storageperf.k8s.snapshot_controller_tuning:
@@ -128,6 +128,12 @@ rollout:
   returned: always
   type: str
   sample: successfully rolled out
+running:
+  description:
+    - The three settings read from the rolled-out Deployment (the module fails when they differ from RV(after)).
+  returned: when it waited for the rollout
+  type: dict
+  sample: {worker_threads: "25", kube_api_qps: "75", kube_api_burst: "150"}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -138,6 +144,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.container_args imp
     plan_diff,
     plan_edits,
     pick_container,
+    running_values,
     tuning_values,
     tuning_wanted,
     validate_tuning,
@@ -227,8 +234,13 @@ def main():
                 if e.status not in (409, 422) or attempt == 2:
                     raise
         if p["wait"] and not module.check_mode:
-            wait_for_rollout(client, md["name"], md["namespace"], p["wait_timeout"])
+            done = wait_for_rollout(client, md["name"], md["namespace"], p["wait_timeout"])
             result["rollout"] = "successfully rolled out"
+            running = running_values(done, result["container"])
+            result["running"] = running
+            if running != result["after"]:
+                module.fail_json(msg="after the rollout the Deployment runs with %s, not %s: something else (an operator, "
+                                     "GitOps) rewrote its arguments" % (running, result["after"]), **result)
     except ContainerArgsError as e:
         module.fail_json(msg=str(e), **result)
     except WaitTimeout as e:

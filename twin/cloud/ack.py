@@ -77,7 +77,7 @@ class AckApi:
             except ValueError:
                 self.gw.served(name, error=True)
                 return CsError(400, "ErrorInvalidJson", "the request body is not valid JSON").response(rid)
-            self.gw.served(name)
+            self.gw.served(name, detail=request.match_info.get("name") or request.match_info.get("np") or "")
             resp = web.Response(body=json.dumps(result), content_type="application/json")
             resp.headers["x-acs-request-id"] = rid
             return resp

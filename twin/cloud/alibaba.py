@@ -13,6 +13,7 @@ Admin door, POST /_twin/alibaba (the twin's bearer token):
   {"fault": {"action": "ecs:TagResources", "after": 2, "times": null, "status": 403, "code": "Forbidden.RAM"}}
   {"clear_faults": true}
   {"fail_addon": "csi-plugin"}         -> that addon's next config change ends `failed`
+  {"cluster_version": "1.24.6-aliyun.1"} -> what DescribeClusterDetail reports as current_version
   {"legacy_disk": {"node": .., "name": .., "namespace": ..}} -> a disk without serial number in use by a pod
 Addon versions and states, and instance tags, are set through the "cloud" verb (twin/cloud/state.py).
 """
@@ -47,6 +48,8 @@ async def start(cluster: "Cluster") -> dict[str, Any]:
     async def admin(body: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         gw.configure(body)
+        if body.get("cluster_version"):
+            cluster.cloud.cluster_version = body["cluster_version"]
         if body.get("fail_addon"):
             addons.fail_next.add(body["fail_addon"])
         if body.get("legacy_disk") is not None:

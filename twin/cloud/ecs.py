@@ -92,7 +92,7 @@ class EcsApi:
         except PopError as e:
             self.gw.served(name, error=True)
             return e.response(rid)
-        self.gw.served(name)
+        self.gw.served(name, detail=str(len(_indexed(params, "ResourceId"))))
         return web.Response(body=json.dumps(dict(result, RequestId=rid)), content_type="application/json")
 
     # tags -------------------------------------------------------------------------------------

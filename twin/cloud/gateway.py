@@ -73,6 +73,7 @@ class Gateway:
     buckets: dict[str, Bucket] = field(default_factory=dict)
     latency: float = 0.0  # seconds added to every call (real seconds; the benchmark's fixed per-call latency)
     faults: list[FaultRule] = field(default_factory=list)
+    journal: list[str] = field(default_factory=list)  # successful write calls in order ("cs:ModifyClusterAddon csi-plugin")
     in_flight: int = 0
     max_in_flight: Counter = field(default_factory=Counter)  # highest concurrency seen, by action
 
@@ -112,21 +113,24 @@ class Gateway:
             finally:
                 self.in_flight -= 1
 
-    def served(self, action: str, error: bool = False) -> None:
+    def served(self, action: str, error: bool = False, detail: str = "") -> None:
         (self.failed if error else self.ok)[action] += 1
+        if not error and action in WRITE_ACTIONS:
+            self.journal.append(f"{action} {detail}".strip())
 
     # admin door -----------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         return {"calls": dict(self.calls), "ok": dict(self.ok), "throttled": dict(self.throttled),
                 "failed": dict(self.failed), "rejected": dict(self.rejected),
                 "writes": sum(n for a, n in self.calls.items() if a in WRITE_ACTIONS),
-                "max_in_flight": dict(self.max_in_flight), "throttle": self.throttle, "latency": self.latency,
+                "journal": list(self.journal), "max_in_flight": dict(self.max_in_flight), "throttle": self.throttle, "latency": self.latency,
                 "faults": [vars(f) for f in self.faults]}
 
     def configure(self, body: dict[str, Any]) -> None:
         if body.get("reset_calls"):
             for c in (self.calls, self.ok, self.throttled, self.failed, self.rejected, self.max_in_flight):
                 c.clear()
+            self.journal.clear()
         if "throttle" in body:
             self.throttle = body["throttle"] or None
             self.buckets.clear()

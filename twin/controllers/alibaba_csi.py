@@ -24,6 +24,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from . import vclock
 from .csi_drivers import DISK, DISK_TOPOLOGY_KEY, LOCAL, Backend, CSIError
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class NodeSlots:
     def __init__(self, limits) -> None:
         self.limits = limits
         self.inflight = {"attach": 0, "detach": 0}
+        self.vend = 0.0  # scheduled end of the last operation that released a slot (see vclock.py)
         self.waiters: dict[str, collections.deque] = {"detach": collections.deque(), "attach": collections.deque()}
 
     def _can(self, kind: str) -> bool:
@@ -56,10 +58,12 @@ class NodeSlots:
                 self.inflight[kind] += 1
                 fut.set_result(None)
 
-    async def acquire(self, kind: str) -> None:
+    async def acquire(self, kind: str) -> float:
+        """Wait for a slot; return the virtual start time of the operation (vclock.py)."""
+        arrival = vclock.now()
         if not self.waiters["detach"] and not self.waiters[kind] and self._can(kind):
             self.inflight[kind] += 1
-            return
+            return arrival
         fut = asyncio.get_running_loop().create_future()
         self.waiters[kind].append(fut)
         self.dispatch()
@@ -67,11 +71,14 @@ class NodeSlots:
             await fut
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():
-                self.release(kind)
+                self.release(kind, vclock.now())
             raise
+        # handed over by a finishing operation: start where it was scheduled to end, not when we woke up
+        return max(arrival, min(self.vend, vclock.now()))
 
-    def release(self, kind: str) -> None:
+    def release(self, kind: str, vend: float) -> None:
         self.inflight[kind] -= 1
+        self.vend = vend
         self.dispatch()
 
 
@@ -98,7 +105,7 @@ class DiskBackend(Backend):
         super().__init__(cluster)
         self.slots: dict[str, NodeSlots] = {}
         self.node_stats: dict[str, NodeStats] = collections.defaultdict(NodeStats)
-        self.hotplug: dict[str, asyncio.Lock] = {}
+        self.hotplug: dict[str, vclock.Lane] = collections.defaultdict(vclock.Lane)
         self.snapshots: dict[str, dict[str, Any]] = {}
         cloud = getattr(cluster, "cloud", None)
         if cloud is not None:
@@ -150,12 +157,14 @@ class DiskBackend(Backend):
         self.cloud.delete_disk(handle)
 
     # attach / detach ---------------------------------------------------------------------------
-    async def _ecs(self, node: str, instance_id: str, kind: str, disk: Any) -> None:
-        """One ECS AttachDisk/DetachDisk call and its wait, as ECS serves it."""
+    async def _ecs(self, node: str, instance_id: str, kind: str, disk: Any, vstart: float) -> float:
+        """One ECS AttachDisk/DetachDisk call and its wait, as ECS serves it; returns its scheduled end."""
         st = self.node_stats[node]
+        scale = self.cluster.time_scale
         busy = st.ecs_inflight["attach"] + st.ecs_inflight["detach"]
         if busy and not self.cloud.ecs_allows_concurrent(instance_id, kind):
-            await self.sleep(self.cal.latency(DISK, "conflict"))
+            end = vstart + self.cal.latency(DISK, "conflict") * scale
+            await vclock.sleep_until(end)
             st.conflicts += 1
             op = "AttachDisk" if kind == "attach" else "DetachDisk"
             raise CSIError("Aborted", f"{op} {disk.id} to {instance_id}: InvalidOperation.Conflict: the "
@@ -165,16 +174,16 @@ class DiskBackend(Backend):
         st.max_ecs[kind] = max(st.max_ecs[kind], st.ecs_inflight[kind])
         try:
             disk.status = "Attaching" if kind == "attach" else "Detaching"
-            await self.sleep(self.cal.latency(DISK, kind))
-            lock = self.hotplug.setdefault(instance_id, asyncio.Lock())
-            async with lock:
-                await self.sleep(self.cal.latency(DISK, f"{kind}_hotplug"))
+            ready = vstart + self.cal.latency(DISK, kind) * scale
+            # the instance hot-plugs one disk at a time
+            end = await self.hotplug[instance_id].run(self.cal.latency(DISK, f"{kind}_hotplug") * scale, ready)
             if kind == "attach":
                 disk.instance_id, disk.status = instance_id, "In_use"
                 disk.device = f"/dev/vd{chr(ord('b') + sum(1 for d in self.cloud.disks.values() if d.instance_id == instance_id) % 24)}"
             else:
                 disk.instance_id, disk.status, disk.device = None, "Available", ""
             st.done[kind] += 1
+            return end
         finally:
             st.ecs_inflight[kind] -= 1
 
@@ -200,11 +209,12 @@ class DiskBackend(Backend):
                                               "it cannot be attached by the controller with DiskADController "
                                               "enabled")
         slots = self._slots(node, inst.id)
-        await slots.acquire("attach")
+        vstart = await slots.acquire("attach")
+        vend = vclock.now()
         try:
-            await self._ecs(node, inst.id, "attach", disk)
+            vend = await self._ecs(node, inst.id, "attach", disk, vstart)
         finally:
-            slots.release("attach")
+            slots.release("attach", vend)
         return {"diskId": disk.id, "serialNumber": disk.serial_number or ""}
 
     def is_attached(self, pv: dict[str, Any], node: str) -> bool:
@@ -217,11 +227,12 @@ class DiskBackend(Backend):
         if disk.instance_id != inst.id:
             return  # not attached here: ControllerUnpublish is idempotent
         slots = self._slots(node, inst.id)
-        await slots.acquire("detach")
+        vstart = await slots.acquire("detach")
+        vend = vclock.now()
         try:
-            await self._ecs(node, inst.id, "detach", disk)
+            vend = await self._ecs(node, inst.id, "detach", disk, vstart)
         finally:
-            slots.release("detach")
+            slots.release("detach", vend)
 
     # snapshots ---------------------------------------------------------------------------------
     async def create_snapshot(self, pv: dict[str, Any], name: str, parameters: dict[str, Any]) -> dict[str, Any]:

@@ -152,7 +152,6 @@ class PodWorker:
         await self._mount_all(pod)
         self.sandbox = True
         self.pod_ip = self.k.node_ip(self.node) if spec.get("hostNetwork") else self.k.pod_ip(self.node)
-        self.write_status()
         for c in spec.get("initContainers") or []:
             code = await self._run_init(pod, c)
             if code != 0 and spec.get("restartPolicy", "Always") == "Never":
@@ -193,8 +192,12 @@ class PodWorker:
         return code
 
     async def _exec(self, pod: dict, c: dict, init: bool = False) -> int:
-        mounts = self._mounts(pod, c) if kubelet_runtime.runs_on_host(c.get("image", "")) else {}
         try:
+            mounts = {}
+            if kubelet_runtime.runs_on_host(c.get("image", "")):
+                plan = self.k.volumes.plan_host_dirs(pod, self.mounted, self.k.root / self.uid)
+                dirs = await asyncio.get_running_loop().run_in_executor(None, self.k.volumes.host_dirs, plan)
+                mounts = _mount_paths(c, dirs)
             return await kubelet_runtime.run(self.k, pod, c, mounts, lambda text, n=c["name"]: self._log(n, text),
                                              init=init)
         except asyncio.CancelledError:
@@ -280,20 +283,6 @@ class PodWorker:
         self.mounted.clear()
         await asyncio.gather(*(self.k.volumes.unmount(self.node, v) for v in vols), return_exceptions=True)
 
-    def _mounts(self, pod: dict, c: dict) -> dict[str, str]:
-        """mountPath -> host directory, for containers that run as host processes."""
-        dirs = self.k.volumes.host_dirs(pod, self.mounted, self.k.root / self.uid)
-        out = {}
-        for m in c.get("volumeMounts") or []:
-            d = dirs.get(m.get("name"))
-            if d is not None:
-                sub = m.get("subPath")
-                if sub:
-                    d = d / sub
-                    d.mkdir(parents=True, exist_ok=True)
-                out[m["mountPath"]] = str(d)
-        return out
-
     # termination --------------------------------------------------------------------------------
     def terminate(self) -> None:
         if not self.terminating:
@@ -330,6 +319,7 @@ class PodWorker:
                 self.phase = "Succeeded" if all(x == 0 for x in codes) else "Failed"
                 self.write_status()
             await self._teardown_volumes()
+            self.k.volumes.flush(self.node)  # the node reports the volumes unused before the pod goes
         try:
             self.k.store.delete(self.k.pods_rt, self.ns, self.name, grace_seconds=0, preconditions={"uid": self.uid})
         except errors.ApiError:
@@ -395,6 +385,19 @@ class PodWorker:
             self.k.store.update(self.k.pods_rt, self.ns, self.name, pod, subresource="status")
         except errors.ApiError:
             pass
+
+
+def _mount_paths(c: dict, dirs: dict[str, Path]) -> dict[str, str]:
+    """mountPath -> host directory of the container's volumeMounts (subPath inside the volume)."""
+    out = {}
+    for m in c.get("volumeMounts") or []:
+        d = dirs.get(m.get("name"))
+        if d is not None:
+            if m.get("subPath"):
+                d = d / m["subPath"]
+                d.mkdir(parents=True, exist_ok=True)
+            out[m["mountPath"]] = str(d)
+    return out
 
 
 def _waiting(c: dict, reason: str) -> dict:

@@ -15,7 +15,7 @@ import collections
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from .. import calibration
 from . import kubelet_runtime
@@ -180,6 +180,11 @@ class VolumeManager:
         except calibration.CalibrationError:
             return 0.3
 
+    def flush(self, node: str) -> None:
+        """Write node.status.volumesInUse now (before the pod whose volumes went is deleted)."""
+        self._flush_pending.add(node)
+        self._flush(node)
+
     def _flush_soon(self, node: str) -> None:
         if node not in self._flush_pending:
             self._flush_pending.add(node)
@@ -202,46 +207,57 @@ class VolumeManager:
         self.store.update(self.nodes_rt, None, node, obj, subresource="status")
 
     # host directories for containers that run as host processes -----------------------------
-    def host_dirs(self, pod: dict, volumes: dict[str, Volume], pod_dir: Path) -> dict[str, Path]:
-        """Volume name -> host directory (created), for exec_runner's `mounts`."""
-        out: dict[str, Path] = {}
+    def plan_host_dirs(self, pod: dict, volumes: dict[str, Volume], pod_dir: Path) -> list[tuple]:
+        """What host_dirs() must do, read from the store on the loop's thread (the files' bytes included)."""
         back = kubelet_runtime.backing()
-        ns = pod["metadata"]["namespace"]
+        plan: list[tuple] = []
         for name, v in volumes.items():
             if v.kind == "pvc" and back is not None and v.pv is not None:
-                out[name] = Path(back.volume_dir(v.pv))
+                plan.append((name, "backing", v.pv))
             elif v.kind == "hostPath":
-                out[name] = Path(v.source["hostPath"].get("path", "/"))
+                plan.append((name, "path", Path(v.source["hostPath"].get("path", "/"))))
             else:
                 d = pod_dir / "volumes" / f"kubernetes.io~{v.kind.lower()}" / name
+                files = self._keys(pod["metadata"]["namespace"], v) if v.kind in ("configMap", "secret") else {}
+                plan.append((name, "dir", (d, files)))
+        return plan
+
+    @staticmethod
+    def host_dirs(plan: list[tuple]) -> dict[str, Path]:
+        """Volume name -> host directory, created; blocking (mkfs of the PMEM backing), so run off the loop."""
+        out: dict[str, Path] = {}
+        for name, kind, arg in plan:
+            if kind == "backing":
+                back = kubelet_runtime.backing()
+                out[name] = Path(back.volume_dir(arg))
+            elif kind == "path":
+                out[name] = arg
+            else:
+                d, files = arg
                 d.mkdir(parents=True, exist_ok=True)
-                if v.kind in ("configMap", "secret"):
-                    self._write_keys(ns, v, d)
+                for rel, raw in files.items():
+                    f = d / rel
+                    f.parent.mkdir(parents=True, exist_ok=True)
+                    f.write_bytes(raw)
                 out[name] = d
         return out
 
-    def _write_keys(self, ns: str, v: Volume, d: Path) -> None:
+    def _keys(self, ns: str, v: Volume) -> dict[str, bytes]:
+        """The files a configMap / secret volume shows: key (or items[].path) -> content."""
         src = v.source[v.kind]
         rt = self.cm_rt if v.kind == "configMap" else self.secret_rt
         e = self.store.objects[rt.key].get((ns, src.get("name") or src.get("secretName", "")))
         if e is None:
-            return
-        data: dict[str, Any] = {}
+            return {}
+        data: dict[str, bytes] = {}
         for k, val in (e.obj.get("data") or {}).items():
             data[k] = base64.b64decode(val) if v.kind == "secret" else str(val).encode()
         for k, val in (e.obj.get("binaryData") or {}).items():
             data[k] = base64.b64decode(val)
         items = src.get("items")
-        for k, raw in data.items():
-            path = k
-            if items is not None:
-                match = next((i for i in items if i.get("key") == k), None)
-                if match is None:
-                    continue
-                path = match.get("path", k)
-            f = d / path
-            f.parent.mkdir(parents=True, exist_ok=True)
-            f.write_bytes(raw)
+        if items is None:
+            return data
+        return {i.get("path", i["key"]): data[i["key"]] for i in items if i.get("key") in data}
 
 
 # keys of a PV spec that are not its volume source

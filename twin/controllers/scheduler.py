@@ -38,6 +38,7 @@ LATENCY_DEFAULTS = {
     "backoff_initial": 1.0,                       # podInitialBackoffSeconds
     "backoff_max": 10.0,                          # podMaxBackoffSeconds
     "bind_timeout": 600.0,                        # VolumeBinding bindTimeoutSeconds
+    "unschedulable_flush": 300.0,                 # podMaxInUnschedulablePodsDuration: retry without a cluster change
 }
 
 
@@ -64,7 +65,9 @@ class Scheduler(Controller):
         self.sc_rt = s.rt("storage.k8s.io", "v1", "storageclasses")
         self.csinode_rt = s.rt("storage.k8s.io", "v1", "csinodes")
         self.active: dict[str, tuple[str, str]] = {}          # uid -> (ns, name), in arrival order
-        self.parked: dict[str, tuple[tuple[str, str], float]] = {}  # unschedulable: uid -> (key, retry at)
+        # unschedulable pods: uid -> [key, end of backoff, retry at]; retried at the flush interval, or once
+        # their backoff ends after a cluster change that may let them fit (the real unschedulable queue)
+        self.parked: dict[str, list] = {}
         self.attempts: collections.Counter[str] = collections.Counter()
         self.assumed: dict[str, tuple[str, dict]] = {}         # uid -> (node, pod) while volumes get bound
         self.wake = asyncio.Event()
@@ -106,9 +109,8 @@ class Scheduler(Controller):
         self.snapshot_stale = True
         if not self.parked:
             return
-        for uid, (k, _) in list(self.parked.items()):
-            self.active[uid] = k
-        self.parked.clear()
+        for entry in self.parked.values():
+            entry[2] = entry[1]
         self.wake.set()
 
     # loop -----------------------------------------------------------------------------------
@@ -119,7 +121,7 @@ class Scheduler(Controller):
         while True:
             timeout = None
             if self.parked:
-                timeout = max(0.0, min(t for _, t in self.parked.values()) - time.monotonic())
+                timeout = max(0.0, min(e[2] for e in self.parked.values()) - time.monotonic())
             if not self.active:
                 try:
                     await asyncio.wait_for(self.wake.wait(), timeout)
@@ -127,7 +129,7 @@ class Scheduler(Controller):
                     pass
             self.wake.clear()
             now = time.monotonic()
-            for uid, (k, at) in list(self.parked.items()):
+            for uid, (k, _, at) in list(self.parked.items()):
                 if at <= now:
                     self.parked.pop(uid)
                     self.active[uid] = k
@@ -164,8 +166,11 @@ class Scheduler(Controller):
         md = pod["metadata"]
         uid = md["uid"]
         self.attempts[uid] += 1
-        backoff = min(scheduler_setting("backoff_initial") * 2 ** (self.attempts[uid] - 1), scheduler_setting("backoff_max"))
-        self.parked[uid] = ((md["namespace"], md["name"]), time.monotonic() + backoff * self.cluster.time_scale)
+        backoff = min(scheduler_setting("backoff_initial") * 2 ** min(self.attempts[uid] - 1, 16),
+                      scheduler_setting("backoff_max"))
+        now, scale = time.monotonic(), self.cluster.time_scale
+        self.parked[uid] = [(md["namespace"], md["name"]), now + backoff * scale,
+                            now + scheduler_setting("unschedulable_flush") * scale]
         self.stats["unschedulable"] += 1
         if not self.store.exists(self.pods_rt, md["namespace"], md["name"]):
             return

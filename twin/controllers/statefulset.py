@@ -33,25 +33,65 @@ class StatefulSetController(Controller):
         self.pvc_rt = self.store.rt("", "v1", "persistentvolumeclaims")
         self.cr_rt = self.store.rt("apps", "v1", "controllerrevisions")
         self.queue = SyncQueue(self.name, self.reconcile)
+        # sets whose pods may need creating or deleting; the others (a pod became Ready in a Parallel
+        # set) only get their status recomputed, which keeps a 1000-pod set cheap to follow
+        self.needs_sync: set[tuple[str, str]] = set()
+        # per set (uid), per pod (uid): (running and ready, terminating, revision), kept from the pod events,
+        # so that the status of a large set is counted without walking its pods' objects
+        self.tally: dict[str, dict[str, tuple[bool, bool, str | None]]] = {}
         self.store.on_change.append(self._on_change)
 
     def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
         if rtype.key == self.sts_rt.key:
             if etype == "DELETED":
+                self.tally.pop(obj["metadata"]["uid"], None)
                 return
             md, omd = obj["metadata"], (old or {}).get("metadata", {})
             # our own status writes do not bump generation: only spec changes and deletion act now
             if old is None or md.get("generation") != omd.get("generation") or \
                     md.get("deletionTimestamp") != omd.get("deletionTimestamp"):
-                self.queue.now((md["namespace"], md["name"]))
+                key = (md["namespace"], md["name"])
+                self.needs_sync.add(key)
+                self.queue.now(key)
         elif rtype.key == self.pods_rt.key:
             owner = owned_by(obj, "StatefulSet")
             if owner:
+                self._count(etype, obj, owner)
+                if self._pod_change_needs_sync(etype, obj, old, owner):
+                    self.needs_sync.add(owner)
                 self.queue.soon(owner)
+
+    def _count(self, etype: str, pod: dict, owner: tuple[str, str]) -> None:
+        md = pod["metadata"]
+        if ordinal_of(md["name"], owner[1]) is None:
+            return
+        sts_uid = controller_of(pod)["uid"]
+        if etype == "DELETED":
+            self.tally.get(sts_uid, {}).pop(md["uid"], None)
+        else:
+            self.tally.setdefault(sts_uid, {})[md["uid"]] = (
+                is_running_and_ready(pod), bool(md.get("deletionTimestamp")), md.get("labels", {}).get(REVISION_LABEL))
+
+    def _pod_change_needs_sync(self, etype: str, pod: dict, old: dict | None, owner: tuple[str, str]) -> bool:
+        if etype != "MODIFIED" or old is None:
+            return True
+        if pod["metadata"].get("deletionTimestamp") != old["metadata"].get("deletionTimestamp"):
+            return True
+        if is_terminal(pod):
+            return True
+        e = self.store.objects[self.sts_rt.key].get(owner)
+        if e is None:
+            return False
+        st = e.obj.get("status") or {}
+        ordered = e.obj["spec"].get("podManagementPolicy", "OrderedReady") != "Parallel"
+        rolling = st.get("currentRevision") != st.get("updateRevision")
+        return (ordered or rolling) and is_running_and_ready(pod) != is_running_and_ready(old)
 
     async def run(self) -> None:
         for e in self.store.list_entries(self.sts_rt):
-            self.queue.soon((e.obj["metadata"]["namespace"], e.obj["metadata"]["name"]))
+            key = (e.obj["metadata"]["namespace"], e.obj["metadata"]["name"])
+            self.needs_sync.add(key)
+            self.queue.soon(key)
         await asyncio.Event().wait()  # everything else arrives through the store hook
 
     # reconcile ------------------------------------------------------------------------------
@@ -60,10 +100,15 @@ class StatefulSetController(Controller):
         if not self.store.exists(self.sts_rt, ns, name):
             return
         sts = self.store.get(self.sts_rt, ns, name)
+        st = sts.get("status") or {}
+        if key not in self.needs_sync and st.get("currentRevision") and st.get("updateRevision"):
+            self._write_status(sts, st["currentRevision"], st["updateRevision"])
+            return
+        self.needs_sync.discard(key)
         current_rev, update_rev, revs = self._revisions(sts)
         if not sts["metadata"].get("deletionTimestamp"):  # a set being deleted only gets its status
             self._sync_pods(sts, current_rev, update_rev)
-        self._write_status(sts, current_rev, update_rev)
+        self._write_status(sts, current_rev["metadata"]["name"], update_rev["metadata"]["name"])
         if len(revs) > sts["spec"].get("revisionHistoryLimit", 10) + 2:
             self._trim_history(sts)
 
@@ -74,10 +119,14 @@ class StatefulSetController(Controller):
         start = (spec.get("ordinals") or {}).get("start", 0)
         replicas = spec.get("replicas", 1)
         pods = {}
+        tally = self.tally[sts["metadata"]["uid"]] = {}  # recounted here, in case an event was missed
         for p in owned_pods(self.store, sts):
-            o = ordinal_of(p["metadata"]["name"], name)
+            pmd = p["metadata"]
+            o = ordinal_of(pmd["name"], name)
             if o is not None:
                 pods[o] = p
+                tally[pmd["uid"]] = (is_running_and_ready(p), bool(pmd.get("deletionTimestamp")),
+                                     pmd.get("labels", {}).get(REVISION_LABEL))
         in_range = range(start, start + replicas)
         condemned = sorted((o for o in pods if o not in in_range), reverse=True)
         partition = ((spec.get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition", 0) or 0
@@ -304,21 +353,16 @@ class StatefulSetController(Controller):
             pass
 
     # status ---------------------------------------------------------------------------------
-    def _write_status(self, sts: dict, current_rev: dict, update_rev: dict) -> None:
+    def _write_status(self, sts: dict, cur_name: str, upd_name: str) -> None:
         """computeReplicaStatus + completeRollingUpdate, with Go's omitempty on the counters."""
         md, spec = sts["metadata"], sts["spec"]
         if not self.store.exists(self.sts_rt, md["namespace"], md["name"]):
             return
-        cur_name, upd_name = current_rev["metadata"]["name"], update_rev["metadata"]["name"]
         replicas = ready = current = updated = 0
-        for p in owned_pods(self.store, sts):
-            if ordinal_of(p["metadata"]["name"], md["name"]) is None:
-                continue
+        for is_ready, terminating, rev in self.tally.get(md["uid"], {}).values():
             replicas += 1
-            if is_running_and_ready(p):
-                ready += 1
-            if not is_terminating(p):
-                rev = p["metadata"]["labels"].get(REVISION_LABEL)
+            ready += is_ready
+            if not terminating:
                 current += rev == cur_name
                 updated += rev == upd_name
         if (spec.get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate" \

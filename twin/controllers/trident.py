@@ -35,6 +35,7 @@ import uuid
 from typing import Any
 
 from .. import calibration, errors
+from . import vclock
 from .base import Controller
 from .csi_drivers import TRIDENT, Backend, CSIError, backends, stats_registry
 from .tokenbucket import Throttle, container_args, follow_deployment, parse_args, throttles
@@ -132,7 +133,8 @@ class TridentCSI(Backend):
         self.global_lock = asyncio.Lock()
         self.volume_locks: dict[str, asyncio.Lock] = collections.defaultdict(asyncio.Lock)
         self.lif_slots: dict[str, asyncio.Semaphore] = {}
-        self.serial: dict[str, asyncio.Lock] = collections.defaultdict(asyncio.Lock)
+        self.global_lane = vclock.Lane()
+        self.serial: dict[str, vclock.Lane] = collections.defaultdict(vclock.Lane)
         self.sidecars: dict[str, Throttle] = {}
         self.rng = random.Random(7)
         self.vol_rt = self.cluster.store.rt("trident.netapp.io", "v1", "tridentvolumes")
@@ -145,15 +147,18 @@ class TridentCSI(Backend):
 
     # the lock ------------------------------------------------------------------------------------
     async def _op(self, backend: dict[str, Any], op: str, volume: str) -> None:
+        """One CSI controller call's ONTAP work under Trident's locking (timing kept on Lanes: vclock.py)."""
         driver = backend["driver"]
-        p = self.cal.latency(driver, op)
-        s = self.cal.serial(driver, op)
+        scale = self.cluster.time_scale
+        p = self.cal.latency(driver, op) * scale
+        s = self.cal.serial(driver, op) * scale
         self.state.ops[op] += 1
+        arrival = vclock.now()
         if not self.state.concurrency:
             async with self.global_lock:
                 self._enter(backend)
                 try:
-                    await self.sleep(p + s)
+                    await self.global_lane.run(p + s, arrival)
                 finally:
                     self._exit(backend)
             return
@@ -165,9 +170,7 @@ class TridentCSI(Backend):
             async with slots:
                 self._enter(backend)
                 try:
-                    await self.sleep(p)
-                    async with self.serial[backend["name"]]:
-                        await self.sleep(s)
+                    await self.serial[backend["name"]].run(s, vclock.now() + p)
                 finally:
                     self._exit(backend)
 

@@ -37,7 +37,7 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 class Plan:
     def __init__(self, params):
-        self.replicas_requested = int(params["replicas"])
+        self.replicas_requested = int(params.get("replicas") or 28)
         self.replicas = self.replicas_requested
         self.node = params.get("node") or None
         self.node_name = None
@@ -66,9 +66,9 @@ class Plan:
 
 def problems(params):
     out = []
-    if int(params.get("replicas") or 0) < 1:
+    if int(params.get("replicas", 28)) < 1:
         out.append("replicas must be at least 1 (the seed scales to 28)")
-    if int(params.get("volumes_per_pod") or 2) < 1:
+    if int(params.get("volumes_per_pod", 2)) < 1:
         out.append("volumes_per_pod must be at least 1 (the seed mounts 2)")
     if int(params.get("disk_limit") or 0) < 0:
         out.append("disk_limit must be 0 (read it from the node's CSINode) or the node's disk limit")

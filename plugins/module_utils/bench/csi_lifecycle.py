@@ -58,9 +58,9 @@ class Plan:
     """Names and settings of one repetition, checked before anything is created."""
 
     def __init__(self, params):
-        self.volumes = int(params["volumes"])
-        self.per_pod = int(params["pvcs_per_pod"])
-        self.size = params["size"]
+        self.volumes = int(params.get("volumes") or 100)
+        self.per_pod = int(params.get("pvcs_per_pod") or 4)
+        self.size = params.get("size") or "1Gi"
         self.storage_class = params["storage_class"]
         self.snapshot_class = params.get("snapshot_class") or None
         self.access_modes = list(params.get("access_modes") or ["ReadWriteOnce"])
@@ -84,9 +84,9 @@ class Plan:
 def problems(params):
     """Bad parameters, each naming the field and the fix (nothing is created when there are any)."""
     out = []
-    if int(params.get("volumes") or 0) < 1:
+    if int(params.get("volumes", 100)) < 1:
         out.append("volumes must be at least 1 (the seed uses 100 and 1000)")
-    if int(params.get("pvcs_per_pod") or 0) < 1:
+    if int(params.get("pvcs_per_pod", 4)) < 1:
         out.append("pvcs_per_pod must be at least 1 (the seed uses 4)")
     if not params.get("storage_class"):
         out.append("storage_class is required: the StorageClass whose provisioner is measured (kubectl get storageclass)")

@@ -38,7 +38,8 @@ class BenchProblem(Exception):
 
 def parameters(benchmark, params):
     keys = CSI_PARAMS if benchmark == "csi_lifecycle" else ATTACH_PARAMS
-    out = dict((k, params.get(k)) for k in keys if params.get(k) not in (None, "", []))
+    # 0 and empty values stay: problems() must see volumes=0 to refuse it
+    out = dict((k, params.get(k)) for k in keys if params.get(k) is not None and params.get(k) != "")
     if benchmark == "attach_stress":
         out.setdefault("storage_class", "alibabacloud-disk")
     return out

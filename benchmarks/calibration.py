@@ -1,0 +1,454 @@
+"""Print the twin's storage figures beside the seeds' (seed 000 attach-stress, seed 002 Trident 100 volumes).
+
+    .venv/bin/python benchmarks/calibration.py [--time-scale 0.01] [--only seed000,seed002,snapshot]
+                                                [--drivers ontap-nas] [--markdown]
+
+Every figure is measured on a fresh twin through real clients (kubectl for the seed 000 manifest, the
+kubernetes Python client with watches elsewhere) at the given time scale and scaled back to cluster seconds
+(wall seconds / time scale). The clock of each step starts when the step's objects are released to the
+controller under test: they are submitted while that controller is stalled (`python -m twin fault --name
+stall:<controller>`), because the time the client needs to send a hundred requests is not scaled by
+--time-scale and would otherwise dominate at 0.01. Ratios (OFF/ON, serial/parallel) come from one run each.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.support.twin import Twin  # noqa: E402
+
+SEED000 = {"serial": 199.0, "parallel": 37.0}  # 3 min 19 s, 37 s (seed 000 expected output)
+# seed 002, 100 volumes: (OFF seconds, ON seconds) per driver and step
+SEED002 = {
+    "ontap-nas": {"create": (417, 41), "publish": (140, 21), "unpublish": (140, 26), "snapshot": (183, 16),
+                  "clone": (460, 42), "delete_clone": (127, 32), "delete_snapshot": (124, 16), "delete_volume": (124, 26)},
+    "ontap-nas-economy": {"create": (693, 89), "publish": (250, 125), "unpublish": (193, 32), "delete_volume": (116, 21)},
+    "ontap-san": {"create": (156, 58), "publish": (83, 31), "unpublish": (22, 22), "snapshot": (182, 16),
+                  "clone": (238, 32), "delete_clone": (121, 43), "delete_snapshot": (124, 15), "delete_volume": (125, 21)},
+    "ontap-san-economy": {"create": (198, 58), "publish": (83, 31), "unpublish": (27, 22), "delete_volume": (273, 73)},
+}
+STEPS = ("create", "publish", "unpublish", "snapshot", "clone", "delete_clone", "delete_snapshot", "delete_volume")
+ISSUE_1344 = {"default": 143.0, "tuned": 17.0}  # 80 snapshots (external-snapshotter #1344)
+TUNED_ARGS = ["--v=5", "--leader-election=true", "--worker-threads=25", "--kube-api-qps=75", "--kube-api-burst=150"]
+
+
+# clients ------------------------------------------------------------------------------------------
+class Cluster:
+    """A started twin with the clients a benchmark needs."""
+
+    def __init__(self, twin: Twin) -> None:
+        from kubernetes import client
+
+        self.twin = twin
+        self.api = twin.api_client()
+        self.core = client.CoreV1Api(self.api)
+        self.storage = client.StorageV1Api(self.api)
+        self.apps = client.AppsV1Api(self.api)
+        self.custom = client.CustomObjectsApi(self.api)
+        self.scale = twin.time_scale
+        self._ctx = ssl.create_default_context(cafile=str(twin.dir / "pki" / "ca.crt"))
+
+    def admin(self, verb: str, body: dict[str, Any]) -> dict[str, Any]:
+        req = urllib.request.Request(f"{self.twin.server}/_twin/{verb}", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Authorization": f"Bearer {self.twin.token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, context=self._ctx, timeout=60) as r:
+            return json.loads(r.read())
+
+    def stall(self, controller: str) -> None:
+        self.admin("fault", {"name": f"stall:{controller}", "rule": {}})
+
+    def release(self, controller: str) -> float:
+        t = time.monotonic()
+        self.admin("fault", {"clear": True, "name": f"stall:{controller}"})
+        return t
+
+    def parallel(self, fn: Callable[[Any], Any], items: list[Any], threads: int = 16) -> None:
+        with ThreadPoolExecutor(threads) as ex:
+            list(ex.map(fn, items))
+
+
+class Tracker:
+    """Objects of one resource as a watch delivers them (plain dicts), with the client's receive time.
+
+    Lists, then watches from the list's resourceVersion over the API's HTTP stream (re-listing if the watch
+    ends), like an informer; no per-event model deserialization, so the client stays cheap next to the twin."""
+
+    def __init__(self, cluster: "Cluster", path: str) -> None:
+        self.c = cluster
+        self.path = path
+        self.objs: dict[str, dict] = {}
+        self.cond = threading.Condition()
+        self.synced = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+        if not self.synced.wait(60):
+            raise TimeoutError(f"no list of {path}")
+
+    def _run(self) -> None:
+        import requests
+
+        sess = requests.Session()
+        sess.trust_env = False  # REQUESTS_CA_BUNDLE would override the twin's CA
+        sess.headers["Authorization"] = f"Bearer {self.c.twin.token}"
+        sess.verify = str(self.c.twin.dir / "pki" / "ca.crt")
+        base = self.c.twin.server + self.path
+        while True:
+            try:
+                lst = sess.get(base, timeout=60).json()
+                with self.cond:
+                    self.objs = {self._key(o): o for o in lst.get("items") or []}
+                    self.cond.notify_all()
+                self.synced.set()
+                rv = lst["metadata"]["resourceVersion"]
+                with sess.get(base, params={"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "false"},
+                              stream=True, timeout=(10, 3600)) as r:
+                    for line in r.iter_lines():
+                        if not line:
+                            continue
+                        ev = json.loads(line)
+                        if ev.get("type") == "ERROR":
+                            break
+                        o = ev["object"]
+                        with self.cond:
+                            if ev["type"] == "DELETED":
+                                self.objs.pop(self._key(o), None)
+                            else:
+                                self.objs[self._key(o)] = o
+                            self.cond.notify_all()
+            except Exception:  # a watch may end: list and watch again, as informers do
+                time.sleep(0.05)
+
+    @staticmethod
+    def _key(o: dict) -> str:
+        md = o["metadata"]
+        return f"{md.get('namespace') or ''}/{md['name']}"
+
+    def wait(self, pred: Callable[[dict[str, dict]], bool], timeout: float = 3600) -> float:
+        """Block until pred(objects) holds; return the receive time (monotonic) of the change that made it hold."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not pred(self.objs):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"condition on {self.path} not reached")
+                self.cond.wait(min(left, 1.0))
+            return time.monotonic()
+
+
+def ready(p: dict) -> bool:
+    return any(x.get("type") == "Ready" and x.get("status") == "True" for x in (p.get("status") or {}).get("conditions") or [])
+
+
+def name_of(key: str) -> str:
+    return key.split("/", 1)[1]
+
+
+def fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    s = int(round(seconds))
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+# seed 000 -----------------------------------------------------------------------------------------
+def seed000(time_scale: float) -> dict[str, Any]:
+    manifest = (Path(__file__).parent / "attach-stress.yaml").read_text()
+    with tempfile.TemporaryDirectory(prefix="cal000-") as d, Twin(Path(d) / "twin", nodes=3, time_scale=time_scale) as tw:
+        c = Cluster(tw)
+        node = c.core.list_node().items[0].metadata.name
+        tw.kubectl("apply", "-f", "-", input=manifest.replace("<YOUR-HOSTNAME>", node))
+        tw.kubectl("rollout", "status", "sts", "attach-stress", "--timeout=300s")
+        pods = Tracker(c, "/api/v1/namespaces/default/pods")
+        vas = Tracker(c, "/apis/storage.k8s.io/v1/volumeattachments")
+
+        def scale_down() -> float:
+            t0 = time.monotonic()
+            tw.kubectl("scale", "sts", "attach-stress", "--replicas", "0")
+            t1 = vas.wait(lambda objs: not objs and not pods.objs)
+            return (t1 - t0) / time_scale
+
+        def scale_up() -> float:
+            c.admin("storage", {"reset": ["attach"], "only": ["backends"]})
+            t0 = time.monotonic()
+            tw.kubectl("scale", "sts", "attach-stress", "--replicas", "28")
+            t1 = pods.wait(lambda o: sum(1 for p in o.values() if ready(p)) >= 28)
+            tw.kubectl("rollout", "status", "sts", "attach-stress", "--timeout=600s")
+            return (t1 - t0) / time_scale
+
+        scale_down()
+        serial = scale_up()
+        st = c.admin("storage", {"only": ["backends"]})["backends"]["diskplugin.csi.alibabacloud.com"]["nodes"][node]
+        detach_serial = scale_down()
+        prov = c.admin("cloud", {})["addons"]
+        prov_name = "managed-csiprovisioner" if "managed-csiprovisioner" in prov else "csi-provisioner"
+        c.admin("cloud", {"instance": "all", "tags": {"supportConcurrencyAttach": "true"}})
+        c.admin("cloud", {"addon": prov_name, "feature_gates": "DiskADController=true,DiskParallelAttach=true"})
+        c.admin("cloud", {"addon": "csi-plugin", "feature_gates": "DiskADController=true"})
+        parallel = scale_up()
+        st2 = c.admin("storage", {"only": ["backends"]})["backends"]["diskplugin.csi.alibabacloud.com"]["nodes"][node]
+        return {"serial": serial, "parallel": parallel, "detach": detach_serial,
+                "max_attaching_serial": st["max_attaching"], "max_attaching_parallel": st2["max_attaching"]}
+
+
+# snapshot-controller (issue #1344) ------------------------------------------------------------------
+SNAP = "/apis/snapshot.storage.k8s.io/v1"
+
+
+def set_snapshot_controller_args(c: Cluster, args: list[str]) -> None:
+    dep = c.apps.read_namespaced_deployment("snapshot-controller", "kube-system")
+    dep.spec.template.spec.containers[0].args = args
+    c.apps.replace_namespaced_deployment("snapshot-controller", "kube-system", dep)
+
+
+def bound(pvcs: Tracker, prefix: str, n: int) -> float:
+    return pvcs.wait(lambda o: sum(1 for k, p in o.items() if name_of(k).startswith(prefix)
+                                   and (p.get("status") or {}).get("phase") == "Bound") >= n)
+
+
+def sources(c: Cluster, ns: str, sc: str, count: int) -> Tracker:
+    c.core.create_namespace({"metadata": {"name": ns}})
+    pvcs = Tracker(c, f"/api/v1/namespaces/{ns}/persistentvolumeclaims")
+    c.parallel(lambda i: c.core.create_namespaced_persistent_volume_claim(ns, pvc(f"src-{i}", sc)), list(range(count)))
+    bound(pvcs, "src-", count)
+    return pvcs
+
+
+def snapshot_issue(time_scale: float, count: int = 80) -> dict[str, float]:
+    """80 VolumeSnapshots of ontap-nas volumes with Trident concurrency on, default vs tuned snapshot-controller."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="cal1344-") as d, Twin(Path(d) / "twin", nodes=3, time_scale=time_scale) as tw:
+        c = Cluster(tw)
+        set_concurrency(c, True)
+        ns = "issue1344"
+        sources(c, ns, "ontap-nas", count)
+        snaps = Tracker(c, f"{SNAP}/namespaces/{ns}/volumesnapshots")
+        for label, args in (("default", None), ("tuned", TUNED_ARGS)):
+            if args:
+                set_snapshot_controller_args(c, args)
+            out[label] = snapshot_batch(c, snaps, ns, count, label)
+        out["calls"] = c.admin("storage", {"only": ["throttles"]}).get("throttles", {}).get("snapshot-controller", {}).get("calls")
+    return out
+
+
+def vs_body(name: str, claim: str) -> dict[str, Any]:
+    return {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshot", "metadata": {"name": name},
+            "spec": {"volumeSnapshotClassName": "trident-snapshotclass", "source": {"persistentVolumeClaimName": claim}}}
+
+
+def snapshot_batch(c: Cluster, snaps: Tracker, ns: str, count: int, prefix: str) -> float:
+    """Create `count` VolumeSnapshots of src-0..count-1; cluster seconds until all are readyToUse."""
+    c.stall("snapshot-controller")
+    c.parallel(lambda i: c.custom.create_namespaced_custom_object("snapshot.storage.k8s.io", "v1", ns, "volumesnapshots",
+                                                                  vs_body(f"{prefix}-{i}", f"src-{i}")), list(range(count)))
+    t0 = c.release("snapshot-controller")
+    t1 = snaps.wait(lambda o: sum(1 for k, s in o.items() if name_of(k).startswith(prefix + "-")
+                                  and (s.get("status") or {}).get("readyToUse")) >= count)
+    return (t1 - t0) / c.scale
+
+
+# seed 002 -----------------------------------------------------------------------------------------
+def pvc(name: str, sc: str, source: dict[str, Any] | None = None, size: str = "1Gi") -> dict[str, Any]:
+    spec: dict[str, Any] = {"accessModes": ["ReadWriteMany" if "nas" in sc else "ReadWriteOnce"],
+                            "storageClassName": sc, "resources": {"requests": {"storage": size}}}
+    if source:
+        spec["dataSource"] = source
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "labels": {"storageperf.k8s/benchmark": "calibration"}}, "spec": spec}
+
+
+def set_concurrency(c: Cluster, on: bool) -> None:
+    torc = Tracker(c, "/apis/trident.netapp.io/v1/tridentorchestrators")
+    c.custom.patch_cluster_custom_object("trident.netapp.io", "v1", "tridentorchestrators", "trident",
+                                         {"spec": {"enableConcurrency": on}})
+    want = "true" if on else "false"
+    torc.wait(lambda o: any((i.get("status") or {}).get("status") == "Installed" and
+                            (i.get("status") or {}).get("currentInstallationParams", {}).get("enableConcurrency") == want
+                            for i in o.values()))
+    stats = c.admin("storage", {"only": ["trident"]})["trident"]
+    assert stats["concurrency"] is on, stats
+
+
+def lifecycle(c: Cluster, sc: str, on: bool, volumes: int = 100, per_pod: int = 4) -> dict[str, float]:
+    """The seed's 8 steps on `volumes` PVCs of class `sc`; cluster seconds per step."""
+    ns = f"{sc}-{'on' if on else 'off'}"
+    c.core.create_namespace({"metadata": {"name": ns}})
+    pvcs = Tracker(c, f"/api/v1/namespaces/{ns}/persistentvolumeclaims")
+    pods = Tracker(c, f"/api/v1/namespaces/{ns}/pods")
+    vas = Tracker(c, "/apis/storage.k8s.io/v1/volumeattachments")
+    pvs = Tracker(c, "/api/v1/persistentvolumes")
+    snaps = Tracker(c, f"{SNAP}/namespaces/{ns}/volumesnapshots")
+    contents = Tracker(c, f"{SNAP}/volumesnapshotcontents")
+    has_snapshots = sc in ("ontap-nas", "ontap-san")
+    out: dict[str, float] = {}
+    names = [f"vol-{i}" for i in range(volumes)]
+    npods = volumes // per_pod
+
+    def step(name: str, controller: str, submit: Callable[[], None], done: Callable[[], float]) -> None:
+        c.stall(controller)
+        submit()
+        t0 = c.release(controller)
+        out[name] = (done() - t0) / c.scale
+
+    def pod(i: int) -> dict[str, Any]:
+        claims = names[i * per_pod:(i + 1) * per_pod]
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}"},
+                "spec": {"containers": [{"name": "c", "image": "busybox", "command": ["sleep", "infinity"],
+                                         "volumeMounts": [{"name": f"v{j}", "mountPath": f"/mnt/{j}"} for j in range(len(claims))]}],
+                         "terminationGracePeriodSeconds": 0,
+                         "volumes": [{"name": f"v{j}", "persistentVolumeClaim": {"claimName": n}} for j, n in enumerate(claims)]}}
+
+    def attached(o: dict[str, dict]) -> int:
+        return sum(1 for v in o.values() if (v.get("status") or {}).get("attached")
+                   and v["spec"]["source"].get("persistentVolumeName") in vol_pvs)
+
+    def pvs_gone(keep: set[str]) -> Callable[[dict], bool]:
+        return lambda o: not any(name_of(k) in keep for k in o)
+
+    step("create", "csi-provisioner",
+         lambda: c.parallel(lambda n: c.core.create_namespaced_persistent_volume_claim(ns, pvc(n, sc)), names),
+         lambda: bound(pvcs, "vol-", volumes))
+    vol_pvs = {p["spec"].get("volumeName") for p in pvcs.objs.values()}
+    step("publish", "attachdetach-controller",
+         lambda: c.parallel(lambda i: c.core.create_namespaced_pod(ns, pod(i)), list(range(npods))),
+         lambda: max(pods.wait(lambda o: sum(1 for p in o.values() if ready(p)) >= npods),
+                     vas.wait(lambda o: attached(o) >= volumes)))
+    step("unpublish", "attachdetach-controller",
+         lambda: c.parallel(lambda i: c.core.delete_namespaced_pod(f"pod-{i}", ns), list(range(npods))),
+         lambda: max(pods.wait(lambda o: not o),
+                     vas.wait(lambda o: not any(v["spec"]["source"].get("persistentVolumeName") in vol_pvs for v in o.values()))))
+    if has_snapshots:
+        step("snapshot", "snapshot-controller",
+             lambda: c.parallel(lambda n: c.custom.create_namespaced_custom_object(
+                 "snapshot.storage.k8s.io", "v1", ns, "volumesnapshots", vs_body(f"snap-{n}", n)), names),
+             lambda: snaps.wait(lambda o: sum(1 for s in o.values() if (s.get("status") or {}).get("readyToUse")) >= volumes))
+        step("clone", "csi-provisioner",
+             lambda: c.parallel(lambda n: c.core.create_namespaced_persistent_volume_claim(ns, pvc(
+                 f"clone-{n}", sc, {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": f"snap-{n}"})), names),
+             lambda: bound(pvcs, "clone-", volumes))
+        clone_pvs = {p["spec"].get("volumeName") for k, p in pvcs.objs.items() if name_of(k).startswith("clone-")}
+        step("delete_clone", "persistentvolume-controller",
+             lambda: c.parallel(lambda n: c.core.delete_namespaced_persistent_volume_claim(f"clone-{n}", ns), names),
+             lambda: max(pvcs.wait(lambda o: not any(name_of(k).startswith("clone-") for k in o)),
+                         pvs.wait(pvs_gone(clone_pvs))))
+        step("delete_snapshot", "snapshot-controller",
+             lambda: c.parallel(lambda n: c.custom.delete_namespaced_custom_object(
+                 "snapshot.storage.k8s.io", "v1", ns, "volumesnapshots", f"snap-{n}"), names),
+             lambda: max(snaps.wait(lambda o: not o), contents.wait(lambda o: not any(
+                 (i["spec"].get("volumeSnapshotRef") or {}).get("namespace") == ns for i in o.values()))))
+    step("delete_volume", "persistentvolume-controller",
+         lambda: c.parallel(lambda n: c.core.delete_namespaced_persistent_volume_claim(n, ns), names),
+         lambda: max(pvcs.wait(lambda o: not o), pvs.wait(pvs_gone(vol_pvs))))
+    return out
+
+
+def seed002(time_scale: float, drivers: list[str], volumes: int = 100) -> dict[str, dict[str, dict[str, float]]]:
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for sc in drivers:
+        out[sc] = {}
+        for on in (False, True):
+            with tempfile.TemporaryDirectory(prefix="cal002-") as d, \
+                    Twin(Path(d) / "twin", nodes=max(3, volumes // 4), time_scale=time_scale) as tw:
+                c = Cluster(tw)
+                set_snapshot_controller_args(c, TUNED_ARGS)  # the seed tuned it for its runs
+                set_concurrency(c, on)
+                out[sc]["on" if on else "off"] = lifecycle(c, sc, on, volumes)
+                if on and sc in ("ontap-nas", "ontap-san"):
+                    set_snapshot_controller_args(c, ["--v=5", "--leader-election=true"])
+                    sources(c, "defaults", sc, volumes)
+                    snaps = Tracker(c, f"{SNAP}/namespaces/defaults/volumesnapshots")
+                    out[sc]["on_default_snapshot_controller"] = {"snapshot": snapshot_batch(c, snaps, "defaults", volumes, "d")}
+    return out
+
+
+# report -------------------------------------------------------------------------------------------
+def table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: "| " + " | ".join(str(v).ljust(w) for v, w in zip(r, widths)) + " |"  # noqa: E731
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+
+
+def report(res: dict[str, Any], time_scale: float) -> str:
+    out = [f"Twin at --time-scale {time_scale}, figures scaled back to cluster seconds.", ""]
+    if "seed000" in res:
+        r = res["seed000"]
+        rows = [["serial (gates off)", fmt(SEED000["serial"]), fmt(r["serial"]), f"{r['serial'] / SEED000['serial']:.2f}"],
+                ["parallel (gates + tag)", fmt(SEED000["parallel"]), fmt(r["parallel"]), f"{r['parallel'] / SEED000['parallel']:.2f}"],
+                ["serial / parallel", f"{SEED000['serial'] / SEED000['parallel']:.1f}x", f"{r['serial'] / r['parallel']:.1f}x",
+                 f"{(r['serial'] / r['parallel']) / (SEED000['serial'] / SEED000['parallel']):.2f}"]]
+        out += ["## Seed 000: attach-stress, 28 pods x 2 disks on one node, scale 0 -> 28", "",
+                table(rows, ["step", "seed", "twin", "twin/seed"]), "",
+                f"Max disks attaching at once on the node: serial {r['max_attaching_serial']}, parallel "
+                f"{r['max_attaching_parallel']} (limit 32). Scale 28 -> 0 until no VolumeAttachment (serial detach): "
+                f"{fmt(r['detach'])} (seed: \"a few minutes\").", ""]
+    if "snapshot" in res:
+        r = res["snapshot"]
+        rows = [[k, fmt(ISSUE_1344[k]), fmt(r[k]), f"{r[k] / ISSUE_1344[k]:.2f}"] for k in ("default", "tuned")]
+        rows.append(["default / tuned", f"{ISSUE_1344['default'] / ISSUE_1344['tuned']:.1f}x",
+                     f"{r['default'] / r['tuned']:.1f}x", f"{(r['default'] / r['tuned']) / (ISSUE_1344['default'] / ISSUE_1344['tuned']):.2f}"])
+        out += ["## external-snapshotter #1344: 80 VolumeSnapshots (Trident concurrency on)", "",
+                table(rows, ["snapshot-controller", "issue", "twin", "twin/issue"]), ""]
+    for sc, r in (res.get("seed002") or {}).items():
+        rows = []
+        for step_name in STEPS:
+            if step_name not in r.get("off", {}):
+                continue
+            seed = SEED002[sc].get(step_name)
+            off, on = r["off"][step_name], r["on"][step_name]
+            if seed:
+                rows.append([step_name, fmt(seed[0]), fmt(off), f"{off / seed[0]:.2f}", fmt(seed[1]), fmt(on),
+                             f"{on / seed[1]:.2f}", f"{seed[0] / seed[1]:.1f}x", f"{off / on:.1f}x"])
+            else:
+                rows.append([step_name, "-", fmt(off), "-", "-", fmt(on), "-", "-", f"{off / on:.1f}x"])
+        tot_off = sum(r["off"].values())
+        tot_on = sum(r["on"].values())
+        rows.append(["sum", "", fmt(tot_off), "", "", fmt(tot_on), "", "", f"{tot_off / tot_on:.1f}x"])
+        out += [f"## Seed 002: {sc}, 100 volumes (25 pods x 4 PVCs), concurrency OFF vs ON", "",
+                table(rows, ["step", "seed OFF", "twin OFF", "twin/seed", "seed ON", "twin ON", "twin/seed",
+                             "seed ratio", "twin ratio"]), ""]
+        d = r.get("on_default_snapshot_controller")
+        if d:
+            out += [f"Snapshot step with concurrency ON but the snapshot-controller at its defaults (QPS 5, burst 10, "
+                    f"10 workers): {fmt(d['snapshot'])} vs {fmt(r['on']['snapshot'])} tuned (25/75/150) and "
+                    f"{fmt(r['off']['snapshot'])} with concurrency OFF.", ""]
+    return "\n".join(out)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--time-scale", type=float, default=0.01)
+    p.add_argument("--only", default="seed000,snapshot,seed002")
+    p.add_argument("--drivers", default="ontap-nas,ontap-nas-economy,ontap-san,ontap-san-economy")
+    p.add_argument("--volumes", type=int, default=100)
+    p.add_argument("--json", help="also write the raw figures here")
+    a = p.parse_args()
+    only = set(a.only.split(","))
+    res: dict[str, Any] = {}
+    if "seed000" in only:
+        res["seed000"] = seed000(a.time_scale)
+    if "snapshot" in only:
+        res["snapshot"] = snapshot_issue(a.time_scale)
+    if "seed002" in only:
+        res["seed002"] = seed002(a.time_scale, a.drivers.split(","), a.volumes)
+    if a.json:
+        Path(a.json).write_text(json.dumps(res, indent=2))
+    print(report(res, a.time_scale))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

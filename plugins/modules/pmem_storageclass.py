@@ -1,0 +1,243 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: pmem_storageclass
+short_description: A StorageClass for PMEM (persistent memory) local volumes of the Alibaba Cloud CSI local plugin
+version_added: 0.1.0
+description:
+  - Creates a StorageClass for C(localplugin.csi.alibabacloud.com) with C(volumeType=PMEM), shaped like the
+    C(csi-pmem-lvm) class of the ACK NVM volume guide - PMEM-LVM (O(pmem_type=lvm), optionally striped over the
+    node's regions with O(lvm_type=striping)) or PMEM-direct (O(pmem_type=direct)), C(nodeAffinity "true"), the
+    C(dax) mount option and C(volumeBindingMode WaitForFirstConsumer).
+  - Every option is checked before the API is called; an unknown PMEM type is refused (the csi-local-plugin exits
+    on it), and so are LVM options on a direct class and any binding mode but C(WaitForFirstConsumer).
+  - A StorageClass's provisioner, parameters, reclaim policy, binding mode and mount options cannot change in
+    place. When an existing class differs in those, the module fails and names the fields, unless O(force=true),
+    which deletes and recreates it (volumes already provisioned keep their PVs).
+  - Classes it creates carry the label C(app.kubernetes.io/managed-by=storageperf.k8s). O(state=absent) deletes
+    only such a class, so a rollback never removes a class someone else made.
+author:
+  - storageperf.k8s maintainers (@storageperf)
+options:
+  name:
+    description: Name of the StorageClass.
+    type: str
+    required: true
+  state:
+    description: C(present) creates or updates the class; C(absent) deletes it if this collection created it.
+    type: str
+    choices: [present, absent]
+    default: present
+  pmem_type:
+    description:
+      - How the plugin carves volumes out of the node's PMEM - C(lvm) (a logical volume in the node's PMEM volume
+        group, the default) or C(direct) (a PMEM namespace used directly). Written as C(pmemType) when not C(lvm).
+    type: str
+    choices: [lvm, direct]
+    default: lvm
+  lvm_type:
+    description:
+      - C(lvmType) - C(linear) (the plugin's default) or C(striping) (over every region of the node, the seed's
+        C(csi-pmem-lvm)). Only with O(pmem_type=lvm); omitted when null.
+    type: str
+    choices: [linear, striping]
+  vg_name:
+    description: C(vgName), the node's PMEM volume group (the plugin's default is C(pmemvgregion0)). Only with O(pmem_type=lvm).
+    type: str
+  node_affinity:
+    description: Write C(nodeAffinity "true") so that the PV is pinned to the node holding it.
+    type: bool
+    default: true
+  fs_type:
+    description: C(fsType) of the volumes; omitted when null (the plugin formats ext4).
+    type: str
+  mount_options:
+    description: Mount options of the volumes; C(dax) maps the files straight onto persistent memory.
+    type: list
+    elements: str
+    default: [dax]
+  reclaim_policy:
+    description: What happens to a volume when its claim is deleted.
+    type: str
+    choices: [Delete, Retain]
+    default: Delete
+  allow_volume_expansion:
+    description: Allow claims to grow.
+    type: bool
+    default: true
+  volume_binding_mode:
+    description: Only C(WaitForFirstConsumer) works for local volumes; the option exists so that another value is refused clearly.
+    type: str
+    default: WaitForFirstConsumer
+  default_class:
+    description: Mark the class as the cluster's default (annotation C(storageclass.kubernetes.io/is-default-class)).
+    type: bool
+    default: false
+  labels:
+    description: More labels for the class (C(app.kubernetes.io/managed-by) is always set).
+    type: dict
+    default: {}
+  extra_parameters:
+    description: Other plugin parameters, as strings. Parameters that have their own option are refused here.
+    type: dict
+    default: {}
+  force:
+    description: Delete and recreate an existing class whose immutable fields differ (and take it over).
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - storageperf.k8s.k8s_auth
+  - storageperf.k8s.attributes
+attributes:
+  check_mode:
+    support: full
+    details: Changes are sent with C(dryRun=All), so the API server validates them without storing them.
+  diff_mode:
+    support: full
+seealso:
+  - module: storageperf.k8s.pmem_node_topology
+"""
+
+EXAMPLES = r"""
+- name: The seed's PMEM-LVM class
+  storageperf.k8s.pmem_storageclass:
+    name: csi-pmem-lvm
+    lvm_type: striping
+
+- name: PMEM-direct
+  storageperf.k8s.pmem_storageclass:
+    name: csi-pmem-direct
+    pmem_type: direct
+
+- name: Roll back
+  storageperf.k8s.pmem_storageclass:
+    name: csi-pmem-lvm
+    state: absent
+"""
+
+RETURN = r"""
+storageclass:
+  description: The StorageClass after the task (planned, in check mode); empty when absent.
+  returned: always
+  type: dict
+  sample: {metadata: {name: csi-pmem-lvm, labels: {app.kubernetes.io/managed-by: storageperf.k8s}},
+           provisioner: localplugin.csi.alibabacloud.com, parameters: {volumeType: PMEM, lvmType: striping,
+           nodeAffinity: "true"}, mountOptions: [dax], reclaimPolicy: Delete, volumeBindingMode: WaitForFirstConsumer,
+           allowVolumeExpansion: true}
+action:
+  description: What was (or would be) done - C(created), C(updated), C(recreated), C(deleted), C(none), or C(left)
+    (absent requested for a class this collection did not create).
+  returned: always
+  type: str
+  sample: created
+changed_fields:
+  description: Fields that differ between the existing and the wanted class.
+  returned: always
+  type: list
+  elements: str
+  sample: [parameters]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
+    K8S_AUTH_ARG_SPEC,
+    K8sError,
+    client_from_module,
+)
+from ansible_collections.storageperf.k8s.plugins.module_utils import pmem
+
+SC_API = "storage.k8s.io/v1"
+
+
+def main():
+    argument_spec = dict(
+        name=dict(type="str", required=True),
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        pmem_type=dict(type="str", choices=list(pmem.PMEM_TYPES), default="lvm"),
+        lvm_type=dict(type="str", choices=list(pmem.LVM_TYPES)),
+        vg_name=dict(type="str"),
+        node_affinity=dict(type="bool", default=True),
+        fs_type=dict(type="str"),
+        mount_options=dict(type="list", elements="str", default=["dax"]),
+        reclaim_policy=dict(type="str", choices=["Delete", "Retain"], default="Delete"),
+        allow_volume_expansion=dict(type="bool", default=True),
+        volume_binding_mode=dict(type="str", default="WaitForFirstConsumer"),
+        default_class=dict(type="bool", default=False),
+        labels=dict(type="dict", default={}),
+        extra_parameters=dict(type="dict", default={}),
+        force=dict(type="bool", default=False),
+    )
+    argument_spec.update(K8S_AUTH_ARG_SPEC)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    p = module.params
+    result = dict(changed=False, action="none", changed_fields=[], storageclass={})
+
+    if p["state"] == "present":
+        problems = pmem.storageclass_problems(p)
+        if problems:
+            module.fail_json(msg="; ".join(problems), problems=problems, **result)
+    client = client_from_module(module)
+    try:
+        existing = client.get(SC_API, "StorageClass", p["name"], missing_ok=True)
+        if p["state"] == "absent":
+            if existing is None:
+                module.exit_json(**result)
+            if not pmem.is_managed(existing):
+                result.update(action="left", storageclass=pmem.sc_view(existing))
+                module.warn("StorageClass %s was not created by storageperf.k8s (no label %s=%s): left in place"
+                            % (p["name"], pmem.MANAGED_BY, pmem.MANAGER))
+                module.exit_json(**result)
+            if not module.check_mode:
+                client.delete(SC_API, "StorageClass", p["name"])
+            result.update(changed=True, action="deleted")
+            if module._diff:
+                result["diff"] = dict(before=pmem.sc_view(existing), after={})
+            module.exit_json(**result)
+
+        desired = pmem.build_storageclass(p)
+        if existing is None:
+            created = client.create(desired, dry_run=module.check_mode)
+            result.update(changed=True, action="created", storageclass=pmem.sc_view(created or desired))
+        else:
+            if not pmem.is_managed(existing) and not pmem.storageclass_changes(existing, desired)[1]:
+                # the same class, made by someone else: use it as it is and never claim it
+                desired["metadata"]["labels"] = (existing.get("metadata") or {}).get("labels") or {}
+            mutable, immutable = pmem.storageclass_changes(existing, desired)
+            result["changed_fields"] = sorted(set(mutable + immutable))
+            if immutable and not p["force"]:
+                module.fail_json(
+                    msg="StorageClass %s exists with other %s; those fields cannot change in place. Delete the class, "
+                        "choose another name, or set force=true to delete and recreate it (volumes already provisioned "
+                        "keep their PVs)" % (p["name"], ", ".join(immutable)),
+                    existing=pmem.sc_view(existing), wanted=pmem.sc_view(desired), **result)
+            if immutable:
+                if not module.check_mode:
+                    client.delete(SC_API, "StorageClass", p["name"])
+                    created = client.create(desired)
+                else:
+                    created = desired
+                result.update(changed=True, action="recreated", storageclass=pmem.sc_view(created))
+            elif mutable:
+                patch = {"allowVolumeExpansion": desired["allowVolumeExpansion"],
+                         "metadata": dict((k, v) for k, v in desired["metadata"].items() if k in ("labels", "annotations"))}
+                updated = client.patch(SC_API, "StorageClass", p["name"], patch, dry_run=module.check_mode)
+                result.update(changed=True, action="updated", storageclass=pmem.sc_view(updated or desired))
+            else:
+                result["storageclass"] = pmem.sc_view(existing)
+        if module._diff:
+            result["diff"] = dict(before=pmem.sc_view(existing), after=result["storageclass"])
+    except K8sError as e:
+        module.fail_json(msg=e.msg, **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

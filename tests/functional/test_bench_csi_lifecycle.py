@@ -1,0 +1,115 @@
+"""playbooks/bench_csi_lifecycle.yml on a twin: 8 steps timed per object, compare, skips, failures, bad input."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.twin import REPO
+
+PLAYBOOK = REPO / "playbooks" / "bench_csi_lifecycle.yml"
+STEPS = ["create_volume", "publish", "unpublish", "create_snapshot", "clone_from_snapshot", "delete_clone",
+         "delete_snapshot", "delete_volume"]
+
+
+def result_of(reports: Path) -> dict:
+    runs = [p for p in reports.iterdir() if (p / "result.json").exists()]
+    assert len(runs) == 1, runs
+    return json.loads((runs[0] / "result.json").read_text())
+
+
+def leftovers(twin, run_id: str) -> dict:
+    """Everything of the run still in the cluster (must be empty after the playbook)."""
+    sel = "storageperf.k8s/run-id=" + run_id
+    namespaces = [n["metadata"]["name"] for n in twin.kubectl_json("get", "namespaces", "-l", sel)["items"]]
+    pvs = [pv["metadata"]["name"] for pv in twin.kubectl_json("get", "pv")["items"]
+           if (pv["spec"].get("claimRef") or {}).get("namespace", "").startswith("csi-lifecycle-")]
+    vas = twin.kubectl_json("get", "volumeattachments")["items"]
+    contents = twin.kubectl_json("get", "volumesnapshotcontents")["items"]
+    return {k: v for k, v in {"namespaces": namespaces, "pvs": pvs, "vas": [v["metadata"]["name"] for v in vas],
+                              "contents": [c["metadata"]["name"] for c in contents]}.items() if v}
+
+
+def test_lifecycle_compare_at_100_volumes(twin, tmp_path):
+    run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 100, "compare": True, "reports_dir": str(tmp_path / "reports")})
+    assert run.rc == 0, run.stdout[-4000:]
+    doc = result_of(tmp_path / "reports")
+    assert doc["status"] == "ok" and doc["benchmark"] == "csi_lifecycle"
+    assert [v["name"] for v in doc["variants"]] == ["concurrency off", "concurrency on"]
+    for variant in doc["variants"]:
+        steps = variant["runs"][0]["steps"]
+        assert [s["name"] for s in steps] == STEPS
+        for s in steps:
+            assert s["status"] == "ok", s
+            assert s["count"] == 100 and len(s["objects"]) == 100 and s["unit"] == "vol"
+            assert s["latency"]["min"] <= s["latency"]["p50"] <= s["latency"]["p99"] <= s["latency"]["max"]
+            assert s["wall_s"] >= s["latency"]["max"] - 1e-6
+            # creates and deletes: one request per volume; publish/unpublish: one per pod of 4
+            assert s["api_requests"] <= (25 if s["name"] in ("publish", "unpublish") else 100) + 10, s["name"]
+        assert len(steps[1]["attachments"]) == 100
+    # concurrency on creates faster than off: a ratio from one run
+    off, on = ({s["name"]: s for s in v["runs"][0]["steps"]} for v in doc["variants"])
+    assert on["create_volume"]["rate"] / off["create_volume"]["rate"] > 1.5
+    # the report, the facts, the live progress lines, and nothing left in the cluster
+    assert (tmp_path / "reports" / doc["run_id"] / "report.md").exists() and (tmp_path / "reports" / doc["run_id"] / "report.html").exists()
+    fact = run.task("Keep the outcome as a fact")["result"]["ansible_facts"]["bench_csi_lifecycle"]
+    assert fact["run_id"] == doc["run_id"] and fact["status"] == "ok" and fact["summary"]["speedup"] > 1
+    assert "bench_run [localhost]: csi_lifecycle · concurrency on #1 · Create Volume: 100/100 vol done" in run.stdout
+    assert leftovers(twin, doc["run_id"]) == {}
+
+
+def test_missing_snapshot_class_skips_the_snapshot_steps_with_the_reason(twin, tmp_path):
+    run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 8, "snapshot_class": "no-such-class",
+                                              "reports_dir": str(tmp_path / "reports")})
+    assert run.rc == 0, run.stdout[-3000:]
+    doc = result_of(tmp_path / "reports")
+    steps = {s["name"]: s for s in doc["variants"][0]["runs"][0]["steps"]}
+    assert list(steps) == STEPS, "skipped steps are reported, never left out"
+    for name in ("create_snapshot", "clone_from_snapshot", "delete_clone", "delete_snapshot"):
+        assert steps[name]["status"] == "skipped"
+        assert "snapshot_class no-such-class does not exist" in steps[name]["reason"]
+    for name in ("create_volume", "publish", "unpublish", "delete_volume"):
+        assert steps[name]["status"] == "ok" and steps[name]["count"] == 8
+    assert doc["status"] == "ok"
+    assert leftovers(twin, doc["run_id"]) == {}
+
+
+def test_injected_provisioning_failures_are_reported_per_object_and_cleaned_up(twin, tmp_path):
+    # CreateVolume fails for vol-0010 and vol-0011 on every attempt (sticky); the provisioner records
+    # ProvisioningFailed events and retries, as external-provisioner does
+    twin.twin_cmd("fault", "--name", "provision", "--rule",
+                  json.dumps({"match": "/vol-001", "fraction": 1.0, "sticky": True, "message": "disk quota exceeded"}))
+    run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 12, "give_up_after_warnings": 2, "step_timeout": 60,
+                                              "reports_dir": str(tmp_path / "reports")})
+    assert run.rc != 0
+    doc = result_of(tmp_path / "reports")
+    assert doc["status"] == "failed"
+    steps = {s["name"]: s for s in doc["variants"][0]["runs"][0]["steps"]}
+    create = steps["create_volume"]
+    assert create["status"] == "failed"
+    assert sorted(e["object"] for e in create["errors"]) == ["vol-0010", "vol-0011"]
+    assert all(e["reason"].startswith("ProvisioningFailed") and "disk quota exceeded" in e["reason"]
+               for e in create["errors"])
+    done = [o for o in create["objects"] if o.get("end") is not None]
+    assert len(done) == 10
+    for name in STEPS[1:]:
+        assert steps[name]["status"] == "skipped" and steps[name]["reason"] == "not run: step create_volume failed"
+    assert "failed steps: create_volume" in run.stdout
+    twin.twin_cmd("fault", "--clear")
+    assert leftovers(twin, doc["run_id"]) == {}
+
+
+def test_bad_input_fails_clearly_and_changes_nothing(twin, tmp_path):
+    run = twin.playbook(PLAYBOOK, extra_vars={"storage_class": "no-such-class", "reports_dir": str(tmp_path / "reports")})
+    assert run.rc != 0
+    assert "storage_class no-such-class does not exist" in run.stdout
+    run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 0, "reports_dir": str(tmp_path / "reports")})
+    assert run.rc != 0 and "volumes must be at least 1" in run.stdout
+    assert not (tmp_path / "reports").exists()
+    assert twin.kubectl_json("get", "namespaces", "-l", "storageperf.k8s/run-id")["items"] == []
+
+
+def test_check_mode_creates_nothing(twin, tmp_path):
+    run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 8, "reports_dir": str(tmp_path / "reports")}, check=True)
+    assert run.rc == 0, run.stdout[-3000:]
+    assert not (tmp_path / "reports").exists()
+    assert twin.kubectl_json("get", "pvc", "-A")["items"] == []

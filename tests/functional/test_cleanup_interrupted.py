@@ -1,0 +1,56 @@
+"""An interrupted benchmark (ansible-playbook killed mid-step) is removed by playbooks/cleanup.yml."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+from tests.support.twin import COLLECTIONS, REPO, VENV_BIN
+
+LIFECYCLE = REPO / "playbooks" / "bench_csi_lifecycle.yml"
+CLEANUP = REPO / "playbooks" / "cleanup.yml"
+
+
+def test_killed_run_is_cleaned_up_completely(twin, tmp_path):
+    env = dict(twin.env(), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS))
+    cmd = [str(VENV_BIN / "ansible-playbook"), str(LIFECYCLE), "-i", str(REPO / "inventories" / "twin"),
+           "-e", json.dumps({"volumes": 100, "reports_dir": str(tmp_path / "reports")})]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        # wait until the run is in the middle of something: its pods exist (publish) or snapshots do
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            pods = twin.kubectl_json("get", "pods", "-A", "-l", "storageperf.k8s/run-id")["items"]
+            if len(pods) >= 5:
+                break
+            assert proc.poll() is None, "the run ended before it could be interrupted"
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the run never got to its pods")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    [run_dir] = [p for p in (tmp_path / "reports").iterdir() if p.is_dir()]
+    run_id = run_dir.name
+    doc = json.loads((run_dir / "result.json").read_text())
+    assert doc["status"] == "interrupted", "a killed run's document never claims to be complete"
+    assert doc["variants"][0]["runs"][0]["steps"][0]["name"] == "create_volume"
+    sel = "storageperf.k8s/run-id=" + run_id
+    [ns] = [n["metadata"]["name"] for n in twin.kubectl_json("get", "namespaces", "-l", sel)["items"]]
+    assert twin.kubectl_json("get", "pvc", "-n", ns)["items"], "the killed run left objects behind"
+
+    run = twin.playbook(CLEANUP, extra_vars={"run_id": run_id})
+    assert run.rc == 0, run.stdout[-3000:]
+    found = run.task("Delete the run's objects")["result"]["found"]
+    assert found["PersistentVolumeClaim"] and found["Namespace"] == [ns]
+    assert twin.kubectl_json("get", "namespaces", "-l", sel)["items"] == []
+    assert [pv for pv in twin.kubectl_json("get", "pv")["items"]
+            if (pv["spec"].get("claimRef") or {}).get("namespace") == ns] == []
+    assert twin.kubectl_json("get", "volumeattachments")["items"] == []
+    assert twin.kubectl_json("get", "pods", "-A", "-l", "storageperf.k8s/run-id")["items"] == []
+    # a second cleanup finds nothing and changes nothing
+    again = twin.playbook(CLEANUP, extra_vars={"run_id": run_id})
+    assert again.rc == 0 and not again.task("Delete the run's objects")["result"]["changed"]

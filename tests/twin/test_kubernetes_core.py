@@ -1,0 +1,95 @@
+"""Conformance: the kubernetes.core 6.2 modules against the twin, through ansible-playbook.
+
+k8s_info (lists, names, label selectors, missing objects), k8s create / present twice / apply
+twice (changed=False the second time), check mode (dryRun=All, nothing created), diff,
+server-side apply, k8s_scale, state: absent with wait, the server's 422 message on bad input,
+and on custom resources the 415 answer to a strategic merge patch that makes the module fall
+back to a merge patch. The playbooks live in tests/twin/playbooks/.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.support.twin import COLLECTIONS, Twin
+
+PLAYBOOKS = Path(__file__).parent / "playbooks"
+
+pytestmark = pytest.mark.skipif(not (COLLECTIONS / "ansible_collections" / "kubernetes" / "core").is_dir(),
+                                reason="kubernetes.core is not installed (bash scripts/setup.sh python)")
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory):
+    with Twin(tmp_path_factory.mktemp("kcore") / "twin", nodes=2, time_scale=0.01) as t:
+        yield t
+
+
+def ok(run, name: str) -> dict:
+    r = run.task(name)
+    assert r["status"] == "ok", (name, json.dumps(r["result"], default=str)[:2000], run.stdout[-3000:])
+    return r["result"]
+
+
+def test_k8s_info(twin):
+    run = twin.playbook(PLAYBOOKS / "k8s_info.yml")
+    assert run.rc == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    nodes = ok(run, "List nodes with a label selector")["resources"]
+    assert len(nodes) == 2 and all(n["kind"] == "Node" for n in nodes)
+    ns = ok(run, "Read the default namespace")["resources"]
+    assert [n["metadata"]["name"] for n in ns] == ["default"] and ns[0]["status"]["phase"] == "Active"
+    crds = {c["metadata"]["name"] for c in ok(run, "List StorageClasses and CRDs")["resources"]}
+    assert "volumesnapshots.snapshot.storage.k8s.io" in crds
+    assert ok(run, "Read something that is not there")["resources"] == []
+
+
+def test_k8s_create_present_apply_check_diff_scale_absent(twin):
+    ns = f"kc-{uuid.uuid4().hex[:6]}"
+    run = twin.playbook(PLAYBOOKS / "k8s_objects.yml", extra_vars={"ns": ns})
+    assert run.rc == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    created = ok(run, "Create a ConfigMap")
+    assert created["changed"] is True and created["result"]["data"] == {"a": "1"}
+    assert ok(run, "Create it again")["changed"] is False
+    changed = ok(run, "Change it through present")
+    assert changed["changed"] is True and changed["result"]["data"] == {"a": "1", "b": "2"}
+    a1, a2 = ok(run, "First apply of the StatefulSet"), ok(run, "Apply the StatefulSet again")
+    assert a1["changed"] is True and a2["changed"] is False
+    assert a2["result"]["metadata"]["generation"] == a1["result"]["metadata"]["generation"] == 1
+    check = ok(run, "Apply a change in check mode")
+    assert check["changed"] is True and check["result"]["spec"]["replicas"] == 3
+    assert ok(run, "Create in check mode")["changed"] is True
+    diff = ok(run, "Apply a change with diff")
+    assert diff["changed"] is True
+    assert diff["diff"]["before"]["data"]["b"] == "2" and diff["diff"]["after"]["data"]["b"] == "3"
+    ssa = ok(run, "Server-side apply")
+    assert ssa["changed"] is True and ssa["result"]["data"] == {"x": "1"}
+    scale = ok(run, "Scale the StatefulSet without waiting")
+    assert scale["changed"] is True
+    sts = twin.kubectl_json("-n", ns, "get", "statefulset", "web")
+    assert sts["spec"]["replicas"] == 2  # not 3: the check-mode apply changed nothing
+    assert sts["metadata"]["generation"] == 2
+    absent = ok(run, "Delete the ConfigMap and wait")
+    assert absent["changed"] is True
+    assert ok(run, "Delete it again")["changed"] is False
+    invalid = run.task("An invalid object fails")
+    assert invalid["status"] == "failed"
+    assert "spec.replicas" in json.dumps(invalid["result"])
+    # what the cluster holds afterwards
+    names = {i["metadata"]["name"] for i in twin.kubectl_json("-n", ns, "get", "configmaps")["items"]}
+    assert "dry" not in names and "settings" not in names and "ssa" in names
+
+
+def test_k8s_on_custom_resources_falls_back_to_merge_patch(twin):
+    ns = f"kcr-{uuid.uuid4().hex[:6]}"
+    run = twin.playbook(PLAYBOOKS / "k8s_custom.yml", extra_vars={"ns": ns})
+    assert run.rc == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert ok(run, "Create a Dial")["changed"] is True
+    change = ok(run, "Change it with present")
+    assert change["changed"] is True
+    assert change["result"]["spec"] == {"level": 2, "label": "one"}  # merged, not replaced
+    assert ok(run, "Present again changes nothing")["changed"] is False
+    assert ok(run, "Remove the CRD and wait")["changed"] is True
+    assert twin.kubectl("get", "crd", "dials.core.example.com", check=False).returncode != 0

@@ -1,0 +1,460 @@
+"""Run a pod's container as a host process, so benchmark pods on the twin run the real programs.
+
+Which images run (maps): an image whose name holds `mysql` or `mariadb` runs MariaDB (mariadbd; the
+image's entrypoint is emulated, below), `sysbench` runs /usr/bin/sysbench, `fio` runs /usr/bin/fio, each
+only when that program is installed and the twin runs as root. Shell images (busybox, alpine, ubuntu,
+debian, bash) run their command with the host's /bin/sh only when the twin setting `exec_shell_images` is
+true (`python -m twin settings --set '{"exec_shell_images": true}'`): the attach/lifecycle benchmarks start
+hundreds of busybox pods that must stay simulated. Other images are simulated by the kubelet.
+
+How a container runs (run):
+- argv as Kubernetes builds it: command + args, or the image's entrypoint (the program above) + args;
+  `$(VAR)` references expanded from the container's env. env/envFrom are resolved like the kubelet does
+  (value, secretKeyRef, configMapKeyRef, fieldRef incl. status.podIP), from the store when bound.
+- Filesystem: a private mount namespace (`unshare --mount --uts --propagation private`) whose root is a
+  copy-on-write overlay of the host's / (upper layer on a tmpfs), with private /tmp, /run and /dev/shm;
+  each volumeMount's host directory (mounts: mountPath -> directory, from the kubelet / twin/backing.py)
+  is bind-mounted at its mountPath inside. So /data or /var/lib/mysql exist only in the container: the
+  host's own directories are never written. Then chroot into it, cd to workingDir, exec the program.
+- Network: a pod with hostNetwork joins its node's network namespace (one per node, loopback only), as a
+  host-network pod shares its node's stack: a MariaDB pod with hostNetwork listens on 3306 there, and a
+  sysbench pod with hostNetwork on the same node reaches it at 127.0.0.1:3306, exactly as in the seed and
+  on a real cluster. Other pods get a namespace of their own (shared by their containers), loopback only:
+  traffic between pods is not modelled, so benchmark clients run on the server's node with hostNetwork.
+- stdout and stderr go line by line to the pod log (the kubelet's log callback); the exit code is the
+  program's, or 128 + signal. When the kubelet kills the container (pod deleted) the process group gets
+  SIGTERM, then SIGKILL after the grace period (at most KILL_GRACE_SECONDS); every process started here
+  dies with the twin (PR_SET_PDEATHSIG, and the cluster's stop hook).
+
+MySQL/MariaDB images (the official images' docker-entrypoint.sh, emulated): on an empty datadir
+(/var/lib/mysql, or --datadir) run mariadb-install-db, then start mariadbd (`--no-defaults --user=root
+--port=3306 --bind-address=0.0.0.0`, socket /run/mysqld/mysqld.sock, plus the container's `-`-options)
+with an init file, written into the container's private /tmp, that sets root's password from
+MYSQL_ROOT_PASSWORD / MARIADB_ROOT_PASSWORD (root@localhost and root@'%'), creates MYSQL_DATABASE and
+MYSQL_USER / MYSQL_PASSWORD. Without a password and without MYSQL_ALLOW_EMPTY_PASSWORD it exits 1 with the
+image's message. Secrets travel in the process environment only, never in a log or on the host's disk.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import ctypes
+import logging
+import os
+import re
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+log = logging.getLogger("twin")
+
+KILL_GRACE_SECONDS = 10.0
+HOST_TOOLS = ("nsenter", "unshare", "ip", "mount", "chroot")
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SHELL_IMAGES = ("busybox", "alpine", "ubuntu", "debian", "bash")
+# kind -> (programs that must be installed, default entrypoint)
+KINDS: dict[str, tuple[tuple[str, ...], list[str]]] = {
+    "mysql": (("mariadbd", "mariadb-install-db"), ["docker-entrypoint.sh"]),
+    "sysbench": (("sysbench",), ["sysbench"]),
+    "fio": (("fio",), ["fio"]),
+    "shell": (("sh",), ["sh"]),
+}
+_TOKENS = re.compile(r"[/:@._-]+")
+
+_cluster: Any = None
+_procs: dict[int, asyncio.subprocess.Process] = {}   # pid -> running container process (its own group)
+_netns: dict[tuple[str, str], NetNS] = {}
+_netns_lock: asyncio.Lock | None = None
+
+
+def bind(cluster: Any) -> None:
+    """Use the cluster's store (env from Secrets/ConfigMaps, pod IPs), its directory and its stop hook."""
+    global _cluster
+    _cluster = cluster
+    hooks = getattr(cluster, "on_stop", None)
+    if hooks is not None:
+        hooks.append(kill_all)
+
+
+# which images run --------------------------------------------------------------------------------
+def image_kind(image: str) -> str | None:
+    """mysql / sysbench / fio / shell for images this machine can run, else None."""
+    tokens = [t.lower() for t in _TOKENS.split(image or "") if t]
+    for kind, names in (("mysql", ("mysql", "mariadb")), ("sysbench", ("sysbench",)), ("fio", ("fio",))):
+        if any(n in tokens for n in names):
+            return kind
+    if any(n in tokens for n in SHELL_IMAGES) and _setting("exec_shell_images"):
+        return "shell"
+    return None
+
+
+def maps(image: str) -> bool:
+    kind = image_kind(image)
+    return kind is not None and _host_ready() and all(shutil.which(p) for p in KINDS[kind][0])
+
+
+def _host_ready() -> bool:
+    return os.geteuid() == 0 and all(shutil.which(t) for t in HOST_TOOLS)
+
+
+def _setting(key: str) -> Any:
+    return (getattr(_cluster, "settings", None) or {}).get(key)
+
+
+# the run -------------------------------------------------------------------------------------------
+async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Callable[[str], None]) -> int:
+    """Run one container to its exit code; CancelledError (the kubelet kills it) kills the process group."""
+    kind = image_kind(container.get("image", ""))
+    if kind is None:
+        raise ValueError(f"image {container.get('image')!r} does not run on this machine")
+    env = container_env(pod, container)
+    argv, extra_env = _argv(kind, container, env)
+    env.update(extra_env)
+    md = pod["metadata"]
+    host = pod["spec"].get("nodeName", "") if pod["spec"].get("hostNetwork") else md["name"]
+    pairs: list[str] = []
+    for path, src in sorted(mounts.items(), key=lambda kv: kv[0].count("/")):  # parents before children
+        if not path.startswith("/"):
+            raise ValueError(f"volumeMount mountPath {path!r} of container {container['name']} must be absolute")
+        pairs += [src, os.path.normpath(path)]
+    ns = await _netns_for(pod)
+    rootdir = Path(tempfile.mkdtemp(prefix=f"{container['name']}-", dir=_runtime_dir(pod)))
+    proc = None
+    try:
+        cmd = ["nsenter", f"--net={ns.path}", "--", "unshare", "--mount", "--uts", "--propagation", "private", "--",
+               "/bin/sh", "-c", _SETUP, "storageperf-container", str(rootdir), host[:63] or "pod",
+               container.get("workingDir") or "/", *pairs, "--", *argv]
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            env=env, start_new_session=True, preexec_fn=_die_with_parent, limit=1 << 20)
+        _procs[proc.pid] = proc
+        await _pump(proc.stdout, log_line)
+        code = await proc.wait()
+    except asyncio.CancelledError:
+        if proc is not None:
+            await _stop(proc, pod)
+        raise
+    finally:
+        if proc is not None:
+            _procs.pop(proc.pid, None)
+        ns.release()
+        shutil.rmtree(rootdir, ignore_errors=True)
+    return 128 - code if code < 0 else code
+
+
+async def _pump(stream: asyncio.StreamReader | None, log_line: Callable[[str], None]) -> None:
+    if stream is None:
+        return
+    while True:
+        try:
+            line = await stream.readline()
+        except ValueError:  # a line longer than the limit: take what there is
+            line = await stream.read(1 << 20)
+        if not line:
+            return
+        log_line(line.decode("utf-8", "replace").rstrip("\n"))
+
+
+async def _stop(proc: asyncio.subprocess.Process, pod: dict) -> None:
+    grace = min(float(pod["spec"].get("terminationGracePeriodSeconds", 30)), KILL_GRACE_SECONDS)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(asyncio.shield(proc.wait()), grace)
+    except (TimeoutError, asyncio.CancelledError):
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), 5)
+
+
+def kill_all() -> None:
+    """At twin stop: every container process group and every network namespace holder."""
+    for pid in list(_procs):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    for ns in list(_netns.values()):
+        ns.kill()
+    _netns.clear()
+    # a killed process keeps its files open until it is gone: wait (briefly) so volumes can be unmounted
+    deadline = time.monotonic() + 3.0
+    for pid in list(_procs):
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.02)
+
+
+def _alive(pid: int) -> bool:
+    """Running, or dying: anything but gone or a zombie (a zombie holds no files)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _die_with_parent() -> None:
+    """PR_SET_PDEATHSIG: a twin killed with SIGKILL takes its containers with it."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+def _runtime_dir(pod: dict) -> str:
+    base = Path(_cluster.dir).resolve() / "exec" if _cluster is not None else Path(tempfile.gettempdir()) / "twin-exec"
+    d = base / pod["metadata"].get("uid", pod["metadata"]["name"])
+    d.mkdir(parents=True, exist_ok=True)
+    return str(d)
+
+
+# The container's filesystem, inside the new mount namespace. Arguments: rootdir hostname workdir
+# (src dst)... -- argv. The overlay keeps every write outside volumes off the host's disk.
+_SETUP = r'''
+set -e
+r=$1; hn=$2; wd=$3; shift 3
+mount -t tmpfs -o mode=0755 storageperf-root "$r"
+mkdir "$r/upper" "$r/work" "$r/m"
+if ! mount -t overlay overlay -o "lowerdir=/,upperdir=$r/upper,workdir=$r/work" "$r/m" 2>"$r/err"; then
+  echo "storageperf twin: cannot make the container's root filesystem (overlay of / failed: $(cat "$r/err"))" >&2
+  exit 126
+fi
+m=$r/m
+mount --rbind /dev "$m/dev"
+mount -t tmpfs -o mode=1777 shm "$m/dev/shm"
+mount -t proc proc "$m/proc"
+mount --rbind /sys "$m/sys"
+mount -t tmpfs -o mode=1777 tmp "$m/tmp"
+mount -t tmpfs -o mode=0755 run "$m/run"
+while [ "$1" != "--" ]; do
+  mkdir -p "$m$2"
+  mount --bind "$1" "$m$2"
+  shift 2
+done
+shift
+hostname "$hn" 2>/dev/null || true
+exec chroot "$m" /bin/sh -c 'cd "$1" 2>/dev/null || cd /; shift; exec "$@"' storageperf-workdir "$wd" "$@"
+'''
+
+
+# argv and env, as the kubelet and the image build them --------------------------------------------
+_VAR_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def expand(text: str, env: dict[str, str]) -> str:
+    """Kubernetes' $(VAR) expansion: defined variables are replaced, $$ is a literal $, others stay."""
+    def sub(m: re.Match) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        return env.get(m.group(1), m.group(0))
+    return _VAR_REF.sub(sub, str(text))
+
+
+def _argv(kind: str, container: dict, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    command = [expand(a, env) for a in container.get("command") or []]
+    args = [expand(a, env) for a in container.get("args") or []]
+    if kind == "mysql" and (not command or os.path.basename(command[0]) in ("docker-entrypoint.sh", "mysqld", "mariadbd")):
+        rest = command[1:] + args if command else args
+        if rest and os.path.basename(rest[0]) in ("mysqld", "mariadbd"):
+            rest = rest[1:]
+        if not rest or rest[0].startswith("-"):
+            return _mysql_entrypoint(rest, env)
+        return rest, {}
+    if command:
+        return command + args, {}
+    return list(KINDS[kind][1]) + args, {}
+
+
+def _sql_quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _sql_ident(value: str) -> str:
+    return "`" + value.replace("`", "``") + "`"
+
+
+def _mysql_entrypoint(options: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    def var(name: str) -> str:
+        return env.get(f"MARIADB_{name}") or env.get(f"MYSQL_{name}") or ""
+
+    password = var("ROOT_PASSWORD")
+    allow_empty = bool(var("ALLOW_EMPTY_PASSWORD") or var("ALLOW_EMPTY_ROOT_PASSWORD"))
+    sql = ["SET @@SESSION.SQL_LOG_BIN=0;",
+           "DELETE FROM mysql.global_priv WHERE User='' OR (User='root' AND Host NOT IN ('localhost'));",
+           "DELETE FROM mysql.proxies_priv WHERE Host NOT IN ('localhost');",
+           "FLUSH PRIVILEGES;"]
+    if password:
+        sql += [f"ALTER USER 'root'@'localhost' IDENTIFIED BY {_sql_quote(password)};",
+                f"CREATE USER 'root'@'%' IDENTIFIED BY {_sql_quote(password)};"]
+    else:
+        sql += ["CREATE USER 'root'@'%';"]
+    sql += ["GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION;"]
+    if var("DATABASE"):
+        sql.append(f"CREATE DATABASE IF NOT EXISTS {_sql_ident(var('DATABASE'))};")
+    if var("USER") and var("PASSWORD"):
+        sql += [f"CREATE USER {_sql_quote(var('USER'))}@'%' IDENTIFIED BY {_sql_quote(var('PASSWORD'))};"]
+        if var("DATABASE"):
+            sql.append(f"GRANT ALL ON {_sql_ident(var('DATABASE'))}.* TO {_sql_quote(var('USER'))}@'%';")
+    sql.append("FLUSH PRIVILEGES;")
+    datadir = next((o.split("=", 1)[1] for o in options if o.startswith("--datadir=")), "/var/lib/mysql")
+    extra = {"STORAGEPERF_INIT_SQL": "\n".join(sql) + "\n", "STORAGEPERF_DATADIR": datadir,
+             "STORAGEPERF_PASSWORD_SET": "1" if (password or allow_empty) else ""}
+    return ["/bin/sh", "-c", _MYSQL_ENTRYPOINT, "docker-entrypoint.sh", *options], extra
+
+
+_MYSQL_ENTRYPOINT = r'''
+set -e
+note() { echo "$(date -u '+%Y-%m-%d %H:%M:%S') 0 [Note] [Entrypoint]: $*"; }
+d=$STORAGEPERF_DATADIR
+init=""
+if [ ! -d "$d/mysql" ]; then
+  if [ -z "$STORAGEPERF_PASSWORD_SET" ]; then
+    echo "[ERROR] [Entrypoint]: Database is uninitialized and password option is not specified" >&2
+    echo "	You need to specify one of MARIADB_ROOT_PASSWORD, MARIADB_ALLOW_EMPTY_ROOT_PASSWORD and" \
+      "MARIADB_RANDOM_ROOT_PASSWORD" >&2
+    exit 1
+  fi
+  note "Initializing database files in $d"
+  mkdir -p "$d"
+  mariadb-install-db --no-defaults --user=root --datadir="$d" --auth-root-authentication-method=normal \
+    --skip-test-db --skip-name-resolve >/tmp/install-db.log 2>&1 || { cat /tmp/install-db.log; exit 1; }
+  note "Database files initialized"
+  printf '%s' "$STORAGEPERF_INIT_SQL" > /tmp/storageperf-init.sql
+  init=--init-file=/tmp/storageperf-init.sql
+fi
+unset STORAGEPERF_INIT_SQL STORAGEPERF_DATADIR STORAGEPERF_PASSWORD_SET MYSQL_ROOT_PASSWORD MARIADB_ROOT_PASSWORD
+mkdir -p /run/mysqld
+note "Starting MariaDB"
+exec mariadbd --no-defaults --user=root --datadir="$d" --port=3306 --bind-address=0.0.0.0 \
+  --socket=/run/mysqld/mysqld.sock --pid-file=/run/mysqld/mysqld.pid --skip-name-resolve $init "$@"
+'''
+
+
+def container_env(pod: dict, container: dict) -> dict[str, str]:
+    """The container's environment as the kubelet builds it (envFrom first, then env in order)."""
+    md = pod["metadata"]
+    env = {"PATH": PATH, "HOME": "/root", "HOSTNAME": md["name"], "TERM": "xterm"}
+    ns = md.get("namespace", "default")
+    for src in container.get("envFrom") or []:
+        prefix = src.get("prefix", "")
+        if "configMapRef" in src or "secretRef" in src:
+            kind = "configMapRef" if "configMapRef" in src else "secretRef"
+            ref = src[kind]
+            data = _object_data("configmaps" if kind == "configMapRef" else "secrets", ns, ref.get("name", ""),
+                                optional=bool(ref.get("optional")))
+            for k, v in (data or {}).items():
+                env[prefix + k] = v
+    for e in container.get("env") or []:
+        name = e["name"]
+        if "value" in e or "valueFrom" not in e:
+            env[name] = expand(e.get("value", ""), env)
+            continue
+        value = _value_from(pod, e["valueFrom"], ns)
+        if value is not None:
+            env[name] = value
+    return env
+
+
+def _value_from(pod: dict, src: dict, ns: str) -> str | None:
+    for kind, plural in (("secretKeyRef", "secrets"), ("configMapKeyRef", "configmaps")):
+        if kind in src:
+            ref = src[kind]
+            data = _object_data(plural, ns, ref.get("name", ""), optional=bool(ref.get("optional")))
+            if data is None:
+                return None
+            if ref.get("key") not in data:
+                if ref.get("optional"):
+                    return None
+                raise ValueError(f"couldn't find key {ref.get('key')} in {plural[:-1]} {ns}/{ref.get('name')}")
+            return data[ref["key"]]
+    if "fieldRef" in src:
+        return _field(pod, src["fieldRef"].get("fieldPath", ""))
+    return None
+
+
+def _object_data(plural: str, ns: str, name: str, optional: bool) -> dict[str, str] | None:
+    store = getattr(_cluster, "store", None)
+    obj = None
+    if store is not None:
+        rt = store.rt("", "v1", plural)
+        if store.exists(rt, ns, name):
+            obj = store.get(rt, ns, name)
+    if obj is None:
+        if optional:
+            return None
+        raise ValueError(f"{plural[:-1]} {ns}/{name} not found (CreateContainerConfigError)")
+    data = {k: str(v) for k, v in (obj.get("data") or {}).items()}
+    if plural == "secrets":
+        data = {k: base64.b64decode(v).decode("utf-8", "replace") for k, v in data.items()}
+        data.update({k: str(v) for k, v in (obj.get("stringData") or {}).items()})
+    return data
+
+
+def _field(pod: dict, path: str) -> str | None:
+    fresh = pod
+    store = getattr(_cluster, "store", None)
+    md = pod["metadata"]
+    if store is not None and path.startswith("status."):
+        rt = store.rt("", "v1", "pods")
+        if store.exists(rt, md.get("namespace"), md["name"]):
+            fresh = store.get(rt, md.get("namespace"), md["name"])
+    m = re.match(r"^metadata\.(labels|annotations)\['(.+)'\]$", path)
+    if m:
+        return (fresh["metadata"].get(m.group(1)) or {}).get(m.group(2))
+    status = fresh.get("status") or {}
+    simple = {"metadata.name": md.get("name"), "metadata.namespace": md.get("namespace"), "metadata.uid": md.get("uid"),
+              "spec.nodeName": fresh["spec"].get("nodeName"), "spec.serviceAccountName": fresh["spec"].get("serviceAccountName"),
+              "status.podIP": status.get("podIP"), "status.hostIP": status.get("hostIP")}
+    return simple.get(path)
+
+
+# network namespaces ----------------------------------------------------------------------------------
+class NetNS:
+    """A network namespace held open by a sleeping process; containers enter it with nsenter."""
+
+    def __init__(self, key: tuple[str, str], proc: asyncio.subprocess.Process, shared: bool) -> None:
+        self.key = key
+        self.proc = proc
+        self.shared = shared  # a node's namespace lives until the twin stops
+        self.users = 0
+        self.path = f"/proc/{proc.pid}/ns/net"
+
+    def release(self) -> None:
+        self.users -= 1
+        if self.users <= 0 and not self.shared:
+            _netns.pop(self.key, None)
+            self.kill()
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+async def _netns_for(pod: dict) -> NetNS:
+    global _netns_lock
+    if _netns_lock is None:
+        _netns_lock = asyncio.Lock()
+    host_net = bool(pod["spec"].get("hostNetwork"))
+    key = ("node", pod["spec"].get("nodeName", "")) if host_net else ("pod", pod["metadata"].get("uid", pod["metadata"]["name"]))
+    async with _netns_lock:
+        ns = _netns.get(key)
+        if ns is None or ns.proc.returncode is not None:
+            proc = await asyncio.create_subprocess_exec(
+                "unshare", "--net", "--", "/bin/sh", "-c", "ip link set lo up && echo up && exec sleep infinity",
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True, preexec_fn=_die_with_parent)
+            line = await asyncio.wait_for(proc.stdout.readline(), 30) if proc.stdout else b""
+            if line.strip() != b"up":
+                err = (await proc.stderr.read()).decode() if proc.stderr else ""
+                raise RuntimeError(f"cannot make a network namespace for {key[0]} {key[1]}: {err.strip()}")
+            ns = _netns[key] = NetNS(key, proc, shared=host_net)
+        ns.users += 1
+        return ns
+
+
+def running() -> list[int]:
+    """Process ids of the containers running now (tests check that a killed pod leaves none)."""
+    return sorted(_procs)
+
