@@ -55,7 +55,7 @@ class Counted:
         self.directory = directory
         self.count = 0
 
-    def __enter__(self) -> "Counted":
+    def __enter__(self) -> Counted:
         self.before = twin_requests(self.directory)
         return self
 

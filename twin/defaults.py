@@ -112,9 +112,12 @@ def deployment(obj: dict) -> None:
     spec.setdefault("replicas", 1)
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
-    strat = spec.setdefault("strategy", {"type": "RollingUpdate"})
-    if strat.get("type") == "RollingUpdate":
-        strat.setdefault("rollingUpdate", {"maxSurge": "25%", "maxUnavailable": "25%"})
+    strat = spec.setdefault("strategy", {})
+    strat.setdefault("type", "RollingUpdate")
+    if strat["type"] == "RollingUpdate":
+        ru = strat.setdefault("rollingUpdate", {})
+        ru.setdefault("maxSurge", "25%")
+        ru.setdefault("maxUnavailable", "25%")
     _template(obj)
     obj.setdefault("status", {})
 
@@ -128,7 +131,12 @@ def replicaset(obj: dict) -> None:
 def daemonset(obj: dict) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("revisionHistoryLimit", 10)
-    spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+    us = spec.setdefault("updateStrategy", {})
+    us.setdefault("type", "RollingUpdate")
+    if us["type"] == "RollingUpdate":
+        ru = us.setdefault("rollingUpdate", {})
+        ru.setdefault("maxUnavailable", 1)
+        ru.setdefault("maxSurge", 0)
     _template(obj)
     st = obj.setdefault("status", {})
     for k in ("currentNumberScheduled", "desiredNumberScheduled", "numberMisscheduled", "numberReady"):

@@ -1,8 +1,11 @@
 """Discovery documents (/api, /apis, group versions) and the OpenAPI v3 documents kubectl reads."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import re
+from typing import Any
 
 from .resources import Registry, ResourceType
 
@@ -80,9 +83,11 @@ def _gv_path(group: str, version: str) -> str:
 
 
 _ROOT_CACHE: dict[int, tuple[int, dict]] = {}
+_GV_CACHE: dict[tuple[int, str, str], tuple[int, dict]] = {}
 
 
 def openapi_root(reg: Registry) -> dict:
+    """The /openapi/v3 index: one serverRelativeURL per group version, with a hash kubectl caches by."""
     cached = _ROOT_CACHE.get(id(reg))
     if cached and cached[0] == reg.generation:
         return cached[1]
@@ -90,8 +95,9 @@ def openapi_root(reg: Registry) -> dict:
     for g, vs in reg.group_versions().items():
         for v in vs:
             p = _gv_path(g, v)
-            doc = openapi_gv(reg, g, v)
-            h = hashlib.sha512(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32].upper()
+            names = sorted(f"{r.plural}:{r.kind}:{r.crd}:{len(json.dumps(reg.crd_openapi.get((g, v, r.plural)), sort_keys=True))}"
+                           for r in reg.in_group_version(g, v))
+            h = hashlib.sha512(json.dumps([VERSION_INFO["gitVersion"], p, names]).encode()).hexdigest()[:32].upper()
             paths[p] = {"serverRelativeURL": f"/openapi/v3/{p}?hash={h}"}
     doc = {"paths": paths}
     _ROOT_CACHE[id(reg)] = (reg.generation, doc)
@@ -100,25 +106,99 @@ def openapi_root(reg: Registry) -> dict:
 
 _PARAMS = [{"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
            for n in ("dryRun", "fieldManager", "fieldValidation", "pretty")]
+_REF = "#/components/schemas/"
+
+
+def _convert(schema: Any) -> Any:
+    """A kubernetes-validate JSON Schema node as the OpenAPI v3 the real server publishes."""
+    if isinstance(schema, list):
+        return [_convert(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for k, v in schema.items():
+        if k == "$ref":
+            out["allOf"] = [{"$ref": _REF + v.rsplit("/", 1)[-1]}]
+        elif k == "type" and isinstance(v, list):
+            types = [t for t in v if t != "null"]
+            out["type"] = types[0] if len(types) == 1 else types
+        elif k == "additionalProperties" and v is False:
+            continue
+        elif k in ("properties",):
+            out[k] = {pk: _convert(pv) for pk, pv in v.items()}
+        else:
+            out[k] = _convert(v)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin_components() -> dict[str, dict]:
+    from . import validation
+
+    out: dict[str, dict] = {}
+    for name, s in validation._defs().items():
+        if name.endswith("util.intstr.IntOrString"):
+            out[name] = {"description": s.get("description", ""), "type": "string", "format": "int-or-string"}
+        elif name.endswith("api.resource.Quantity"):
+            out[name] = {"description": s.get("description", ""), "type": "string"}
+        else:
+            out[name] = _convert(s)
+    return out
+
+
+def _closure(root: str, comps: dict[str, dict], into: dict[str, dict]) -> None:
+    stack = [root]
+    while stack:
+        name = stack.pop()
+        if name in into or name not in comps:
+            continue
+        into[name] = comps[name]
+        text = json.dumps(comps[name])
+        for ref in set(re.findall(r'"#/components/schemas/([^"]+)"', text)):
+            if ref not in into:
+                stack.append(ref)
 
 
 def openapi_gv(reg: Registry, group: str, version: str) -> dict:
+    """The OpenAPI v3 document of one group version: its paths (with the fieldValidation parameter
+    that makes kubectl validate on the server) and the schemas of its kinds (kubectl explain)."""
+    key = (id(reg), group, version)
+    cached = _GV_CACHE.get(key)
+    if cached and cached[0] == reg.generation:
+        return cached[1]
+    from . import validation
+
     paths: dict[str, dict] = {}
     schemas: dict[str, dict] = {}
-    for r in reg.in_group_version(group, version):
+    comps = _builtin_components()
+    for r in sorted(reg.in_group_version(group, version), key=lambda x: x.plural):
         gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+        if r.crd:
+            name = f"{'.'.join(reversed(r.group.split('.')))}.{r.version}.{r.kind}"
+            body = _convert(reg.crd_openapi.get((r.group, r.version, r.plural)) or {"type": "object"})
+            body = dict(body, **{"x-kubernetes-group-version-kind": [gvk]})
+            props = dict(body.get("properties") or {})
+            props.setdefault("apiVersion", {"type": "string"})
+            props.setdefault("kind", {"type": "string"})
+            props["metadata"] = {"allOf": [{"$ref": _REF + "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]}
+            body["properties"] = props
+            schemas[name] = body
+            _closure("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", comps, schemas)
+        else:
+            name = validation._gvk_index().get((r.group, r.version, r.kind), "")
+            if name:
+                _closure(name, comps, schemas)
+        ref = {"content": {"application/json": {"schema": {"$ref": _REF + name}}}} if name else {}
         base = f"/{_gv_path(group, version)}" + ("/namespaces/{namespace}" if r.namespaced else "")
         op = {"x-kubernetes-group-version-kind": gvk, "parameters": _PARAMS,
-              "responses": {"200": {"description": "OK"}}}
-        paths[f"{base}/{r.plural}"] = {"post": dict(op, operationId=f"create{r.kind}"),
+              "responses": {"200": dict({"description": "OK"}, **ref)}}
+        body_op = dict(op, requestBody=dict({"required": True}, **ref)) if ref else op
+        paths[f"{base}/{r.plural}"] = {"post": dict(body_op, operationId=f"create{r.kind}"),
                                        "get": dict(op, operationId=f"list{r.kind}")}
         paths[f"{base}/{r.plural}/{{name}}"] = {
-            "get": dict(op, operationId=f"read{r.kind}"), "put": dict(op, operationId=f"replace{r.kind}"),
+            "get": dict(op, operationId=f"read{r.kind}"), "put": dict(body_op, operationId=f"replace{r.kind}"),
             "patch": dict(op, operationId=f"patch{r.kind}"), "delete": dict(op, operationId=f"delete{r.kind}")}
-        pkg = f"io.k8s.api.{(r.group.split('.')[0] or 'core')}.{r.version}.{r.kind}"
-        schemas[pkg] = {"type": "object", "x-kubernetes-group-version-kind": [gvk],
-                        "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
-                                       "metadata": {"type": "object"}, "spec": {"type": "object"},
-                                       "status": {"type": "object"}}}
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": VERSION_INFO["gitVersion"]},
-            "paths": paths, "components": {"schemas": schemas}}
+    doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": VERSION_INFO["gitVersion"]},
+           "paths": paths, "components": {"schemas": schemas}}
+    _GV_CACHE[key] = (reg.generation, doc)
+    return doc

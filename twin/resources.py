@@ -95,6 +95,7 @@ class Registry:
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
         self._by_key: dict[tuple[str, str], ResourceType] = {}
         self._crd_owned: dict[str, list[tuple[str, str, str]]] = {}
+        self.crd_openapi: dict[tuple[str, str, str], dict] = {}  # (group, version, plural) -> openAPIV3Schema
         self.generation = 0  # bumped whenever the set of served resources changes (discovery caches)
         for r in BUILTIN:
             self.add(r)
@@ -172,10 +173,12 @@ class Registry:
                              scale=subres.get("scale"))
             self.add(r)
             keys.append((r.group, r.version, r.plural))
+            self.crd_openapi[keys[-1]] = (v.get("schema") or {}).get("openAPIV3Schema") or {"type": "object"}
         self._crd_owned[crd["metadata"]["name"]] = keys
 
     def unregister_crd(self, name: str) -> None:
         for k in self._crd_owned.pop(name, []):
+            self.crd_openapi.pop(k, None)
             r = self._by_gvr.pop(k, None)
             if r is not None and self._by_key.get(r.key) is r:
                 self._by_key.pop(r.key, None)

@@ -18,6 +18,7 @@ import bisect
 import collections
 import json
 import os
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -43,17 +44,35 @@ RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "PersistentVolumeClaim"), ("", "Pers
                           ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "VolumeAttachment")}
 
 
+_NOW: list = [0, ""]
+
+
 def now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current time as the API server writes timestamps (RFC 3339, whole seconds, UTC)."""
+    sec = int(time.time())
+    if _NOW[0] != sec:
+        _NOW[0], _NOW[1] = sec, datetime.fromtimestamp(sec, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _NOW[1]
 
 
 def dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
+_intern = sys.intern
+
+
 def _clone(obj: Any) -> Any:
-    """A deep copy of a JSON value (several times faster than copy.deepcopy)."""
-    return json.loads(json.dumps(obj))
+    """A deep copy of a JSON value whose keys and short strings are interned: faster than
+    copy.deepcopy, and it halves the memory of stored objects (every pod repeats the same keys)."""
+    if isinstance(obj, dict):
+        return {_intern(k) if type(k) is str else k:
+                (_clone(v) if isinstance(v, (dict, list)) else _intern(v) if type(v) is str and len(v) < 48 else v)
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clone(v) if isinstance(v, (dict, list)) else _intern(v) if type(v) is str and len(v) < 48 else v
+                for v in obj]
+    return obj
 
 
 @dataclass

@@ -58,7 +58,7 @@ class Node:
 
     __slots__ = ("types", "props", "values", "items", "required", "enum", "merge_key", "strategy",
                  "list_type", "map_keys", "free", "fmt", "go", "t", "name", "preserve", "bounds",
-                 "int_or_string", "nullable", "_src")
+                 "int_or_string", "nullable", "pyt", "simple")
 
     def __init__(self) -> None:
         self.types: frozenset[str] | None = None
@@ -80,6 +80,22 @@ class Node:
         self.bounds: dict | None = None          # CRD schemas: minimum, maxLength, pattern, ...
         self.int_or_string = False
         self.nullable = False
+        self.pyt: frozenset | None = None        # the Python types a value may have (exact type match)
+        self.simple = False                      # a scalar that only needs its type checked
+
+
+_PY = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,),
+       "object": (dict,)}
+
+
+def _finish(n: Node) -> None:
+    if n.types:
+        pyt: set = set()
+        for t in n.types:
+            pyt.update(_PY.get(t, ()))
+        n.pyt = frozenset(pyt)
+    n.simple = (not n.free and n.pyt is not None and not (n.pyt & {dict, list}) and n.enum is None
+                and n.fmt != "quantity" and not n.bounds)
 
 
 _JSON_TYPE = {str: "string", bool: "bool", int: "number", float: "number", list: "array", dict: "object"}
@@ -87,22 +103,6 @@ _JSON_TYPE = {str: "string", bool: "bool", int: "number", float: "number", list:
 
 def _json_kind(v: Any) -> str:
     return _JSON_TYPE.get(type(v), "value")
-
-
-def _type_ok(types: frozenset[str], v: Any) -> bool:
-    if isinstance(v, bool):
-        return "boolean" in types
-    if isinstance(v, int):
-        return "integer" in types or "number" in types
-    if isinstance(v, float):
-        return "number" in types or ("integer" in types and v.is_integer())
-    if isinstance(v, str):
-        return "string" in types
-    if isinstance(v, list):
-        return "array" in types
-    if isinstance(v, dict):
-        return "object" in types
-    return False
 
 
 @functools.lru_cache(maxsize=1)
@@ -141,6 +141,7 @@ def _fill(n: Node, s: dict, def_name: str = "") -> None:
             n.fmt, n.go = "quantity", "resource.Quantity"
         else:
             n.int_or_string, n.go = True, "intstr.IntOrString"
+        _finish(n)
         return
     t = s.get("type")
     if t is None:
@@ -169,6 +170,7 @@ def _fill(n: Node, s: dict, def_name: str = "") -> None:
     else:
         n.go = {"integer": n.fmt or "int64", "number": "float64", "boolean": "bool", "string": "string"}.get(
             next(iter(n.types)) if n.types else "", "")
+    _finish(n)
 
 
 def _field(s: dict) -> Node:
@@ -247,6 +249,7 @@ def compile_crd_schema(s: dict | None) -> Node:
     n.required = tuple(s.get("required", ()))
     if n.types == frozenset(["object"]) and n.props is None and n.values is None:
         n.free = True
+    _finish(n)
     return n
 
 
@@ -288,28 +291,26 @@ class _Walk:
             self.decode.append(f"json: cannot unmarshal {_json_kind(v)} into Go struct field {parent}.{path} "
                                f"of type {t.go or 'string'}")
 
-    def walk(self, v: Any, node: Node, path: str, parent: str, in_status: bool) -> Any:
-        """Check v against node; returns v (possibly pruned). parent = enclosing Go struct name."""
+    def walk(self, v: Any, node: Node, path: str, parent: str, in_status: bool) -> None:
+        """Check v against node, pruning unknown fields unless strict. parent = enclosing Go struct name."""
         t = node.t
-        if v is None:
-            return v
-        if t.free:
-            return v
-        types = t.types
-        if types and not _type_ok(types, v):
+        if v is None or t.free:
+            return
+        tv = type(v)
+        if t.pyt is not None and tv not in t.pyt:
             self.type_error(node, v, path, parent)
-            return v
-        if t.fmt == "quantity" and isinstance(v, str) and not _QUANTITY.match(v):
+            return
+        if t.fmt == "quantity" and tv is str and not _QUANTITY.match(v):
             self.decode.append(f"quantities must match the regular expression "
                                f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' ({path}: {v!r})")
-            return v
-        if t.enum is not None and v not in t.enum and not (path in ("apiVersion", "kind")):
+            return
+        if t.enum is not None and v not in t.enum and path not in ("apiVersion", "kind"):
             supported = ", ".join(json.dumps(e) for e in t.enum)
             self.causes.append({"reason": "FieldValueNotSupported", "field": path,
                                 "message": f"Unsupported value: {json.dumps(v)}: supported values: {supported}"})
         if t.bounds:
             self._bounds(t.bounds, v, path)
-        if isinstance(v, dict):
+        if tv is dict:
             props = t.props
             if props is not None:
                 name = t.name or parent
@@ -317,36 +318,56 @@ class _Walk:
                 for k, sub in v.items():
                     pn = props.get(k)
                     if pn is None:
-                        if t.preserve:
+                        if t.preserve or (not path and k in ("apiVersion", "kind", "metadata")):
                             continue
-                        if k in ("apiVersion", "kind", "metadata") and not path:
-                            continue
-                        self.unknown.append(_join(path, k))
-                        (drop := drop or []).append(k)
+                        self.unknown.append(f"{path}.{k}" if path else k)
+                        if drop is None:
+                            drop = []
+                        drop.append(k)
                         continue
-                    if sub is not None:
-                        self.walk(sub, pn, _join(path, k), name, in_status or (not path and k == "status"))
-                if drop and not self.strict:
+                    if sub is None:
+                        continue
+                    pt = pn.t
+                    if pt.simple:
+                        if type(sub) not in pt.pyt:
+                            self.type_error(pn, sub, f"{path}.{k}" if path else k, name)
+                        continue
+                    self.walk(sub, pn, f"{path}.{k}" if path else k, name,
+                              in_status or (not path and k == "status"))
+                if drop is not None and not self.strict:
                     for k in drop:
                         del v[k]
                 for r in t.required:
                     cur = v.get(r)
                     if cur is None or (cur == "" and not in_status):
-                        self._missing(t, v, r, props[r], _join(path, r), in_status)
+                        self._missing(t, v, r, props[r], f"{path}.{r}" if path else r, in_status)
             elif t.values is not None:
                 vn = t.values
+                vt = vn.t
+                crd = self.crd
                 for k, sub in v.items():
-                    if sub is not None:
-                        self.walk(sub, vn, f"{path}[{k}]" if not self.crd else _join(path, k), parent, in_status)
-            elif self.crd and not t.preserve and not t.free and types == frozenset(["object"]):
-                pass
-        elif isinstance(v, list):
+                    if sub is None:
+                        continue
+                    if vt.simple:
+                        if type(sub) not in vt.pyt:
+                            self.type_error(vn, sub, f"{path}.{k}" if crd else f"{path}[{k}]", parent)
+                        continue
+                    self.walk(sub, vn, f"{path}.{k}" if crd else f"{path}[{k}]", parent, in_status)
+        elif tv is list:
             it = t.items
             if it is not None:
+                itt = it.t
+                if itt.simple:
+                    pyt = itt.pyt
+                    for i, sub in enumerate(v):
+                        if sub is not None and type(sub) not in pyt:
+                            self.type_error(it, sub, f"{path}[{i}]", parent)
+                    return
+                if itt.free:
+                    return
                 for i, sub in enumerate(v):
                     if sub is not None:
                         self.walk(sub, it, f"{path}[{i}]", parent, in_status)
-        return v
 
     def _missing(self, t: Node, obj: dict, key: str, fnode: Node, path: str, in_status: bool) -> None:
         ft = fnode.t

@@ -17,7 +17,6 @@ runs without live progress and says so once; results are the same.
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import os
 import shutil

@@ -69,7 +69,7 @@ class AckCluster:
             config = json.loads(raw) if isinstance(raw, str) else dict(raw)
         except ValueError:
             raise AliyunError("addon %s has a config that is not JSON; fix it in the ACK console first" % name,
-                              code="InvalidAddonConfig")
+                              code="InvalidAddonConfig") from None
         gate = str(config.get("FeatureGate") or "")
         return {"name": name, "version": doc.get("version"), "state": doc.get("state"), "config": config,
                 "feature_gate": gate, "feature_gates": featuregates.parse(gate)}
@@ -236,8 +236,8 @@ def csi_workloads(k8s):
         if obj is None:
             out[addon] = None
             continue
-        selector = ",".join("%s=%s" % kv for kv in sorted(((obj.get("spec") or {}).get("selector") or {})
-                                                            .get("matchLabels", {}).items()))
+        labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        selector = ",".join("%s=%s" % kv for kv in sorted(labels.items()))
         pods, _rv = k8s.list("v1", "Pod", namespace=CSI_NAMESPACE, label_selector=selector or None)
         pods = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         status = obj.get("status") or {}

@@ -258,7 +258,7 @@ class AliyunClient:
             except (ServerException, ClientException) as e:
                 last = self._error(action, e)
                 if not last.retryable or attempt == self.retries - 1:
-                    raise last
+                    raise last from None  # the SDK's exception adds nothing the message lacks
                 with self._lock:
                     self.retried[action] += 1
                     if last.throttled:
@@ -270,7 +270,7 @@ class AliyunClient:
             try:
                 return json.loads(body)
             except ValueError:
-                raise AliyunError("%s returned a body that is not JSON" % action, action=action)
+                raise AliyunError("%s returned a body that is not JSON" % action, action=action) from None
         raise last  # pragma: no cover - the loop returns or raises
 
     # the two styles ---------------------------------------------------------------------------

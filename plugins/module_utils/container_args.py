@@ -15,7 +15,6 @@ managed, so `--flag value` is unambiguous for them.
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import copy
 

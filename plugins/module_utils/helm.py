@@ -12,7 +12,6 @@ chart.metadata{name,version,appVersion}, chart.values (the chart's defaults) and
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import base64
 import binascii
@@ -37,7 +36,7 @@ def decode_release(data):
             raw = gzip.decompress(raw)
         return json.loads(raw.decode("utf-8"))
     except (binascii.Error, ValueError, OSError, EOFError) as e:
-        raise HelmError("not a Helm 3 release payload (%s)" % e)
+        raise HelmError("not a Helm 3 release payload (%s)" % e) from e
 
 
 def encode_release(release):

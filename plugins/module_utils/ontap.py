@@ -17,7 +17,6 @@ lun-get-iter, desired-attributes and `next-tag` paging.
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import base64
 import json
@@ -131,10 +130,10 @@ class OntapRest(object):
                             use_proxy=False)
             return json.loads(resp.read() or b"{}")
         except HTTPError as e:
-            raise OntapError(self._explain(e, url), e.code)
+            raise OntapError(self._explain(e, url), e.code) from e
         except (URLError, ssl.SSLError, OSError) as e:
             raise OntapError("cannot reach ONTAP at %s (%s): check hostname, https/http_port and the certificate "
-                             "(validate_certs, ca_cert)" % (self.base, getattr(e, "reason", e)))
+                             "(validate_certs, ca_cert)" % (self.base, getattr(e, "reason", e))) from e
 
     def _explain(self, e, url):
         try:
@@ -264,8 +263,8 @@ class OntapZapi(object):
         except zapi.NaApiError as e:
             if str(e.code) == "401":
                 raise OntapError("ONTAP at %s rejected the credentials (401 Unauthorized): check username and password "
-                                 "(the user needs the ontapi application)" % self.host, 401)
-            raise OntapError("ONTAP ZAPI %s failed: %s" % (element.get_name(), e), e.code)
+                                 "(the user needs the ontapi application)" % self.host, 401) from e
+            raise OntapError("ONTAP ZAPI %s failed: %s" % (element.get_name(), e), e.code) from e
 
     def version(self):
         return _text(self.invoke(zapi.NaElement("system-get-version")), "version")

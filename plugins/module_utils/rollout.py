@@ -9,7 +9,6 @@ timeout, 410 Gone) is restarted from a fresh read, so no change is missed.
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import time
 

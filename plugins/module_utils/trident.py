@@ -17,7 +17,6 @@ not added) is in SUPPORT below; `preflight` refuses before anything changes.
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import re
 

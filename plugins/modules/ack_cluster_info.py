@@ -26,7 +26,6 @@ extends_documentation_fragment:
   - storageperf.k8s.alibaba
   - storageperf.k8s.k8s_auth
   - storageperf.k8s.attributes
-  - ansible.builtin.action_common_attributes.info_module
 options:
   cluster_id:
     description: ID of the ACK cluster.
@@ -42,7 +41,7 @@ notes:
 seealso:
   - module: storageperf.k8s.ack_parallel_attach
 author:
-  - storageperf.k8s contributors
+  - storageperf.k8s maintainers (!UNKNOWN)
 """
 
 EXAMPLES = r"""
@@ -66,7 +65,9 @@ cluster:
   sample: {cluster_id: c8155823d057948c69a, name: prod, region: cn-hangzhou, version: 1.32.4-aliyun.1,
            type: ManagedKubernetes, state: running}
 addons:
-  description: Installed addons by name with version and state; the CSI addons also with C(feature_gate) (the string) and C(feature_gates) (parsed).
+  description:
+    - Installed addons by name with version and state.
+    - The CSI addons also with C(feature_gate) (the string) and C(feature_gates) (parsed).
   returned: always
   type: dict
   sample: {csi-plugin: {version: v1.30.4-8c2e0b1-aliyun, state: active, feature_gate: "DiskADController=true",
@@ -81,7 +82,9 @@ node_pools:
   type: list
   elements: dict
 nodes:
-  description: Nodes with C(node_name), C(instance_id), C(nodepool_id), C(instance_type), C(is_aliyun_node), ECS C(tags) and C(disk_quantity).
+  description:
+    - Nodes with C(node_name), C(instance_id), C(nodepool_id), C(instance_type), C(is_aliyun_node), ECS C(tags)
+      and C(disk_quantity).
   returned: always
   type: list
   elements: dict

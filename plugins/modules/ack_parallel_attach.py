@@ -70,7 +70,7 @@ notes:
 seealso:
   - module: storageperf.k8s.ack_cluster_info
 author:
-  - storageperf.k8s contributors
+  - storageperf.k8s maintainers (!UNKNOWN)
 """
 
 EXAMPLES = r"""
@@ -104,7 +104,9 @@ provisioner:
   returned: always
   type: str
 node_pools:
-  description: Node pools whose scaling group tags differ (or differed) from the wanted ones, with the whole tag list before and after.
+  description:
+    - Node pools whose scaling group tags differ (or differed) from the wanted ones, with the whole tag list
+      before and after.
   returned: success
   type: list
   elements: dict
@@ -165,7 +167,9 @@ failures:
   type: list
   elements: dict
 api_calls:
-  description: Alibaba Cloud calls this run made, by C(product:Action), with the number of write calls, retries and throttled calls.
+  description:
+    - Alibaba Cloud calls this run made, by C(product:Action), with the number of write calls, retries and
+      throttled calls.
   returned: always
   type: dict
   sample: {calls: {"ecs:TagResources": 10, "cs:DescribeClusterNodes": 5}, total: 31, writes: 14, retried: {}, throttled: {}}

@@ -4,7 +4,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -89,7 +88,8 @@ options:
     description: (csi_lifecycle) Steps to run; the others are recorded as skipped.
     type: list
     elements: str
-    choices: [create_volume, publish, unpublish, create_snapshot, clone_from_snapshot, delete_clone, delete_snapshot, delete_volume]
+    choices: [create_volume, publish, unpublish, create_snapshot, clone_from_snapshot, delete_clone, delete_snapshot,
+              delete_volume]
   pod_image:
     description: Image of the pods (csi_lifecycle default C(registry.k8s.io/pause:3.10); attach_stress the seed's busybox).
     type: str
@@ -379,7 +379,7 @@ def main():
         module.fail_json(msg="%s: %s" % (p["benchmark"], e))
     except K8sError as e:
         module.fail_json(msg="%s: %s" % (p["benchmark"], e.msg), status=e.status)
-    except (IOError, OSError, ValueError) as e:
+    except (OSError, ValueError) as e:
         module.fail_json(msg="%s: cannot read or write the result document under %s: %s. Check reports_dir."
                              % (p["benchmark"], p["reports_dir"], e))
     except KeyboardInterrupt as e:

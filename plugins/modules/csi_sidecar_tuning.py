@@ -4,7 +4,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -205,8 +204,8 @@ def main():
             if errors:
                 module.fail_json(msg="; ".join(errors), errors=errors, **result)
             plan = plan_edits(dep, edits)
-            for s, step in zip(p["sidecars"], plan):
-                result["sidecars"][s["name"]] = dict(container=step["name"], changed=step["changed"],
+            for i, step in enumerate(plan):  # plan follows the order of p["sidecars"]
+                result["sidecars"][p["sidecars"][i]["name"]] = dict(container=step["name"], changed=step["changed"],
                                                      before=step["before"], after=step["after"], args=step["new"])
             result["changed"] = any(step["changed"] for step in plan)
             if module._diff:
@@ -224,7 +223,7 @@ def main():
         if p["wait"] and not module.check_mode:
             done = wait_for_rollout(client, p["name"], p["namespace"], p["wait_timeout"])
             result["rollout"] = "successfully rolled out"
-            for name, side in result["sidecars"].items():
+            for side in result["sidecars"].values():
                 side["running"] = running_values(done, side["container"])
             reverted = [n for n, side in result["sidecars"].items() if side["running"] != side["after"]]
             if reverted:

@@ -4,7 +4,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -153,7 +152,8 @@ luns:
   returned: always
   type: list
   elements: dict
-  sample: [{name: trident_pvc_..., path: /vol/trident_lun_pool_trident_ABCDEF/trident_pvc_..., volume: trident_lun_pool_trident_ABCDEF, svm: svm0, size: 1073741824}]
+  sample: [{name: trident_pvc_..., path: /vol/trident_lun_pool_trident_ABCDEF/trident_pvc_...,
+            volume: trident_lun_pool_trident_ABCDEF, svm: svm0, size: 1073741824}]
 internal_names:
   description: Names of the storage objects that stand for one PV each (C(volume) FlexVols, qtrees and LUNs), sorted.
   returned: always

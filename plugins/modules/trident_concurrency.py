@@ -4,7 +4,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -145,7 +144,9 @@ helm_command:
   description: The helm upgrade that persists the setting in the Helm release values (Helm installs whose values differ).
   returned: when the install method is helm and its values disagree
   type: str
-  sample: helm upgrade trident netapp-trident/trident-operator -n trident --reuse-values --version 100.2606.0 --set enableConcurrency=true
+  sample: >-
+    helm upgrade trident netapp-trident/trident-operator -n trident --reuse-values --version 100.2606.0
+    --set enableConcurrency=true
 """
 
 import time
@@ -220,8 +221,8 @@ def run(module, client):
         keys = set(patch) | {"enableConcurrency"}
         old = dict((k, spec.get(k)) for k in keys)
         new = dict(old, **patch)
-        result["diff"] = {"before_header": "TridentOrchestrator %s spec" % cr_name, "after_header": "TridentOrchestrator %s spec" % cr_name,
-                          "before": spec_text(old), "after": spec_text(new)}
+        header = "TridentOrchestrator %s spec" % cr_name
+        result["diff"] = {"before_header": header, "after_header": header, "before": spec_text(old), "after": spec_text(new)}
     if patch:
         client.patch(TRIDENT_API, "TridentOrchestrator", cr_name, {"spec": patch}, patch_type="merge",
                      dry_run=module.check_mode)
@@ -252,9 +253,9 @@ def run(module, client):
     except WaitTimeout as e:
         result["after"] = observed(install)
         raise TridentError(e.msg + ". Check the operator's status (kubectl get torc -o yaml) and logs; re-run to wait "
-                           "again, or roll back with state=absent", **result)
+                           "again, or roll back with state=absent", **result) from e
     except TridentError as e:  # the operator reported Failed while we waited
-        raise TridentError(e.msg, **result)
+        raise TridentError(e.msg, **result) from e
     after = observed(install)
     result.update(after=after, enable_concurrency=after["current_enable_concurrency"])
     return result

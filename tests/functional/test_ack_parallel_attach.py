@@ -10,7 +10,7 @@ from tests.support.alibaba import admin, cloud_calls, cloud_state, run_module, r
 
 ATTACH = "supportConcurrencyAttach"
 DETACH = "supportConcurrencyDetach"
-MODULE_TASK = "parallel disk attach"  # "Enable parallel disk attach" / "Roll back parallel disk attach"
+MODULE_TASK = "Set parallel disk attach to"  # the role's task that runs ack_parallel_attach
 
 
 def plugin_pod_gates(twin) -> set[str]:
@@ -111,7 +111,7 @@ def test_detach_enables_both_and_the_twin_detaches_in_parallel(twin_factory):
         assert inst["limits"][0] > 1 and inst["limits"][1] > 1
     # one TagResources call carries both tags for both instances
     assert cloud_calls(twin)["calls"]["ecs:TagResources"] == 1
-    back = run_role_playbook(twin, extra_vars={"state": "absent"})
+    back = run_module(twin, "ack_parallel_attach", {"state": "absent"})  # absent removes detach too
     assert back.rc == 0, back.stdout
     state = cloud_state(twin)
     assert all(i["tags"] == {} for i in state["instances"].values())

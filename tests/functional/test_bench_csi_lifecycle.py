@@ -30,7 +30,8 @@ def leftovers(twin, run_id: str) -> dict:
 
 
 def test_lifecycle_compare_at_100_volumes(twin, tmp_path):
-    run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 100, "compare": True, "reports_dir": str(tmp_path / "reports")})
+    run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 100, "compare": True,
+                                              "reports_dir": str(tmp_path / "reports")})
     assert run.rc == 0, run.stdout[-4000:]
     doc = result_of(tmp_path / "reports")
     assert doc["status"] == "ok" and doc["benchmark"] == "csi_lifecycle"
@@ -50,7 +51,8 @@ def test_lifecycle_compare_at_100_volumes(twin, tmp_path):
     off, on = ({s["name"]: s for s in v["runs"][0]["steps"]} for v in doc["variants"])
     assert on["create_volume"]["rate"] / off["create_volume"]["rate"] > 1.5
     # the report, the facts, the live progress lines, and nothing left in the cluster
-    assert (tmp_path / "reports" / doc["run_id"] / "report.md").exists() and (tmp_path / "reports" / doc["run_id"] / "report.html").exists()
+    run_dir = tmp_path / "reports" / doc["run_id"]
+    assert (run_dir / "report.md").exists() and (run_dir / "report.html").exists()
     fact = run.task("Keep the outcome as a fact")["result"]["ansible_facts"]["bench_csi_lifecycle"]
     assert fact["run_id"] == doc["run_id"] and fact["status"] == "ok" and fact["summary"]["speedup"] > 1
     assert "bench_run [localhost]: csi_lifecycle · concurrency on #1 · Create Volume: 100/100 vol done" in run.stdout
@@ -99,7 +101,8 @@ def test_injected_provisioning_failures_are_reported_per_object_and_cleaned_up(t
 
 
 def test_bad_input_fails_clearly_and_changes_nothing(twin, tmp_path):
-    run = twin.playbook(PLAYBOOK, extra_vars={"storage_class": "no-such-class", "reports_dir": str(tmp_path / "reports")})
+    run = twin.playbook(PLAYBOOK, extra_vars={"storage_class": "no-such-class",
+                                              "reports_dir": str(tmp_path / "reports")})
     assert run.rc != 0
     assert "storage_class no-such-class does not exist" in run.stdout
     run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 0, "reports_dir": str(tmp_path / "reports")})

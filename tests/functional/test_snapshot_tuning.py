@@ -48,6 +48,12 @@ def _read(title, deployment, register):
             "register": register}
 
 
+def task_result(run, name):
+    """The result of the task named exactly `name`, with `failed` from the recorded status (not in the result)."""
+    rec = next(r for r in reversed(run.results) if r["task"] == name)
+    return dict(rec["result"], failed=rec["status"] == "failed")
+
+
 def test_tuning_merges_args_refuses_bad_values_and_rolls_back(twin, tmp_path):
     twin.kubectl("-n", "kube-system", "patch", "deployment", "snapshot-controller", "--type=json", "-p", json.dumps(
         [{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": HAND_EDITED}]))
@@ -87,8 +93,7 @@ def test_tuning_merges_args_refuses_bad_values_and_rolls_back(twin, tmp_path):
     assert run.rc == 0, run.stdout + run.stderr
 
     def result(name):
-        rec = run.task(name)
-        return dict(rec["result"], failed=rec["status"] == "failed")
+        return task_result(run, name)
 
     before = json.loads(result("Before")["stdout"])
     for name, fragment in (("Burst below QPS", "kube_api_burst=100 must be >= kube_api_qps=200"),

@@ -65,7 +65,8 @@ def test_tune_trident_check_enable_idempotent_rollback(twin):
     # enable: snapshot-controller first, then Trident
     run = twin.playbook(PLAYBOOK)
     assert run.rc == 0, run.stdout + run.stderr
-    assert task_index(run, "Set the snapshot-controller's worker threads") < task_index(run, "Switch Trident's concurrent core on")
+    assert task_index(run, "Set the snapshot-controller's worker threads") < \
+        task_index(run, "Switch Trident's concurrent core on")
     torc, dep, flags = trident_state(twin)
     assert torc["spec"]["enableConcurrency"] is True
     assert torc["status"]["status"] == "Installed"
@@ -91,7 +92,8 @@ def test_tune_trident_check_enable_idempotent_rollback(twin):
     # rollback: Trident first, then the snapshot-controller back to its upstream arguments
     back = twin.playbook(PLAYBOOK, extra_vars={"state": "absent"})
     assert back.rc == 0, back.stdout + back.stderr
-    assert task_index(back, "Switch Trident's concurrent core off") < task_index(back, "Set the snapshot-controller's worker threads")
+    assert task_index(back, "Switch Trident's concurrent core off") < \
+        task_index(back, "Set the snapshot-controller's worker threads")
     torc_b, _, flags_b = trident_state(twin)
     assert torc_b["status"]["currentInstallationParams"]["enableConcurrency"] == "false"
     assert flags_b == ["--enable_concurrency=false"]

@@ -28,6 +28,12 @@ def container(dep, name):
     return next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == name)
 
 
+def task_result(run, name):
+    """The result of the task named exactly `name`, with `failed` from the recorded status (not in the result)."""
+    rec = next(r for r in reversed(run.results) if r["task"] == name)
+    return dict(rec["result"], failed=rec["status"] == "failed")
+
+
 def test_unsupported_backend_stops_the_playbook_before_anything_changes(twin):
     twin.kubectl("apply", "-f", "-", input=json.dumps(GCNV_SAN_BACKEND))
     torc0 = twin.kubectl_json("get", "tridentorchestrator", "trident")
@@ -37,7 +43,8 @@ def test_unsupported_backend_stops_the_playbook_before_anything_changes(twin):
 
     assert run.rc != 0
     failed = [r for r in run.results if r["status"] == "failed"]
-    assert len(failed) == 1 and failed[0]["task"].endswith("Preflight Trident's version, install method and backend drivers (changes nothing)")
+    assert len(failed) == 1
+    assert failed[0]["task"].endswith("Preflight Trident's version, install method and backend drivers (changes nothing)")
     res = failed[0]["result"]
     assert "TridentBackendConfig trident/backend-gcnv-san uses driver google-cloud-netapp-volumes-san" in res["msg"]
     assert "not supported in any version" in res["msg"] and "nothing was changed" in res["msg"]
@@ -117,9 +124,7 @@ def test_versions_and_install_methods(twin, tmp_path):
     assert run.rc == 0, run.stdout + run.stderr
 
     def result(name):
-        """The task's result, with `failed` set from the recorded status (ansible keeps it out of the result)."""
-        rec = run.task(name)
-        return dict(rec["result"], failed=rec["status"] == "failed")
+        return task_result(run, name)
 
     too_old = result("Too old")
     assert too_old["failed"] and "Trident 25.02.1 has no concurrent core" in too_old["msg"]

@@ -286,3 +286,30 @@ def test_wait_for_delete_returns_once_the_finalizer_goes(twin, ns):
     out, err = waiter.communicate(timeout=90)
     assert waiter.returncode == 0, err
     assert k(twin, ns, "get", "configmap", "held", check=False).returncode != 0
+
+
+# kubectl create <generator>: protobuf request bodies ----------------------------------------------
+def test_kubectl_create_generators_send_protobuf_and_the_objects_arrive_whole(twin, ns):
+    k(twin, ns, "create", "configmap", "gen-cm", "--from-literal=a=1", "--from-literal=b=two")
+    k(twin, ns, "create", "secret", "generic", "gen-secret", "--from-literal=password=s3cret")
+    k(twin, ns, "create", "deployment", "gen-deploy", "--image=nginx:1.25", "--replicas=0", "--port=8080")
+    k(twin, ns, "create", "service", "clusterip", "gen-svc", "--tcp=80:8080")
+    k(twin, ns, "create", "job", "gen-job", "--image=busybox", "--", "echo", "hi")
+    k(twin, ns, "create", "role", "gen-role", "--verb=get,list", "--resource=pods")
+    k(twin, ns, "create", "rolebinding", "gen-rb", "--role=gen-role", "--user=alice")
+    assert kj(twin, ns, "get", "configmap", "gen-cm")["data"] == {"a": "1", "b": "two"}
+    assert kj(twin, ns, "get", "secret", "gen-secret")["data"] == {"password": "czNjcmV0"}
+    d = kj(twin, ns, "get", "deployment", "gen-deploy")["spec"]
+    assert d["replicas"] == 0 and d["selector"] == {"matchLabels": {"app": "gen-deploy"}}
+    c = d["template"]["spec"]["containers"][0]
+    assert (c["name"], c["image"], c["ports"]) == ("nginx", "nginx:1.25", [{"containerPort": 8080, "protocol": "TCP"}])
+    assert "workingDir" not in c and "stdin" not in c  # Go's zero values stay omitted
+    svc = kj(twin, ns, "get", "service", "gen-svc")["spec"]
+    assert svc["ports"] == [{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}]
+    job = kj(twin, ns, "get", "job", "gen-job")["spec"]["template"]["spec"]
+    assert job["containers"][0]["command"] == ["echo", "hi"] and job["restartPolicy"] == "Never"
+    role = kj(twin, ns, "get", "role", "gen-role")
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]
+    rb = kj(twin, ns, "get", "rolebinding", "gen-rb")
+    assert rb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "gen-role"}
+    assert rb["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}]

@@ -15,7 +15,7 @@ ENDPOINTS = [
 ]
 
 
-async def start(cluster: "Cluster") -> dict[str, Any]:
+async def start(cluster: Cluster) -> dict[str, Any]:
     """Start every cloud endpoint; return what cloud.json lists (endpoints and credentials)."""
     doc: dict[str, Any] = {}
     for name in ENDPOINTS:

@@ -29,7 +29,7 @@ Handler = Callable[[web.Request, dict], Awaitable[Any]]
 
 
 class AckApi:
-    def __init__(self, cluster: "Cluster", gateway: Gateway, addons: AddonUpdates) -> None:
+    def __init__(self, cluster: Cluster, gateway: Gateway, addons: AddonUpdates) -> None:
         self.cluster = cluster
         self.gw = gateway
         self.addons = addons
@@ -126,7 +126,7 @@ class AckApi:
         config = parse_config(doc.get("config"))
         if config is None:
             raise CsError(400, "ErrorInvalidAddonConfig",
-                          "config must be a JSON object serialised as a string, e.g. {\"config\": \"{\\\"FeatureGate\\\": \\\"\\\"}\"}")
+                          'config must be a JSON object serialised as a string, e.g. {"config": "{\\"FeatureGate\\": \\"\\"}"}')
         if self.addons.busy(name):
             raise CsError(400, "ErrorAddonStatusConflict",
                           f"addon {name} is {self.cloud.addons[name].state}; retry after it is active or failed")
@@ -184,7 +184,7 @@ class AckApi:
             size = int(q.get("pageSize", "10"))
             number = int(q.get("pageNumber", "1"))
         except ValueError:
-            raise CsError(400, "ErrorInvalidParameter", "pageSize and pageNumber must be integers")
+            raise CsError(400, "ErrorInvalidParameter", "pageSize and pageNumber must be integers") from None
         if not 1 <= size <= MAX_PAGE_SIZE or number < 1:
             raise CsError(400, "ErrorInvalidParameter", f"pageSize must be 1-{MAX_PAGE_SIZE} and pageNumber >= 1")
         items = list(self.cloud.instances.values())

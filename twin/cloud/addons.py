@@ -54,7 +54,7 @@ def gate_errors(text: str) -> list[str]:
 class AddonUpdates:
     """Runs ModifyClusterAddon changes in the background, one at a time per addon."""
 
-    def __init__(self, cluster: "Cluster", roll: Callable[[str], Awaitable[None]] | None = None) -> None:
+    def __init__(self, cluster: Cluster, roll: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.cluster = cluster
         self.roll = roll  # restarts the addon's pods on the Kubernetes side
         self.fail_next: set[str] = set()  # addons whose next change ends failed (admin door)

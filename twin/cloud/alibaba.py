@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..cluster import Cluster
 
 
-async def start(cluster: "Cluster") -> dict[str, Any]:
+async def start(cluster: Cluster) -> dict[str, Any]:
     gw = Gateway()
     key = gw.credentials.new_access_key()
     sts = gw.credentials.new_sts()

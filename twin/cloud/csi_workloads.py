@@ -39,7 +39,7 @@ def _container(name: str, image: str, gates: str, extra: list[str]) -> dict:
 
 
 class CsiWorkloads:
-    def __init__(self, cluster: "Cluster") -> None:
+    def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
         self.ds_rt = self.store.rt("apps", "v1", "daemonsets")

@@ -31,6 +31,11 @@ MAX_TAGS_PER_RESOURCE = 20
 LIST_TAGS_PAGE = 50
 MAX_PAGE_SIZE = 100
 MAX_INSTANCE_TYPES = 10
+
+
+def _missing(name: str) -> PopError:
+    return PopError(400, "MissingParameter",
+                    f'The input parameter "{name}" that is mandatory for processing this request is not supplied.')
 CREATED = "2019-04-11T08:03Z"  # disks without a serial number were created before 2020-06-10
 
 
@@ -46,7 +51,7 @@ def _indexed(params: dict[str, str], prefix: str, suffix: str = "") -> dict[int,
 
 
 class EcsApi:
-    def __init__(self, cluster: "Cluster", gateway: Gateway) -> None:
+    def __init__(self, cluster: Cluster, gateway: Gateway) -> None:
         self.cluster = cluster
         self.gw = gateway
         self.resource_types_seen: Counter = Counter()
@@ -103,7 +108,7 @@ class EcsApi:
             raise PopError(400, "NumberExceed.ResourceIds",
                            f"The ResourceIds parameter's number is exceed , Valid : {MAX_RESOURCE_IDS}")
         if required and not ids:
-            raise PopError(400, "MissingParameter", "The input parameter \"ResourceId\" that is mandatory for processing this request is not supplied.")
+            raise _missing("ResourceId")
         out = [ids[n] for n in sorted(ids)]
         unknown = [i for i in out if i not in self.cloud.instances]
         if unknown and required:
@@ -113,7 +118,7 @@ class EcsApi:
     def _check_type(self, params: dict[str, str]) -> None:
         rtype = params.get("ResourceType")
         if not rtype:
-            raise PopError(400, "MissingParameter", "The input parameter \"ResourceType\" that is mandatory for processing this request is not supplied.")
+            raise _missing("ResourceType")
         self.resource_types_seen[rtype] += 1
         if rtype.lower() != "instance":
             raise PopError(404, "InvalidResourceType.NotFound", "The ResourceType provided does not exist in our records.")
@@ -139,7 +144,7 @@ class EcsApi:
         ids = self._resource_ids(params)
         tags = self._tags(params)
         if not tags:
-            raise PopError(400, "MissingParameter", "The input parameter \"Tag\" that is mandatory for processing this request is not supplied.")
+            raise _missing("Tag")
         for i in ids:
             if len(set(self.cloud.instances[i].tags) | set(tags)) > MAX_TAGS_PER_RESOURCE:
                 raise PopError(400, "InvalidTagCount", f"The number of tags on resource {i} exceeds {MAX_TAGS_PER_RESOURCE}.")
@@ -183,7 +188,7 @@ class EcsApi:
             size = int(params.get("PageSize", "10"))
             number = int(params.get("PageNumber", "1"))
         except ValueError:
-            raise PopError(400, "InvalidParameter", "PageSize and PageNumber must be integers.")
+            raise PopError(400, "InvalidParameter", "PageSize and PageNumber must be integers.") from None
         if not 1 <= size <= MAX_PAGE_SIZE or number < 1:
             raise PopError(400, "InvalidParameter.PageSize", f"PageSize must be 1-{MAX_PAGE_SIZE}.")
         disks = list(self.cloud.disks.values())
@@ -193,7 +198,8 @@ class EcsApi:
             try:
                 wanted = set(json.loads(params["DiskIds"]))
             except ValueError:
-                raise PopError(400, "InvalidDiskIds.Malformed", "The specified parameter DiskIds is not valid (a JSON array).")
+                raise PopError(400, "InvalidDiskIds.Malformed",
+                               "The specified parameter DiskIds is not valid (a JSON array).") from None
             disks = [d for d in disks if d.id in wanted]
         if params.get("Status"):
             disks = [d for d in disks if d.status == params["Status"]]

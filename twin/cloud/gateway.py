@@ -74,8 +74,8 @@ class Gateway:
     latency: float = 0.0  # seconds added to every call (real seconds; the benchmark's fixed per-call latency)
     faults: list[FaultRule] = field(default_factory=list)
     journal: list[str] = field(default_factory=list)  # successful write calls in order ("cs:ModifyClusterAddon csi-plugin")
-    in_flight: int = 0
-    max_in_flight: Counter = field(default_factory=Counter)  # highest concurrency seen, by action
+    in_flight: Counter = field(default_factory=Counter)
+    max_in_flight: Counter = field(default_factory=Counter)  # most calls of one action in flight at once
 
     # admission ------------------------------------------------------------------------------
     def _throttled(self, action: str) -> PopError | None:
@@ -106,12 +106,12 @@ class Gateway:
             (self.throttled if err.code.startswith("Throttling") else self.failed)[action] += 1
             raise err
         if self.latency:
-            self.in_flight += 1
-            self.max_in_flight[action] = max(self.max_in_flight[action], self.in_flight)
+            self.in_flight[action] += 1
+            self.max_in_flight[action] = max(self.max_in_flight[action], self.in_flight[action])
             try:
                 await asyncio.sleep(self.latency)
             finally:
-                self.in_flight -= 1
+                self.in_flight[action] -= 1
 
     def served(self, action: str, error: bool = False, detail: str = "") -> None:
         (self.failed if error else self.ok)[action] += 1
@@ -123,7 +123,8 @@ class Gateway:
         return {"calls": dict(self.calls), "ok": dict(self.ok), "throttled": dict(self.throttled),
                 "failed": dict(self.failed), "rejected": dict(self.rejected),
                 "writes": sum(n for a, n in self.calls.items() if a in WRITE_ACTIONS),
-                "journal": list(self.journal), "max_in_flight": dict(self.max_in_flight), "throttle": self.throttle, "latency": self.latency,
+                "journal": list(self.journal), "max_in_flight": dict(self.max_in_flight),
+                "throttle": self.throttle, "latency": self.latency,
                 "faults": [vars(f) for f in self.faults]}
 
     def configure(self, body: dict[str, Any]) -> None:

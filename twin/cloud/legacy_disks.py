@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 DRIVER = "diskplugin.csi.alibabacloud.com"
 
 
-def seed_legacy_disk(cluster: "Cluster", body: dict[str, Any]) -> dict[str, Any]:
+def seed_legacy_disk(cluster: Cluster, body: dict[str, Any]) -> dict[str, Any]:
     """body: {"node": node name (default: the first node), "name": base name, "namespace": "default",
     "size_gib": 20, "pod": true}. Returns the ids and names it created."""
     cloud, store = cluster.cloud, cluster.store

@@ -94,12 +94,14 @@ class Inventory:
 
     def add(self, internal: str, driver: str, backend: str, size: int, svm: str = SVM, pool: str | None = None) -> None:
         if driver == "ontap-nas-economy" or (pool or "").startswith("trident_qtree_pool"):
-            p = self.pool_named(pool, svm) if pool else self.pool("qtree", backend, self._count("qtree", backend) // QTREES_PER_FLEXVOL, svm)
+            p = self.pool_named(pool, svm) if pool else self.pool(
+                "qtree", backend, self._count("qtree", backend) // QTREES_PER_FLEXVOL, svm)
             p["size"] += size
             self.qtrees.append({"name": internal, "volume": p["name"], "svm": svm, "id": 1 + sum(
                 1 for q in self.qtrees if q["volume"] == p["name"])})
         elif driver == "ontap-san-economy" or (pool or "").startswith("trident_lun_pool"):
-            p = self.pool_named(pool, svm) if pool else self.pool("lun", backend, self._count("lun", backend) // LUNS_PER_FLEXVOL, svm)
+            p = self.pool_named(pool, svm) if pool else self.pool(
+                "lun", backend, self._count("lun", backend) // LUNS_PER_FLEXVOL, svm)
             p["size"] += size
             self.luns.append({"name": internal, "path": f"/vol/{p['name']}/{internal}", "volume": p["name"], "svm": svm,
                               "size": size, "uuid": _uid(svm, p["name"], internal)})
@@ -112,7 +114,7 @@ class Inventory:
         return sum(1 for i in items if i["volume"].startswith(tag))
 
 
-def inventory(cluster: "Cluster") -> Inventory:
+def inventory(cluster: Cluster) -> Inventory:
     inv = Inventory()
     trident = getattr(cluster, "trident", None)
     volumes = getattr(trident, "volumes", None)
@@ -225,7 +227,7 @@ def _copy_path(src: Any, dst: dict[str, Any], parts: list[str]) -> None:
         dst[head] = copy.deepcopy(value)
     elif isinstance(value, list):
         items = dst.setdefault(head, [{} for _ in value])
-        for s_item, d_item in zip(value, items):
+        for s_item, d_item in zip(value, items, strict=False):
             _copy_path(s_item, d_item, parts[1:])
     else:
         _copy_path(value, dst.setdefault(head, {}), parts[1:])
@@ -353,7 +355,7 @@ def _tag_key(api: str, tag: str) -> tuple[str, ...] | None:
 
 # the server ------------------------------------------------------------------------------------------
 class Ontap:
-    def __init__(self, cluster: "Cluster") -> None:
+    def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.password = secrets.token_urlsafe(12)
         self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0}
@@ -437,14 +439,14 @@ class Ontap:
         query = _tree(args["query"]) if "query" in args else None
         desired = _tree(args["desired-attributes"]) if "desired-attributes" in args else None
         try:
-            max_records = int(args["max-records"].text) if "max-records" in args else 20  # ZAPI's default page
+            max_records = int(args["max-records"].text or "") if "max-records" in args else 20  # ZAPI's default page
         except (TypeError, ValueError):
             return zapi_failed("13115", "Invalid value specified for \"max-records\" element")
         make, key_paths = ZAPI_ITERS[api]
         records = sorted(make(inventory(self.cluster)), key=lambda r: tuple(str(_get_path(r, p)) for p in key_paths))
         if query:
             records = [r for r in records if zapi_query_match(query, r)]
-        start = _tag_key(api, args["tag"].text) if "tag" in args else None
+        start = _tag_key(api, args["tag"].text or "") if "tag" in args else None
         if start:
             records = [r for r in records if tuple(str(_get_path(r, p)) for p in key_paths) > start]
         page, more = records[:max_records], len(records) > max_records
@@ -467,10 +469,9 @@ class Ontap:
         return {"requests": dict(self.requests), "volumes": len(inv.volumes), "qtrees": len(inv.qtrees), "luns": len(inv.luns)}
 
 
-async def start(cluster: "Cluster") -> dict[str, Any]:
+async def start(cluster: Cluster) -> dict[str, Any]:
     """Serve the ONTAP management LIF on its own TLS port; return its cloud.json entry."""
     ontap = Ontap(cluster)
-    cluster.ontap = ontap
     base = await cluster.serve_app(ontap.app, tls=True)
     cluster.admin_handlers["ontap"] = ontap.admin
     host = base.split("://", 1)[1]

@@ -18,7 +18,6 @@ ecs.g7se.16xlarge), minus the disks already attached there, divided by the volum
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K

@@ -20,7 +20,6 @@ second: cleanup is not measured, and a list shows everything that is left.
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import time
 

@@ -17,7 +17,6 @@ is what a timed-out object is reported with when it has no Warning event to show
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 PVC, PV, POD, VA, VS, VSC = ("PersistentVolumeClaim", "PersistentVolume", "Pod", "VolumeAttachment",
                              "VolumeSnapshot", "VolumeSnapshotContent")

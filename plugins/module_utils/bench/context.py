@@ -5,7 +5,6 @@
 engine options and where each step result goes (the result document, written at once)."""
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
@@ -44,7 +43,7 @@ class Context:
             existing = self.client.get("v1", "Namespace", self.namespace)
             if (existing.get("metadata", {}).get("labels") or {}).get(L.RUN_ID_LABEL) != self.run_id:
                 raise K8sError("namespace %s exists and does not belong to run %s: give another run_id, or remove "
-                               "the namespace" % (self.namespace, self.run_id), 409, "AlreadyExists")
+                               "the namespace" % (self.namespace, self.run_id), 409, "AlreadyExists") from e
 
 
 def skipped(name, label, unit, reason):

@@ -18,7 +18,6 @@ driver), it is recorded as skipped with the reason.
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
@@ -212,7 +211,8 @@ def step_create_snapshot(ctx, plan):
 
     def make(view):
         items, subs = [], []
-        for snap, vol in zip(plan.snaps, plan.vols):
+        for i, snap in enumerate(plan.snaps):
+            vol = plan.vols[i]
             key = ctx.key(snap)
             items.append(Item(snap, C.snapshot_ready(key), subjects=[(C.VS, key), (C.PVC, ctx.key(vol))]))
             subs.append(Submission([snap], _create(M.volume_snapshot(snap, ns, vol, plan.snapshot_class, ctx.labels))))

@@ -20,7 +20,6 @@ So a step costs N + 2 x kinds API requests (plus reopened watches), whatever N i
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import threading
 import time
@@ -125,7 +124,7 @@ def run_step(client, step, options=None, clock=time.monotonic):
     except K8sError as e:
         for w in watches:
             w.stop()
-        raise StepError("step %s could not run: %s" % (step.name, e.msg))
+        raise StepError("step %s could not run: %s" % (step.name, e.msg)) from e
     finally:
         for w in watches:
             w.stop()

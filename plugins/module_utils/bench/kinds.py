@@ -10,7 +10,6 @@ Event's involved object) to the keys holding it, so a terminal-state predicate c
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 
 class Kind:

@@ -4,7 +4,6 @@
 """Labels every benchmark object carries, owner namespace names, and run id checks."""
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import hashlib
 import re

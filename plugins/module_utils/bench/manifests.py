@@ -4,7 +4,6 @@
 """The objects the benchmarks create. Every one carries the run's labels (labels.run_labels)."""
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import copy
 

@@ -9,7 +9,6 @@ with display.display, which ansible-playbook writes to its stdout and AWX shows 
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import json
 import os
@@ -39,7 +38,7 @@ class ProgressFile:
                 json.dump(data, f)
             os.chmod(tmp, 0o644)
             os.replace(tmp, self.path)
-        except (IOError, OSError):
+        except OSError:
             pass
 
     def update(self, **context):
@@ -51,7 +50,7 @@ def read(path):
     try:
         with open(path) as f:
             return json.load(f)
-    except (IOError, OSError, ValueError):
+    except (OSError, ValueError):
         return None
 
 

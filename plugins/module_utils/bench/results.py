@@ -11,7 +11,6 @@ gives the document its final status.
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import os
 

@@ -12,7 +12,6 @@
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L

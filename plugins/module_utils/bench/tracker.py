@@ -14,7 +14,6 @@ Server timestamps are kept beside them for reference only (second precision, ano
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
 

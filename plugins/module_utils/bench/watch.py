@@ -12,7 +12,6 @@ the differences are fed to the tracker as events. Nothing is ever polled per obj
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import threading
 import time

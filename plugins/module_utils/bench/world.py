@@ -13,7 +13,6 @@ Marks: the client receive time at which an object first met a condition in this 
 """
 from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 
 def _rv(obj):

@@ -144,7 +144,8 @@ def test_flags_in_command_are_edited_there():
 
 def test_pick_container_by_name_image_or_only_one():
     dep = {"metadata": {"name": "d", "namespace": "n"}, "spec": {"template": {"spec": {"containers": [
-        {"name": "main", "image": "x/driver:1"}, {"name": "prov", "image": "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0"}]}}}}
+        {"name": "main", "image": "x/driver:1"},
+        {"name": "prov", "image": "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0"}]}}}}
     assert CA.pick_container(dep, ["prov"])[0] == 1
     assert CA.pick_container(dep, ["csi-provisioner"], image_hint="csi-provisioner")[0] == 1
     with pytest.raises(CA.ContainerArgsError, match="has no container named csi-attacher .*main, prov"):
