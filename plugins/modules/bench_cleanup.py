@@ -22,6 +22,7 @@ description:
   - Idempotent; nothing to delete reports C(changed=false).
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
+  - storageperf.k8s.attributes
 options:
   run_id:
     description: The run whose objects to delete. Exactly one of O(run_id) and O(all_runs) is required.
@@ -47,7 +48,7 @@ attributes:
 seealso:
   - module: storageperf.k8s.bench_run
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (!UNKNOWN)
 """
 
 EXAMPLES = r"""

@@ -29,6 +29,7 @@ description:
     (objects done / total and rate) when the module runs there (connection C(local)).
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
+  - storageperf.k8s.attributes
 options:
   benchmark:
     description: Which benchmark.
@@ -181,6 +182,7 @@ attributes:
   diff_mode:
     support: none
   action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
     details: The action plugin relays progress while the module runs.
 notes:
@@ -192,7 +194,7 @@ seealso:
   - module: storageperf.k8s.bench_cleanup
   - module: storageperf.k8s.bench_report
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (!UNKNOWN)
 """
 
 EXAMPLES = r"""

@@ -5,8 +5,8 @@ send), so a client that signs a different query, header set or path than it send
 real gateway rejects it. Failures raise PopError with the gateway's codes, HTTP statuses and messages:
 - unknown AccessKeyId: 404 InvalidAccessKeyId.NotFound "Specified access key is not found."
 - wrong signature: 400 SignatureDoesNotMatch "Specified signature is not matched with our calculation.
-  server string to sign is:<sts>" (the SDK compares that tail with its own string to sign and, when equal,
-  reports InvalidAccessKeySecret: the secret is wrong, not the signing code)
+  server string to sign is:<sts>" (for typed requests the SDK compares that tail with its own string to sign
+  and, when equal, reports InvalidAccessKeySecret: the secret is wrong, not the signing code)
 - missing signature parts: 400 IncompleteSignature (RPC) / 400 MissingAuthorization-like (ROA)
 - a reused RPC SignatureNonce: 400 SignatureNonceUsed
 """

@@ -132,10 +132,10 @@ def preflight(client, plan):
     else:
         cap = (plan.disk_limit - plan.attached_before) // plan.volumes_per_pod
         if cap < 1:
-            raise K8sError("node %s has no room for a pod with %d disks: limit %d (%s), %d attached already. Free "
-                           "disks on it or choose another node" % (node_name, plan.volumes_per_pod, plan.disk_limit,
-                                                                    plan.disk_limit_source, plan.attached_before),
-                           422, "Invalid")
+            msg = ("node %s has no room for a pod with %d disks: limit %d (%s), %d attached already. Free disks on "
+                   "it or choose another node" % (node_name, plan.volumes_per_pod, plan.disk_limit,
+                                                  plan.disk_limit_source, plan.attached_before))
+            raise K8sError(msg, 422, "Invalid")
         if plan.replicas > cap:
             plan.messages.append("replicas capped from %d to %d: node %s takes %d disks (%s), %d attached already, %d "
                                  "per pod" % (plan.replicas, cap, node_name, plan.disk_limit, plan.disk_limit_source,
@@ -196,7 +196,9 @@ def step_up(ctx, plan, replicas, name="scale_up", label=STEPS[0][1], create=Fals
             body = M.attach_stress_statefulset(plan.name, ctx.namespace, plan.node, plan.storage_class, ctx.labels,
                                                replicas=replicas, volumes=plan.volumes_per_pod, size=plan.size,
                                                image=plan.image)
-            call = lambda client: client.create(body)  # noqa: E731
+
+            def call(client):
+                return client.create(body)
         else:
             call = _scale(ctx, plan, replicas)
         return items, [Submission([i.name for i in items], call)]

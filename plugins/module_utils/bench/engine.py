@@ -238,8 +238,8 @@ def build_result(step, tracker, world, timed_out, t_stop, options):
     wall = (end - t0) if t0 is not None and end is not None else None
     if unfinished and timed_out:
         status = "timeout"
-        reason = "%d of %d objects did not reach %s within %ss" % (len(unfinished), len(items), step.terminal,
-                                                                    options.timeout)
+        reason = "%d of %d objects did not reach %s within %ss" % (
+            len(unfinished), len(items), step.terminal, options.timeout)
     elif errors:
         status = "failed"
         reason = "%d of %d objects failed" % (len(errors), len(items))

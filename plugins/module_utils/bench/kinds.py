@@ -11,7 +11,6 @@ Event's involved object) to the keys holding it, so a terminal-state predicate c
 from __future__ import absolute_import, division, print_function
 
 
-
 class Kind:
     def __init__(self, name, api_version, namespaced, indexes=None):
         self.name = name

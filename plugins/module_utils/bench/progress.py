@@ -56,8 +56,8 @@ def read(path):
 
 def line(p):
     """'csi_lifecycle · concurrency on #1 · Publish (Attach): 312/1000 vol done, 41.2 vol/s, 7.6s'."""
-    where = " · ".join(x for x in (p.get("benchmark"), ("%s #%s" % (p.get("variant"), p.get("repetition"))
-                                                          if p.get("variant") else None)) if x)
+    variant = "%s #%s" % (p.get("variant"), p.get("repetition")) if p.get("variant") else None
+    where = " · ".join(x for x in (p.get("benchmark"), variant) if x)
     rate = p.get("rate")
     text = "%s: %s/%s %s done" % (p.get("label") or p.get("step"), p.get("done"), p.get("total"), p.get("unit") or "obj")
     if p.get("errors"):

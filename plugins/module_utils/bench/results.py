@@ -96,8 +96,8 @@ class ResultFile:
 
 def step_line(step):
     """The compact form of a step that the module returns (no per-object timings)."""
-    out = dict((k, step.get(k)) for k in ("name", "label", "status", "count", "unit", "wall_s", "rate", "reason",
-                                           "api_requests") if step.get(k) is not None)
+    keys = ("name", "label", "status", "count", "unit", "wall_s", "rate", "reason", "api_requests")
+    out = dict((k, step.get(k)) for k in keys if step.get(k) is not None)
     if step.get("latency"):
         out["latency"] = dict((k, round(v, 6)) for k, v in step["latency"].items())
     if step.get("errors"):

@@ -14,7 +14,6 @@ Marks: the client receive time at which an object first met a condition in this 
 from __future__ import absolute_import, division, print_function
 
 
-
 def _rv(obj):
     return (obj.get("metadata") or {}).get("resourceVersion")
 
