@@ -43,7 +43,9 @@ import ctypes
 import logging
 import os
 import re
+import select
 import shutil
+import subprocess
 import signal
 import tempfile
 import time
@@ -68,7 +70,6 @@ _TOKENS = re.compile(r"[/:@._-]+")
 _cluster: Any = None
 _procs: dict[int, asyncio.subprocess.Process] = {}   # pid -> running container process (its own group)
 _netns: dict[tuple[str, str], NetNS] = {}
-_netns_lock: asyncio.Lock | None = None
 
 
 def bind(cluster: Any) -> None:
@@ -414,7 +415,7 @@ def _field(pod: dict, path: str) -> str | None:
 class NetNS:
     """A network namespace held open by a sleeping process; containers enter it with nsenter."""
 
-    def __init__(self, key: tuple[str, str], proc: asyncio.subprocess.Process, shared: bool) -> None:
+    def __init__(self, key: tuple[str, str], proc: subprocess.Popen, shared: bool) -> None:
         self.key = key
         self.proc = proc
         self.shared = shared  # a node's namespace lives until the twin stops
@@ -430,28 +431,32 @@ class NetNS:
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=5)
+
+
+def _new_netns(key: tuple[str, str], shared: bool) -> NetNS:
+    """unshare --net with loopback up. A plain Popen (not an asyncio one): the holder outlives event loops."""
+    proc = subprocess.Popen(["unshare", "--net", "--", "/bin/sh", "-c", "ip link set lo up && echo up && exec sleep infinity"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, preexec_fn=_die_with_parent)
+    ready, _, _ = select.select([proc.stdout], [], [], 10)
+    line = proc.stdout.readline() if ready and proc.stdout else b""
+    if line.strip() != b"up":
+        proc.kill()
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        raise RuntimeError(f"cannot make a network namespace for {key[0]} {key[1]}: {err.strip() or 'no answer'}")
+    return NetNS(key, proc, shared)
 
 
 async def _netns_for(pod: dict) -> NetNS:
-    global _netns_lock
-    if _netns_lock is None:
-        _netns_lock = asyncio.Lock()
     host_net = bool(pod["spec"].get("hostNetwork"))
     key = ("node", pod["spec"].get("nodeName", "")) if host_net else ("pod", pod["metadata"].get("uid", pod["metadata"]["name"]))
-    async with _netns_lock:
-        ns = _netns.get(key)
-        if ns is None or ns.proc.returncode is not None:
-            proc = await asyncio.create_subprocess_exec(
-                "unshare", "--net", "--", "/bin/sh", "-c", "ip link set lo up && echo up && exec sleep infinity",
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                start_new_session=True, preexec_fn=_die_with_parent)
-            line = await asyncio.wait_for(proc.stdout.readline(), 30) if proc.stdout else b""
-            if line.strip() != b"up":
-                err = (await proc.stderr.read()).decode() if proc.stderr else ""
-                raise RuntimeError(f"cannot make a network namespace for {key[0]} {key[1]}: {err.strip()}")
-            ns = _netns[key] = NetNS(key, proc, shared=host_net)
-        ns.users += 1
-        return ns
+    ns = _netns.get(key)
+    if ns is None or not _alive(ns.proc.pid):
+        ns = _netns[key] = _new_netns(key, shared=host_net)
+    ns.users += 1
+    return ns
 
 
 def running() -> list[int]:

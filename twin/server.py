@@ -22,7 +22,7 @@ from aiohttp import web
 
 from . import discovery, errors, protobuf, tables
 from .resources import ResourceType
-from .store import RETURNS_DELETED_OBJECT, Store, dumps
+from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
 PATCH_TYPES = {
     "application/json-patch+json": "json",
@@ -37,6 +37,8 @@ BOOKMARK_EVERY = float(os.environ.get("TWIN_BOOKMARK_SECONDS", "5"))
 WATCH_DEFAULT_TIMEOUT = 1800.0
 WATCH_BATCH = 512
 _STOP = "__STOP__"
+_TICK = "__TICK__"
+TICK = 1.0
 NOT_FOUND = "the server could not find the requested resource"
 
 
@@ -83,6 +85,7 @@ class ApiServer:
         self.requests = 0
         self.watches = 0
         self._streams: set = set()
+        self._ticker: asyncio.Future | None = None
 
     async def _end_watches(self, _app: web.Application) -> None:
         """On shutdown, end every watch stream at once (the server waits for open handlers)."""
@@ -377,6 +380,7 @@ class ApiServer:
         except ValueError as e:
             raise errors.bad_request(f"invalid timeoutSeconds {q.get('timeoutSeconds')!r}") from e
         w = self.store.watch(rtype, ns, q.get("resourceVersion"), q.get("labelSelector"), fs, send_initial_events=initial)
+        w.backlog = WATCH_BACKLOG
         bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
         table_v = _wants(request, "Table")
         include = q.get("includeObject", "Metadata")
@@ -384,40 +388,35 @@ class ApiServer:
         resp.enable_chunked_encoding()
         self.watches += 1
         self._streams.add(w)
+        self._start_ticker()
+        loop = asyncio.get_running_loop()
+        # the stream ends at its deadline; the ticker wakes idle streams for bookmarks and closed clients,
+        # so waiting for events needs no timer of its own
+        ender = loop.call_later(timeout, w.queue.put_nowait, (_STOP, b""))
         headers_sent = False
         try:
             await resp.prepare(request)
-            now = time.monotonic()
-            deadline = now + timeout
-            next_bookmark = now + BOOKMARK_EVERY
+            next_bookmark = time.monotonic() + BOOKMARK_EVERY
             queue = w.queue
             while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    break
-                if queue.empty():
-                    if request.transport is None or request.transport.is_closing():
-                        break
-                    if bookmarks and now >= next_bookmark:
-                        bm = {"kind": rtype.kind, "apiVersion": rtype.api_version,
-                              "metadata": {"resourceVersion": str(self.store.rv)}}
-                        await resp.write(b'{"type":"BOOKMARK","object":' + dumps(bm) + b"}\n")
-                        next_bookmark = now + BOOKMARK_EVERY
-                        continue
-                    wait = min(deadline - now, (next_bookmark - now) if bookmarks else 5.0, 5.0)
-                    try:
-                        async with asyncio.timeout(max(wait, 0.001)):
-                            item = await queue.get()
-                    except TimeoutError:
-                        continue
-                else:
-                    item = queue.get_nowait()
+                item = await queue.get()
                 batch = [item]
                 while len(batch) < WATCH_BATCH and not queue.empty():
                     batch.append(queue.get_nowait())
                 chunks = []
                 stop = False
                 for etype, raw in batch:
+                    if etype == _TICK:
+                        if w.overflowed or request.transport is None or request.transport.is_closing():
+                            stop = True
+                            break
+                        now = time.monotonic()
+                        if bookmarks and now >= next_bookmark and queue.empty() and not chunks:
+                            bm = {"kind": rtype.kind, "apiVersion": rtype.api_version,
+                                  "metadata": {"resourceVersion": str(self.store.rv)}}
+                            chunks.append(b'{"type":"BOOKMARK","object":' + dumps(bm) + b"}\n")
+                            next_bookmark = now + BOOKMARK_EVERY
+                        continue
                     if etype == _STOP:
                         stop = True
                         break
@@ -434,11 +433,12 @@ class ApiServer:
                         break
                 if chunks:
                     await resp.write(b"".join(chunks))
-                if stop:
+                if stop or w.overflowed:
                     break
         except (ConnectionResetError, asyncio.CancelledError, RuntimeError):
             pass
         finally:
+            ender.cancel()
             self.store.unwatch(w)
             self._streams.discard(w)
             self.watches -= 1
@@ -447,6 +447,18 @@ class ApiServer:
         except (ConnectionResetError, RuntimeError):
             pass
         return resp
+
+    def _start_ticker(self) -> None:
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.ensure_future(self._tick())
+
+    async def _tick(self) -> None:
+        """Wake idle watch streams every TICK seconds (bookmarks, clients that went away)."""
+        while self._streams:
+            await asyncio.sleep(min(TICK, BOOKMARK_EVERY))
+            for w in list(self._streams):
+                if w.queue.empty():
+                    w.queue.put_nowait((_TICK, b""))
 
     # subresources ---------------------------------------------------------------------------
     def _scale_paths(self, rtype: ResourceType) -> tuple[list[str], list[str], list[str] | None]:

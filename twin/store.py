@@ -29,7 +29,7 @@ from . import defaults, errors, validation
 from .patch import (PatchError, apply_merge, field_set, fields_minus, json_patch, merge_patch, remove_fields,
                     strategic_merge_patch)
 from .resources import Registry, ResourceType
-from .selectors import SelectorError, field_equalities, parse_field_selector, parse_label_selector
+from .selectors import _PER_KIND, SelectorError, field_equalities, parse_field_selector, parse_label_selector
 
 # Events kept per resource type for watches to replay from; a watch from an older resourceVersion
 # gets 410 Expired. TWIN_EVENT_LOG_SIZE (read at start) makes compaction easy to reach in tests.
@@ -83,11 +83,38 @@ class Entry:
 
 @dataclass
 class Event:
+    """One change in a resource type's event log. obj/old are selector views of the object after and
+    before the change (metadata name, namespace, labels and the kind's selectable fields), not whole
+    objects: the log keeps the JSON bytes for replay and stays small."""
     rv: int
     type: str
     obj: dict
     raw: bytes
     old: dict | None
+
+
+def _view(obj: dict | None) -> dict | None:
+    if obj is None:
+        return None
+    md = obj.get("metadata") or {}
+    out: dict = {"metadata": {"name": md.get("name"), "namespace": md.get("namespace"), "labels": md.get("labels")}}
+    for path in _SELECTABLE.get(obj.get("kind", ""), ()):
+        cur: Any = obj
+        for part in path:
+            cur = cur.get(part) if isinstance(cur, dict) else None
+        if cur is not None:
+            node = out
+            for part in path[:-1]:
+                node = node.setdefault(part, {})
+            node[path[-1]] = cur
+    return out
+
+
+_SELECTABLE = {kind: tuple(tuple(p.split(".")) for p in paths if not p.startswith("metadata."))
+               for kind, paths in _PER_KIND.items()}
+# a watch stream whose client stops reading is closed after this many undelivered events
+# (the real server closes watches of unresponsive consumers too; clients re-watch)
+WATCH_BACKLOG = 100_000
 
 
 @dataclass(eq=False)
@@ -97,6 +124,9 @@ class Watcher:
     label_pred: Callable[[dict], bool]
     field_pred: Callable[[dict], bool]
     queue: asyncio.Queue = field(default_factory=lambda: asyncio.Queue())
+    backlog: int | None = None     # set for HTTP watches: past it the watcher overflows
+    overflowed: bool = False
+    unfiltered: bool = False       # no namespace, label or field selector: every event matches
 
     def matches(self, obj: dict | None) -> bool:
         if obj is None:
@@ -106,18 +136,29 @@ class Watcher:
             return False
         return self.label_pred(md.get("labels") or {}) and self.field_pred(obj)
 
+    def _put(self, item: tuple[str, bytes]) -> None:
+        if self.backlog is not None and self.queue.qsize() >= self.backlog:
+            self.overflowed = True
+            return
+        self.queue.put_nowait(item)
+
     def offer(self, ev: Event) -> None:
+        if self.overflowed:
+            return
+        if self.unfiltered:
+            self._put((ev.type, ev.raw))
+            return
         now = self.matches(ev.obj)
         if ev.type == "MODIFIED":
             before = self.matches(ev.old)
             if now and not before:
-                self.queue.put_nowait(("ADDED", ev.raw))
+                self._put(("ADDED", ev.raw))
             elif before and not now:
-                self.queue.put_nowait(("DELETED", ev.raw))
+                self._put(("DELETED", ev.raw))
             elif now:
-                self.queue.put_nowait(("MODIFIED", ev.raw))
+                self._put(("MODIFIED", ev.raw))
         elif now:
-            self.queue.put_nowait((ev.type, ev.raw))
+            self._put((ev.type, ev.raw))
 
 
 def parse_selectors(rtype: ResourceType, label_selector: str | None, field_selector: str | None):
@@ -258,7 +299,7 @@ class Store:
     def _emit(self, rtype: ResourceType, etype: str, obj: dict, old: dict | None, raw: bytes | None = None) -> None:
         if raw is None or (rtype.crd and obj.get("apiVersion") != rtype.api_version):
             raw = dumps(self._as_version(rtype, obj))
-        ev = Event(int(obj["metadata"]["resourceVersion"]), etype, obj, raw, old)
+        ev = Event(int(obj["metadata"]["resourceVersion"]), etype, _view(obj), raw, _view(old))
         log = self.events[rtype.key]
         if len(log) == log.maxlen:
             self.compacted[rtype.key] = log[0].rv
@@ -306,7 +347,7 @@ class Store:
                     deps.discard(ref)
 
     def _admit(self, rtype: ResourceType, obj: dict, strict: bool, old: dict | None = None,
-               internal: bool = False) -> None:
+               internal: bool = False) -> list[str]:
         """Decode-check, default and validate obj in place, as the real server's write path does."""
         if not rtype.crd:
             defaults.apply(rtype.kind, obj)
@@ -324,7 +365,7 @@ class Store:
                                      f'{rtype.kind}: {e}') from e
         except validation.Invalid as e:
             raise errors.invalid(rtype, (obj.get("metadata") or {}).get("name", ""), e.causes) from e
-        self.last_warnings = warnings
+        return warnings
 
     def _check_kind(self, rtype: ResourceType, obj: dict) -> None:
         kind = obj.get("kind")
@@ -379,7 +420,7 @@ class Store:
         md["creationTimestamp"] = now_iso()
         if rtype.has_generation:
             md["generation"] = 1
-        self._admit(rtype, obj, strict)
+        warnings = self._admit(rtype, obj, strict)
         if rtype.namespaced:
             nse = self.objects[("", "namespaces")].get(("", md["namespace"]))
             if nse is None:
@@ -399,6 +440,7 @@ class Store:
         if self.exists(rtype, md.get("namespace"), md["name"]):
             raise errors.already_exists(rtype, md["name"])
         if dry_run:
+            self.last_warnings = warnings
             return self._result(rtype, obj, None, raw)
         md["resourceVersion"] = str(self._next_rv())
         e = self._store(rtype, obj)
@@ -407,6 +449,7 @@ class Store:
             self.registry.register_crd(obj)
         out = self._result(rtype, obj, e.raw, raw)
         self._emit(rtype, "ADDED", obj, None, e.raw)
+        self.last_warnings = warnings  # after the hooks' own writes
         return out
 
     def update(self, rtype: ResourceType, ns: str | None, name: str, body: dict, *, subresource: str | None = None,
@@ -463,7 +506,8 @@ class Store:
         if not rtype.namespaced:
             md.pop("namespace", None)
         md["resourceVersion"] = omd["resourceVersion"]
-        self._admit(rtype, new, strict, old, _internal or subresource == "status")
+        warnings = self._admit(rtype, new, strict, old, _internal or subresource == "status")
+        self.last_warnings = warnings
         if omd.get("deletionTimestamp") and not _internal:
             added = set(md.get("finalizers") or []) - set(omd.get("finalizers") or [])
             if added:
@@ -492,6 +536,7 @@ class Store:
             self.registry.register_crd(new)
         out = self._result(rtype, new, e.raw, raw)
         self._emit(rtype, "MODIFIED", new, old, e.raw)
+        self.last_warnings = warnings
         return out
 
     def patch(self, rtype: ResourceType, ns: str | None, name: str, patch_type: str, patch: Any, *,
@@ -747,7 +792,7 @@ class Store:
         410 Expired event when the log no longer reaches back that far. send_initial_events adds the
         watch-list BOOKMARK (annotation k8s.io/initial-events-end) after the synthetic events."""
         lp, fp = parse_selectors(rtype, label_selector, field_selector)
-        w = Watcher(rtype, ns, lp, fp)
+        w = Watcher(rtype, ns, lp, fp, unfiltered=not (ns or label_selector or field_selector))
         if not resource_version or resource_version == "0" or send_initial_events:
             for e in self.list_entries(rtype, ns, label_selector, field_selector):
                 w.queue.put_nowait(("ADDED", self._raw_for(rtype, e)))

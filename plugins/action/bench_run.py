@@ -6,7 +6,8 @@
 How progress gets to the screen: when the task runs on the controller (connection local, which
 is how the collection's playbooks run it), this plugin gives the module a fresh progress file
 (option progress_file) and, while the module runs, reads that file from a thread every
-progress_interval seconds and prints what changed with Display.display:
+progress_interval seconds and prints, with Display.display, every finished step at once and the
+running step at most every 5 seconds:
 
     bench_run: csi_lifecycle · concurrency on #1 · Publish (Attach): 312/1000 vol done, 41.20 vol/s, 7.6s
 
@@ -22,6 +23,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
@@ -30,18 +32,23 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import progr
 
 display = Display()
 MODULE = "storageperf.k8s.bench_run"
+# a running step is shown at most this often (a 1000-volume step at cluster speed runs for many minutes);
+# finished steps are shown as soon as they are seen
+SHOW_EVERY = 5.0
 
 
 class Relay:
     """Reads the progress file on a thread and prints every finished step and the running one."""
 
-    def __init__(self, path, interval, host):
+    def __init__(self, path, interval, host, clock=time.monotonic):
         self.path = path
         self.interval = max(0.5, float(interval))
         self.host = host
+        self.clock = clock
         self.stop = threading.Event()
         self.printed = 0
         self.last = None
+        self.last_shown = None
         self.thread = threading.Thread(target=self._loop, name="bench-progress")
         self.thread.daemon = True
 
@@ -59,9 +66,11 @@ class Relay:
         current = data.get("current")
         if current and not current.get("final"):
             text = P.line(current)
-            if text != self.last:
+            now = self.clock()
+            if text != self.last and (self.last_shown is None or now - self.last_shown >= SHOW_EVERY):
                 self._show(text)
                 self.last = text
+                self.last_shown = now
 
     def _loop(self):
         while not self.stop.wait(self.interval):

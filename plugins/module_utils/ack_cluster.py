@@ -97,6 +97,10 @@ class AckCluster:
                         "state": (p.get("status") or {}).get("state")})
         return out
 
+    def node_pool_state(self, nodepool_id):
+        doc = self.client.cs("DescribeClusterNodePoolDetail", "GET", "%s/nodepools/%s" % (self.base, nodepool_id))
+        return (doc.get("status") or {}).get("state")
+
     def modify_node_pool_tags(self, nodepool_id, tags):
         """ModifyClusterNodePool replaces scaling_group.tags: send the whole list."""
         return self.client.cs("ModifyClusterNodePool", "PUT", "%s/nodepools/%s" % (self.base, nodepool_id),

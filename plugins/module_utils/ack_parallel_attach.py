@@ -175,7 +175,7 @@ class ParallelAttach:
             after = pool_tags_after(p["tags"], self.state, self.detach)
             if after != p["tags"]:
                 pools.append({"nodepool_id": p["nodepool_id"], "name": p["name"], "tags_before": p["tags"],
-                              "tags_after": after})
+                              "tags_after": after, "state": p.get("state")})
         groups = instance_groups(facts["nodes"], facts["tags"], self.state, self.detach)
         addons = []
         for name, role in addon_order(self.state, facts["provisioner"]):
@@ -220,8 +220,14 @@ class ParallelAttach:
     # changing -----------------------------------------------------------------------------------
     def tag(self, facts, plan):
         """Node pools and instances, all calls in parallel up to the client's concurrency."""
-        pool_results = self.client.parallel(
-            lambda p: self.ack.modify_node_pool_tags(p["nodepool_id"], p["tags_after"]), plan["pools"])
+        def modify_pool(p):
+            # ACK refuses to modify a node pool that is still updating (scaling, or a change made just before)
+            if p.get("state") not in (None, "active"):
+                self.wait_for(lambda: self.ack.node_pool_state(p["nodepool_id"]) in (None, "active"),
+                              "node pool %s to become active" % p["nodepool_id"])
+            return self.ack.modify_node_pool_tags(p["nodepool_id"], p["tags_after"])
+
+        pool_results = self.client.parallel(modify_pool, plan["pools"])
         calls = []
         for key, ids in sorted(plan["groups"].items()):
             for chunk in batches(ids, TAG_RESOURCES_MAX_IDS):
@@ -252,6 +258,16 @@ class ParallelAttach:
                               "No addon was changed. Fix the cause and run again: the run continues where this one "
                               "stopped." % (len(failures), len(pool_results) + len(instance_results),
                                             failures[0]["error"], done_instances, len(done_pools)), self.result)
+
+    def wait_for(self, done, what):
+        deadline = self._clock() + float(self.params.get("wait_timeout") or 600)
+        delay = 0.25
+        while not done():
+            if self._clock() >= deadline:
+                raise AliyunError("timed out after %ss waiting for %s (wait_timeout); run again later"
+                                  % (self.params.get("wait_timeout"), what), code="Timeout")
+            self._sleep(delay)
+            delay = min(delay * 1.5, 10.0)
 
     def settle(self, name):
         """Wait while the addon is updating; return its fresh view. Fails on timeout."""

@@ -176,9 +176,9 @@ class OntapRest(object):
                         kind=kind_of(v["name"], prefix)) for v in vols]
         qtrees, luns = [], []
         if economy and any(v["kind"] == "qtree_pool" for v in volumes):
-            for q in self.get_all("storage/qtrees", dict(common, **{"volume.name": prefix + "qtree_pool_*",
-                                                                     "name": prefix + "*",
-                                                                     "fields": "name,id,volume.name,svm.name"})):
+            query = dict(common, **{"volume.name": prefix + "qtree_pool_*", "name": prefix + "*",
+                                    "fields": "name,id,volume.name,svm.name"})
+            for q in self.get_all("storage/qtrees", query):
                 qtrees.append(dict(name=q["name"], volume=(q.get("volume") or {}).get("name"),
                                    svm=(q.get("svm") or {}).get("name"), id=q.get("id")))
         if economy and any(v["kind"] == "lun_pool" for v in volumes):

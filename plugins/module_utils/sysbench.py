@@ -263,9 +263,6 @@ def step(summary, name=None):
         metrics["errors_per_s"] = summary["errors_per_s"]
     if lat.get("avg") is not None:
         metrics["latency_avg_s"] = lat["avg"] / 1000.0
-    pct = summary.get("percentile")
-    if pct and lat.get(_pct_key(pct)) is not None:
-        metrics["latency_%s_s" % _pct_key(pct)] = lat[_pct_key(pct)] / 1000.0
     latency = None
     if all(lat.get(k) is not None for k in ("min", "avg", "max", "p50", "p90", "p99")):
         latency = {"min": lat["min"] / 1000.0, "p50": lat["p50"] / 1000.0, "p90": lat["p90"] / 1000.0,
@@ -273,6 +270,10 @@ def step(summary, name=None):
         for k in ("p95", "p99_9"):
             if lat.get(k) is not None:
                 latency[k] = lat[k] / 1000.0
+    pct = summary.get("percentile")
+    if latency is None and pct and lat.get(_pct_key(pct)) is not None:
+        # no histogram: sysbench's own percentile is all there is, kept as a metric
+        metrics["latency_%s_s" % _pct_key(pct)] = lat[_pct_key(pct)] / 1000.0
     test = name or "sysbench"
     label = test.replace("_", " ")
     if summary.get("threads"):

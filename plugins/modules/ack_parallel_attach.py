@@ -110,7 +110,8 @@ node_pools:
   returned: success
   type: list
   elements: dict
-  sample: [{nodepool_id: np1f3, name: default, tags_before: [], tags_after: [{key: supportConcurrencyAttach, value: "true"}]}]
+  sample: [{nodepool_id: np1f3, name: default, state: active, tags_before: [],
+            tags_after: [{key: supportConcurrencyAttach, value: "true"}]}]
 node_pools_changed:
   description: IDs of the node pools this run changed (in check mode, would change).
   returned: always

@@ -24,7 +24,7 @@ description:
     M(storageperf.k8s.trident_concurrency) with O(storageperf.k8s.trident_concurrency#module:k8s_api_qps);
     from 26.06 the operator derives the sidecars' QPS from it.
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 options:
   name:
     description: Name of the CSI controller Deployment.
@@ -72,9 +72,11 @@ extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
 attributes:
   check_mode:
+    description: Can run in check mode and return the changed status prediction without modifying the target.
     support: full
     details: The patch is sent with C(dryRun=All).
   diff_mode:
+    description: Returns details on what has changed (or would change in check mode) with C(--diff).
     support: full
 seealso:
   - module: storageperf.k8s.snapshot_controller_tuning
@@ -205,8 +207,9 @@ def main():
                 module.fail_json(msg="; ".join(errors), errors=errors, **result)
             plan = plan_edits(dep, edits)
             for i, step in enumerate(plan):  # plan follows the order of p["sidecars"]
-                result["sidecars"][p["sidecars"][i]["name"]] = dict(container=step["name"], changed=step["changed"],
-                                                     before=step["before"], after=step["after"], args=step["new"])
+                result["sidecars"][p["sidecars"][i]["name"]] = dict(
+                    container=step["name"], changed=step["changed"], before=step["before"], after=step["after"],
+                    args=step["new"])
             result["changed"] = any(step["changed"] for step in plan)
             if module._diff:
                 result["diff"] = plan_diff(plan)

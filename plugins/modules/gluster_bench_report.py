@@ -15,6 +15,8 @@ description:
     volume-count table first, with the seed's reference rows) and C(report.html) (charts of handshake time
     against volume count per mode).
   - "Runs where the reports should land, normally the controller (C(delegate_to: localhost))."
+extends_documentation_fragment:
+  - storageperf.k8s.attributes
 options:
   points:
     description:
@@ -70,7 +72,7 @@ attributes:
   diff_mode:
     support: none
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 """
 
 EXAMPLES = r"""

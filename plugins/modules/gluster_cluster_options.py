@@ -19,6 +19,8 @@ description:
   - glusterd accepts C(cluster.max-bricks-per-process) and C(glusterd.vol_count_per_thread) only while
     brick multiplexing is on; the module checks that before changing anything, and orders the changes so
     that they are set while it is on (after turning it on, or before turning it off).
+extends_documentation_fragment:
+  - storageperf.k8s.attributes
 options:
   brick_multiplex:
     description: Desired C(cluster.brick-multiplex). Omit to leave it as it is.
@@ -44,7 +46,7 @@ attributes:
   diff_mode:
     support: full
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 """
 
 EXAMPLES = r"""

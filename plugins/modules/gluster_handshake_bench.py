@@ -18,6 +18,8 @@ description:
   - This is the measurement of the glusterd volume-scale work (GlusterFS 7) whose handshake took 7.5 minutes at
     about 2000 volumes on 3 peers before the change and 2 minutes 18 seconds after it.
   - Always reports changed, since it restarts a service. In check mode it restarts nothing and measures nothing.
+extends_documentation_fragment:
+  - storageperf.k8s.attributes
 options:
   restart_cmd:
     description: Shell command that restarts glusterd on this host and returns when it runs again.
@@ -65,7 +67,7 @@ attributes:
   diff_mode:
     support: none
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 """
 
 EXAMPLES = r"""

@@ -13,6 +13,8 @@ description:
   - Reads C(gluster peer status) once, probes only the addresses that are not yet in the pool, then waits
     until every requested peer is listed as C(Peer in Cluster (Connected)).
   - The target host's own address may be in O(peers); name it in O(self_address) so it is skipped.
+extends_documentation_fragment:
+  - storageperf.k8s.attributes
 options:
   peers:
     description: Addresses (or host names) of all peers of the pool.
@@ -38,7 +40,7 @@ attributes:
   diff_mode:
     support: full
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 """
 
 EXAMPLES = r"""

@@ -13,10 +13,12 @@ description:
   - Creates (and starts) or deletes many GlusterFS volumes in a single task, with bounded concurrency.
   - Reads C(gluster volume list) once and acts only on the difference, so a rerun changes nothing. Looping the
     C(gluster.gluster.gluster_volume) module instead runs C(volume info) of every volume per item, which makes
-    N volumes cost O(N^2).
+    the cost of N volumes quadratic in N.
   - One brick per peer per volume, at C(<peer>:<bricks root>/<volume name>). glusterd creates brick directories;
     it does not remove them on delete (see the C(cleanup_gluster.yml) playbook).
   - Runs the gluster CLI on the target host; it talks to the glusterd of that host.
+extends_documentation_fragment:
+  - storageperf.k8s.attributes
 options:
   names:
     description:
@@ -103,7 +105,7 @@ notes:
   - A failure names the volume and carries gluster's own error output; volumes created before the failure are
     reported in RV(created) of the failure result and are kept (a rerun continues from there).
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 """
 
 EXAMPLES = r"""

@@ -22,7 +22,7 @@ description:
     C(next-tag)) for systems without REST.
   - Read-only; safe in check mode.
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 requirements:
   - netapp-lib (only for O(use_rest=never))
 options:
@@ -88,8 +88,10 @@ options:
     default: 60
 attributes:
   check_mode:
+    description: Can run in check mode and return the changed status prediction without modifying the target.
     support: full
   diff_mode:
+    description: Returns details on what has changed (or would change in check mode) with C(--diff).
     support: none
 """
 

@@ -24,7 +24,7 @@ description:
   - Validates before anything changes - O(worker_threads) > 0, O(kube_api_qps) > 0 and
     O(kube_api_burst) >= O(kube_api_qps) (also against a value left in place).
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 options:
   state:
     description: C(present) sets the flags; C(absent) removes them (upstream defaults 10 workers, QPS 5, burst 10).
@@ -68,9 +68,11 @@ extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
 attributes:
   check_mode:
+    description: Can run in check mode and return the changed status prediction without modifying the target.
     support: full
     details: The patch is sent with C(dryRun=All), so the API server validates it without storing it.
   diff_mode:
+    description: Returns details on what has changed (or would change in check mode) with C(--diff).
     support: full
 seealso:
   - module: storageperf.k8s.csi_sidecar_tuning

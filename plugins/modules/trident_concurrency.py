@@ -33,7 +33,7 @@ description:
     C(status.currentInstallationParams.enableConcurrency) matching, and for the trident-controller rollout
     with C(--enable_concurrency=true) (or false) on its trident-main container.
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 options:
   state:
     description: C(present) enables the concurrent core; C(absent) disables it.
@@ -65,9 +65,11 @@ extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
 attributes:
   check_mode:
+    description: Can run in check mode and return the changed status prediction without modifying the target.
     support: full
     details: Runs the whole preflight; the CR patch is sent with C(dryRun=All). Use it as a preflight.
   diff_mode:
+    description: Returns details on what has changed (or would change in check mode) with C(--diff).
     support: full
 seealso:
   - module: storageperf.k8s.snapshot_controller_tuning
@@ -206,9 +208,9 @@ def run(module, client):
         if as_bool(before["controller_flag"]) != enable:
             raise TridentError(tridentctl_message(install, enable), **result)
         if p["k8s_api_qps"] is not None and str(before["controller_k8s_api_qps"]) != str(p["k8s_api_qps"]):
+            flag = " --enable-concurrency" if enable else ""
             raise TridentError("k8s_api_qps cannot be changed on a tridentctl install in place: reinstall with "
-                               "`tridentctl install -n %s --k8s-api-qps %d%s`" % (install.namespace, p["k8s_api_qps"],
-                                                                                 " --enable-concurrency" if enable else ""),
+                               "`tridentctl install -n %s --k8s-api-qps %d%s`" % (install.namespace, p["k8s_api_qps"], flag),
                                **result)
         result.update(after=before, enable_concurrency=str(as_bool(before["controller_flag"])).lower())
         return result

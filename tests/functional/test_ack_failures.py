@@ -140,7 +140,7 @@ def test_interrupted_run_is_completed_by_the_next_run(twin_factory):
     assert "cs:ModifyClusterNodePool" not in calls["calls"]  # the pools were done by the first run
 
 
-def test_killed_while_waiting_for_an_addon_is_completed(twin_factory):
+def test_run_stopped_while_waiting_for_an_addon_is_completed(twin_factory):
     """A run stopped after the provisioner change (here: a wait_timeout too short) leaves csi-plugin for the next."""
     twin = twin_factory(nodes=2, time_scale=0.05)  # addon updates take 1.5 s here
     run = run_module(twin, "ack_parallel_attach", {"wait_timeout": 1})

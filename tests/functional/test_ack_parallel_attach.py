@@ -75,7 +75,7 @@ def test_enable_rerun_and_roll_back_keep_everything_else(twin_factory):
     assert plugin_pod_gates(twin) == {"EnableVolumeGroupSnapshots=true"}
 
     writes = cloud_calls(twin)["writes"]
-    assert run_role_playbook(twin, extra_vars={"state": "absent"}).task(MODULE_TASK)["result"]["changed"] is False
+    assert run_module(twin, "ack_parallel_attach", {"state": "absent"}).task("module under test")["result"]["changed"] is False
     assert cloud_calls(twin)["writes"] == writes
 
 

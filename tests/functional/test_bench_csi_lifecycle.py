@@ -53,24 +53,31 @@ def test_lifecycle_compare_at_100_volumes(twin, tmp_path):
     # the report, the facts, the live progress lines, and nothing left in the cluster
     run_dir = tmp_path / "reports" / doc["run_id"]
     assert (run_dir / "report.md").exists() and (run_dir / "report.html").exists()
-    fact = run.task("Keep the outcome as a fact")["result"]["ansible_facts"]["bench_csi_lifecycle"]
+    fact = run.task("Keep the outcome as a fact")["result"]["ansible_facts"]["bench_csi_lifecycle_result"]
     assert fact["run_id"] == doc["run_id"] and fact["status"] == "ok" and fact["summary"]["speedup"] > 1
     assert "bench_run [localhost]: csi_lifecycle · concurrency on #1 · Create Volume: 100/100 vol done" in run.stdout
     assert leftovers(twin, doc["run_id"]) == {}
 
 
-def test_missing_snapshot_class_skips_the_snapshot_steps_with_the_reason(twin, tmp_path):
-    run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 8, "snapshot_class": "no-such-class",
+def test_missing_snapshot_class_skips_the_snapshot_steps_with_the_reason_in_every_repetition(twin, tmp_path):
+    run = twin.playbook(PLAYBOOK, extra_vars={"volumes": 8, "snapshot_class": "no-such-class", "repeat": 2,
                                               "reports_dir": str(tmp_path / "reports")})
     assert run.rc == 0, run.stdout[-3000:]
     doc = result_of(tmp_path / "reports")
-    steps = {s["name"]: s for s in doc["variants"][0]["runs"][0]["steps"]}
-    assert list(steps) == STEPS, "skipped steps are reported, never left out"
-    for name in ("create_snapshot", "clone_from_snapshot", "delete_clone", "delete_snapshot"):
-        assert steps[name]["status"] == "skipped"
-        assert "snapshot_class no-such-class does not exist" in steps[name]["reason"]
-    for name in ("create_volume", "publish", "unpublish", "delete_volume"):
-        assert steps[name]["status"] == "ok" and steps[name]["count"] == 8
+    [variant] = doc["variants"]
+    assert [r["repetition"] for r in variant["runs"]] == [1, 2]
+    for rep in variant["runs"]:
+        steps = {s["name"]: s for s in rep["steps"]}
+        assert list(steps) == STEPS, "skipped steps are reported, never left out"
+        for name in ("create_snapshot", "clone_from_snapshot", "delete_clone", "delete_snapshot"):
+            assert steps[name]["status"] == "skipped"
+            assert "snapshot_class no-such-class does not exist" in steps[name]["reason"]
+        for name in ("create_volume", "publish", "unpublish", "delete_volume"):
+            assert steps[name]["status"] == "ok" and steps[name]["count"] == 8
+    # median and spread across the two repetitions
+    create = next(s for s in variant["summary"]["steps"] if s["name"] == "create_volume")
+    assert create["runs"] == create["ok_runs"] == 2 and create["wall_s"]["n"] == 2
+    assert create["wall_s"]["min"] <= create["wall_s"]["median"] <= create["wall_s"]["max"]
     assert doc["status"] == "ok"
     assert leftovers(twin, doc["run_id"]) == {}
 

@@ -16,7 +16,7 @@ CLEANUP = REPO / "playbooks" / "cleanup.yml"
 def test_killed_run_is_cleaned_up_completely(twin, tmp_path):
     env = dict(twin.env(), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS))
     cmd = [str(VENV_BIN / "ansible-playbook"), str(LIFECYCLE), "-i", str(REPO / "inventories" / "twin"),
-           "-e", json.dumps({"volumes": 100, "reports_dir": str(tmp_path / "reports")})]
+           "-e", json.dumps({"volumes": 40, "reports_dir": str(tmp_path / "reports")})]
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:

@@ -73,7 +73,7 @@ def play(pool_dir: Path, work: Path, playbook: str | Path, extra: dict | None = 
 
 def role(pool_dir, work, count, check=False, **extra):
     return play(pool_dir, work, work / "role.yml",
-                {"gluster_scale_prefix": PREFIX, "gluster_scale_count": count, **extra}, check=check)
+                {"gluster_volume_scale_prefix": PREFIX, "gluster_volume_scale_count": count, **extra}, check=check)
 
 
 def test_pool_peers_connected_after_probe(pool_dir, work):
@@ -91,14 +91,14 @@ def test_pool_peers_connected_after_probe(pool_dir, work):
 
 def test_bad_input_names_the_field_and_changes_nothing(pool_dir, work):
     before = volumes(pool_dir)
-    run = role(pool_dir, work, 5, gluster_scale_replica=2)
+    run = role(pool_dir, work, 5, gluster_volume_scale_replica=2)
     assert run.rc != 0
     failed = run.task("Create the missing volumes")
     assert failed["status"] == "failed"
     assert "replica=2" in failed["result"]["msg"] and "peers has 3" in failed["result"]["msg"]
     assert volumes(pool_dir) == before
 
-    run = role(pool_dir, work, 0, gluster_scale_vol_count_per_thread=20, gluster_scale_brick_multiplex=False)
+    run = role(pool_dir, work, 0, gluster_volume_scale_vol_count_per_thread=20, gluster_volume_scale_brick_multiplex=False)
     assert run.rc != 0
     msg = run.task("Set glusterd's cluster-wide options")["result"]["msg"]
     assert "vol_count_per_thread" in msg and "brick_multiplex: true" in msg
@@ -136,7 +136,7 @@ def test_check_mode_plans_without_creating(pool_dir, work):
 def test_restart_handshake_measured_and_reported(pool_dir, work):
     reports = work / "reports"
     run = play(pool_dir, work, REPO / "playbooks" / "bench_gluster.yml",
-               {"volume_counts": [20], "reports_dir": str(reports), "gluster_scale_prefix": PREFIX})
+               {"volume_counts": [20], "reports_dir": str(reports), "gluster_volume_scale_prefix": PREFIX})
     assert run.rc == 0, run.stdout[-3000:]
     hs = run.task("time the handshake")["result"]
     assert hs["volume_count"] == 20

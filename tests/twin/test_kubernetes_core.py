@@ -28,14 +28,26 @@ def twin(tmp_path_factory):
         yield t
 
 
+@pytest.fixture(scope="module")
+def run(twin):
+    """The three playbooks in one ansible-playbook run; each test reads its part."""
+    ns, crns = f"kc-{uuid.uuid4().hex[:6]}", f"kcr-{uuid.uuid4().hex[:6]}"
+    result = twin.playbook(PLAYBOOKS / "all.yml", extra_vars={"ns": ns, "crns": crns})
+    result.ns, result.crns = ns, crns  # type: ignore[attr-defined]
+    return result
+
+
 def ok(run, name: str) -> dict:
     r = run.task(name)
     assert r["status"] == "ok", (name, json.dumps(r["result"], default=str)[:2000], run.stdout[-3000:])
     return r["result"]
 
 
-def test_k8s_info(twin):
-    run = twin.playbook(PLAYBOOKS / "k8s_info.yml")
+def test_playbooks_ran_clean(run):
+    assert run.rc == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+def test_k8s_info(run):
     assert run.rc == 0, run.stdout[-3000:] + run.stderr[-2000:]
     nodes = ok(run, "List nodes with a label selector")["resources"]
     assert len(nodes) == 2 and all(n["kind"] == "Node" for n in nodes)
@@ -46,9 +58,8 @@ def test_k8s_info(twin):
     assert ok(run, "Read something that is not there")["resources"] == []
 
 
-def test_k8s_create_present_apply_check_diff_scale_absent(twin):
-    ns = f"kc-{uuid.uuid4().hex[:6]}"
-    run = twin.playbook(PLAYBOOKS / "k8s_objects.yml", extra_vars={"ns": ns})
+def test_k8s_create_present_apply_check_diff_scale_absent(twin, run):
+    ns = run.ns
     assert run.rc == 0, run.stdout[-4000:] + run.stderr[-2000:]
     created = ok(run, "Create a ConfigMap")
     assert created["changed"] is True and created["result"]["data"] == {"a": "1"}
@@ -82,9 +93,7 @@ def test_k8s_create_present_apply_check_diff_scale_absent(twin):
     assert "dry" not in names and "settings" not in names and "ssa" in names
 
 
-def test_k8s_on_custom_resources_falls_back_to_merge_patch(twin):
-    ns = f"kcr-{uuid.uuid4().hex[:6]}"
-    run = twin.playbook(PLAYBOOKS / "k8s_custom.yml", extra_vars={"ns": ns})
+def test_k8s_on_custom_resources_falls_back_to_merge_patch(twin, run):
     assert run.rc == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert ok(run, "Create a Dial")["changed"] is True
     change = ok(run, "Change it with present")

@@ -478,9 +478,13 @@ class Trident(Controller):
         async for etype, torc in self.watch("trident.netapp.io", "v1", "tridentorchestrators"):
             if etype == "DELETED" or torc["metadata"]["name"] != "trident":
                 continue
+            if not self.store.exists(torc_rt, None, "trident"):
+                continue
+            torc = self.store.get(torc_rt, None, "trident")  # act on the latest, not on a queued event's copy
             params = self._params(torc.get("spec") or {})
             st = torc.get("status") or {}
-            if params == applied and st.get("status") == "Installed" and st.get("currentInstallationParams") == params:
+            if st.get("status") == "Installed" and st.get("currentInstallationParams") == params:
+                applied = params
                 continue
             first = applied is None
             phase = "Installing" if first else "Updating"

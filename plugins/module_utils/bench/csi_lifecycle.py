@@ -271,7 +271,7 @@ def build_step(name, ctx, plan):
 def skip_reason(name, plan, results):
     """Why step `name` must not run given the earlier results, or None."""
     if name not in plan.steps:
-        return "not selected (steps: %s)" % ", ".join(plan.steps)
+        return "not selected: steps are %s" % ", ".join(plan.steps)
     for prev in results:
         if prev["status"] in ("failed", "timeout"):
             return "not run: step %s %s" % (prev["name"], "timed out" if prev["status"] == "timeout" else "failed")
