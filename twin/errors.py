@@ -33,7 +33,10 @@ def already_exists(rt, name: str) -> ApiError:
                     {"name": name, "group": rt.group, "kind": rt.plural})
 
 
-def conflict(rt, name: str, why: str = "the object has been modified; please apply your changes to the latest version and try again") -> ApiError:
+MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
+
+
+def conflict(rt, name: str, why: str = MODIFIED) -> ApiError:
     return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {_res(rt)} "{name}": {why}',
                     {"name": name, "group": rt.group, "kind": rt.plural})
 

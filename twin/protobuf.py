@@ -22,7 +22,7 @@ import functools
 import json
 import sys
 import zlib
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,7 @@ def _special(msg: str, b: bytes) -> Any:
         secs = _signed(f.get(1, 0))
         if secs == -62135596800 or (secs == 0 and not f):
             return None  # the zero time.Time is JSON null
-        ts = datetime.fromtimestamp(secs, tz=timezone.utc)
+        ts = datetime.fromtimestamp(secs, tz=UTC)
         if msg.endswith(".MicroTime"):
             return ts.strftime("%Y-%m-%dT%H:%M:%S") + f".{f.get(2, 0) // 1000:06d}Z"
         return ts.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -359,7 +359,12 @@ class ApiServer:
                      for e in entries]
             return _json({"kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{pv}", "metadata": meta,
                           "items": items})
-        items = b",".join(self.store._raw_for(rtype, e) for e in entries)
+        if rtype.crd:  # custom resources are unstructured: their items keep kind and apiVersion
+            items = b",".join(self.store._raw_for(rtype, e) for e in entries)
+        else:  # typed lists carry no kind/apiVersion on their items, as the real server encodes them
+            prefix = b'{"kind":"' + rtype.kind.encode() + b'","apiVersion":"' + rtype.api_version.encode() + b'",'
+            n = len(prefix)
+            items = b",".join(b"{" + e.raw[n:] if e.raw.startswith(prefix) else _untyped(e.raw) for e in entries)
         head = dumps({"kind": f"{rtype.kind}List", "apiVersion": rtype.api_version, "metadata": meta})
         return _json(head[:-1] + b',"items":[' + items + b"]}")
 
@@ -573,6 +578,13 @@ class ApiServer:
         if tail:
             text = "\n".join(text.splitlines()[-int(tail):]) + ("\n" if text else "")
         return web.Response(text=text, content_type="text/plain")
+
+
+def _untyped(raw: bytes) -> bytes:
+    obj = json.loads(raw)
+    obj.pop("kind", None)
+    obj.pop("apiVersion", None)
+    return dumps(obj)
 
 
 def _dig(obj: Any, path: list[str]) -> Any:

@@ -22,7 +22,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any, Callable, Iterable
 
 from . import defaults, errors, validation
@@ -51,7 +51,7 @@ def now_iso() -> str:
     """The current time as the API server writes timestamps (RFC 3339, whole seconds, UTC)."""
     sec = int(time.time())
     if _NOW[0] != sec:
-        _NOW[0], _NOW[1] = sec, datetime.fromtimestamp(sec, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        _NOW[0], _NOW[1] = sec, datetime.fromtimestamp(sec, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return _NOW[1]
 
 
@@ -167,6 +167,15 @@ def parse_selectors(rtype: ResourceType, label_selector: str | None, field_selec
                 parse_field_selector(field_selector, rtype.kind, rtype.crd))
     except SelectorError as e:
         raise errors.bad_request(str(e)) from e
+
+
+def _typed(rtype: ResourceType, obj: dict) -> dict:
+    """obj with kind and apiVersion first, as the real server writes objects (lists strip that prefix)."""
+    out = {"kind": rtype.kind, "apiVersion": rtype.api_version}
+    for k, v in obj.items():
+        if k != "kind" and k != "apiVersion":
+            out[k] = v
+    return out
 
 
 def _is_crd_type(rtype: ResourceType) -> bool:
@@ -393,7 +402,7 @@ class Store:
         self.last_warnings = []
         obj = _clone(body)
         self._check_kind(rtype, obj)
-        obj["apiVersion"], obj["kind"] = rtype.api_version, rtype.kind
+        obj = _typed(rtype, obj)
         md = obj.get("metadata")
         if md is None:
             md = obj["metadata"] = {}
@@ -436,7 +445,7 @@ class Store:
             crd = self._crd_of(rtype)
             if crd is not None and crd.obj["metadata"].get("deletionTimestamp"):
                 raise errors.ApiError(405, "MethodNotAllowed",
-                                      f'create not allowed while custom resource definition is terminating')
+                                      'create not allowed while custom resource definition is terminating')
         if self.exists(rtype, md.get("namespace"), md["name"]):
             raise errors.already_exists(rtype, md["name"])
         if dry_run:
@@ -479,7 +488,7 @@ class Store:
         want_rv = md.get("resourceVersion")
         if want_rv and want_rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(rtype, name)
-        new["apiVersion"], new["kind"] = rtype.api_version, rtype.kind
+        new = _typed(rtype, new)
         if subresource == "status":
             merged = _clone(old)
             merged["apiVersion"] = rtype.api_version

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any, Callable
 
 Row = Callable[[dict], list[Any]]
@@ -19,7 +19,7 @@ def _parse_ts(ts: str | None) -> datetime | None:
     if not ts or not isinstance(ts, str):
         return None
     try:
-        return datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+        return datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
     except ValueError:
         return None
 
@@ -55,7 +55,7 @@ def _since(ts: str | None) -> str:
     t = _parse_ts(ts)
     if t is None:
         return "<unknown>"
-    return human_duration((datetime.now(timezone.utc) - t).total_seconds())
+    return human_duration((datetime.now(UTC) - t).total_seconds())
 
 
 def _age(o: dict) -> str:
@@ -178,7 +178,7 @@ def _job(o: dict) -> list[Any]:
     status = ("Complete" if conds.get("Complete") == "True" else "Failed" if conds.get("Failed") == "True"
               else "Suspended" if conds.get("Suspended") == "True" else "Running")
     start, end = _parse_ts(st.get("startTime")), _parse_ts(st.get("completionTime"))
-    dur = human_duration(((end or datetime.now(timezone.utc)) - start).total_seconds()) if start else ""
+    dur = human_duration(((end or datetime.now(UTC)) - start).total_seconds()) if start else ""
     c, i = _containers(o)
     return [_name(o), status, f"{st.get('succeeded', 0)}/{sp.get('completions', 1)}", dur, _age(o), c, i,
             _selector(sp.get("selector"))]
@@ -236,7 +236,8 @@ def _secret(o: dict) -> list[Any]:
 
 def _svc(o: dict) -> list[Any]:
     sp = o.get("spec") or {}
-    ext = ",".join(i.get("ip") or i.get("hostname", "") for i in ((o.get("status") or {}).get("loadBalancer") or {}).get("ingress") or [])
+    ingress = ((o.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    ext = ",".join(i.get("ip") or i.get("hostname", "") for i in ingress)
     if not ext:
         ext = sp.get("externalName") or ",".join(sp.get("externalIPs") or []) or (
             "<pending>" if sp.get("type") == "LoadBalancer" else "<none>")

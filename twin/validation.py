@@ -656,7 +656,8 @@ def _container_causes(cs: list, field: str, volumes: set[str], seen: set[str]) -
     return out
 
 
-def _pod_spec_causes(spec: Any, field: str, extra_volumes: Iterable[str] = (), restart: tuple[str, ...] | None = None) -> list[dict]:
+def _pod_spec_causes(spec: Any, field: str, extra_volumes: Iterable[str] = (),
+                     restart: tuple[str, ...] | None = None) -> list[dict]:
     if not isinstance(spec, dict):
         return []
     out: list[dict] = []
@@ -699,7 +700,7 @@ def _workload_causes(obj: dict, kind: str) -> list[dict]:
     tpl = spec.get("template") or {}
     tlabels = (tpl.get("metadata") or {}).get("labels") or {}
     if kind != "Job" or spec.get("manualSelector"):
-        if not sel or not ((sel.get("matchLabels") or sel.get("matchExpressions"))):
+        if not sel or not (sel.get("matchLabels") or sel.get("matchExpressions")):
             out.append(_invalid("spec.selector", sel or {}, f"empty selector is invalid for {kind.lower()}")
                        if sel is not None else _required("spec.selector"))
         else:
@@ -801,8 +802,8 @@ def _va_causes(obj: dict) -> list[dict]:
     src = spec.get("source") or {}
     n = sum(1 for k in ("persistentVolumeName", "inlineVolumeSpec") if src.get(k))
     if n != 1:
-        out.append(_required("spec.source", "must specify exactly one of inlineVolumeSpec and persistentVolumeName")
-                   if n == 0 else _forbidden("spec.source", "must specify exactly one of inlineVolumeSpec and persistentVolumeName"))
+        why = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+        out.append(_required("spec.source", why) if n == 0 else _forbidden("spec.source", why))
     return out
 
 
@@ -923,8 +924,9 @@ def update_causes(old: dict, new: dict) -> list[dict]:
                                           "volumeAttributesClassName for bound claims"))
         elif old.get("status", {}).get("phase") != "Bound" and \
                 (os_.get("resources") or {}).get("requests") != (ns_.get("resources") or {}).get("requests"):
-            out.append(_forbidden("spec.resources.requests.storage", "only dynamically provisioned pvc can be resized and "
-                                                                      "the storageclass that provisions the pvc must support resize"))
+            out.append(_forbidden("spec.resources.requests.storage",
+                                  "only dynamically provisioned pvc can be resized and the storageclass that "
+                                  "provisions the pvc must support resize"))
     elif kind == "StorageClass":
         for f, msg in (("parameters", "updates to parameters are forbidden."),
                        ("provisioner", "updates to provisioner are forbidden."),

@@ -227,13 +227,12 @@ class ParallelAttach:
                               "node pool %s to become active" % p["nodepool_id"])
             return self.ack.modify_node_pool_tags(p["nodepool_id"], p["tags_after"])
 
-        pool_results = self.client.parallel(modify_pool, plan["pools"])
         calls = []
         for key, ids in sorted(plan["groups"].items()):
             for chunk in batches(ids, TAG_RESOURCES_MAX_IDS):
                 calls.append((key, chunk))
 
-        def one(call):
+        def tag_instances(call):
             key, chunk = call
             params = dict(indexed_params("ResourceId", chunk), ResourceType="instance")
             if self.state == "absent":
@@ -242,7 +241,11 @@ class ParallelAttach:
             params.update(tag_params(dict(key)))
             return self.client.ecs("TagResources", params)
 
-        instance_results = self.client.parallel(one, calls)
+        # one pool of workers for both kinds of call, so node pools and instance batches overlap
+        work = [("pool", p) for p in plan["pools"]] + [("instances", c) for c in calls]
+        results = self.client.parallel(lambda w: modify_pool(w[1]) if w[0] == "pool" else tag_instances(w[1]), work)
+        pool_results = [(w[1], r, e) for w, r, e in results if w[0] == "pool"]
+        instance_results = [(w[1], r, e) for w, r, e in results if w[0] == "instances"]
         done_pools = [p["nodepool_id"] for p, _r, e in pool_results if e is None]
         done_instances = sum(len(c[1]) for c, _r, e in instance_results if e is None)
         self.result["node_pools_changed"] = done_pools

@@ -354,8 +354,11 @@ def desired_spec(install, enable, k8s_api_qps):
     return patch
 
 
-def orchestrator_done(enable):
-    """Predicate: the operator installed the wanted setting (raises on status Failed)."""
+def orchestrator_done(enable, k8s_api_qps=None):
+    """Predicate: the operator installed the wanted setting (raises on status Failed).
+
+    The operator echoes every installation parameter as a string; k8sAPIQPS is compared when it echoes it.
+    """
     want = "true" if enable else "false"
 
     def done(cr):
@@ -365,6 +368,8 @@ def orchestrator_done(enable):
                                "deploy/trident-operator), or roll back with state=absent"
                                % (status.get("message") or "no message", _cr_namespace(cr or {}) or DEFAULT_NAMESPACE))
         params = status.get("currentInstallationParams") or {}
+        if k8s_api_qps is not None and "k8sAPIQPS" in params and str(params["k8sAPIQPS"]) != str(k8s_api_qps):
+            return False
         return status.get("status") == "Installed" and str(params.get("enableConcurrency", "false")).lower() == want
 
     return done

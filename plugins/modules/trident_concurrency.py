@@ -247,7 +247,7 @@ def run(module, client):
     timeout = p["wait_timeout"]
     deadline = time.monotonic() + timeout
     try:
-        install.orchestrator = wait_for(client, TRIDENT_API, "TridentOrchestrator", cr_name, None, orchestrator_done(enable),
+        install.orchestrator = wait_for(client, TRIDENT_API, "TridentOrchestrator", cr_name, None, orchestrator_done(enable, p["k8s_api_qps"]),
                                         timeout, "status Installed with enableConcurrency=%s" % str(enable).lower())
         ctrl_name = (install.controller or {}).get("metadata", {}).get("name") or CONTROLLER_NAMES[0]
         install.controller = wait_for_rollout(client, ctrl_name, install.namespace, max(1, deadline - time.monotonic()),

@@ -1,8 +1,6 @@
 """The twin's Deployment and ReplicaSet controllers, through kubectl and the kubernetes client."""
 from __future__ import annotations
 
-import threading
-
 import pytest
 import yaml
 
@@ -26,39 +24,33 @@ def deployment(name: str, image: str, replicas: int = 4, strategy: dict | None =
 
 
 class PodWatch:
-    """Pod events of one app from a list's resourceVersion on: (type, name, template hash, terminating, ready)."""
+    """Pod events of one app from now on: (type, name, template hash, terminating, ready). stop() replays
+    them from the server's watch cache, from a list's resourceVersion taken now (a watch the server
+    closes after a second), so nothing is missed; `initial` is the pods then (name -> Ready)."""
 
     def __init__(self, twin, app: str) -> None:
-        from kubernetes import client, watch
+        from kubernetes import client
 
         self.api = client.CoreV1Api(twin.api_client())
         self.sel = f"app={app}"
         pods = self.api.list_namespaced_pod("default", label_selector=self.sel)
         self.rv = pods.metadata.resource_version
-        self.initial = {p.metadata.name: any(c.type == "Ready" and c.status == "True" for c in (p.status.conditions or []))
-                        for p in pods.items}
-        self.events: list[tuple[str, str, str, bool, bool]] = []
-        self.w = watch.Watch()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            for ev in self.w.stream(self.api.list_namespaced_pod, "default", label_selector=self.sel,
-                                    resource_version=self.rv, timeout_seconds=120):
-                md, st = ev["object"].metadata, ev["object"].status
-                ready = any(c.type == "Ready" and c.status == "True" for c in (st.conditions or []))
-                self.events.append((ev["type"], md.name, md.labels.get("pod-template-hash", ""),
-                                    md.deletion_timestamp is not None, ready))
-        except Exception:  # the connection shut down by stop()
-            pass
+        self.initial = {p.metadata.name: _ready(p) for p in pods.items}
 
     def stop(self) -> list[tuple[str, str, str, bool, bool]]:
-        self.w.stop()
-        if getattr(self.w, "_resp", None) is not None:
-            self.w._resp.shutdown()
-        self.thread.join(10)
-        return list(self.events)
+        from kubernetes import watch
+
+        out = []
+        for ev in watch.Watch().stream(self.api.list_namespaced_pod, "default", label_selector=self.sel,
+                                       resource_version=self.rv, timeout_seconds=1):
+            md = ev["object"].metadata
+            out.append((ev["type"], md.name, md.labels.get("pod-template-hash", ""), md.deletion_timestamp is not None,
+                        _ready(ev["object"])))
+        return out
+
+
+def _ready(pod) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
 
 
 def replica_sets(twin, app: str) -> dict[str, dict]:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import threading
 from pathlib import Path
 
 import pytest
@@ -59,39 +58,28 @@ def sts_manifest(name: str, replicas: int, policy: str = "OrderedReady", claims:
 
 
 class PodEvents:
-    """Pod watch events in arrival order, from the kubernetes client, starting at a list's resourceVersion
-    (so nothing that happens after the list is missed): (type, name, ready, terminating)."""
+    """Pod events in arrival order from the moment of construction, as (type, name, ready, terminating).
+
+    The resourceVersion of a list taken now is kept; stop() replays every event since then from the
+    server's watch cache (a watch that the server closes after a second), so nothing is missed."""
 
     def __init__(self, twin, selector: str) -> None:
-        from kubernetes import client, watch
+        from kubernetes import client
 
         self.api = client.CoreV1Api(twin.api_client())
         self.selector = selector
         self.rv = self.api.list_namespaced_pod("default", label_selector=selector).metadata.resource_version
-        self.events: list[tuple[str, str, bool, bool]] = []
-        self.error: Exception | None = None
-        self.w = watch.Watch()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            for ev in self.w.stream(self.api.list_namespaced_pod, "default", label_selector=self.selector,
-                                    resource_version=self.rv, timeout_seconds=120):
-                pod = ev["object"]
-                ready = any(c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
-                self.events.append((ev["type"], pod.metadata.name, ready, pod.metadata.deletion_timestamp is not None))
-        except Exception as e:  # the connection shut down by stop()
-            self.error = e
 
     def stop(self) -> list[tuple[str, str, bool, bool]]:
-        self.w.stop()
-        resp = getattr(self.w, "_resp", None)
-        if resp is not None:
-            resp.shutdown()  # unblocks the read in the watch thread
-        self.thread.join(10)
-        return list(self.events)
+        from kubernetes import watch
 
+        out = []
+        for ev in watch.Watch().stream(self.api.list_namespaced_pod, "default", label_selector=self.selector,
+                                       resource_version=self.rv, timeout_seconds=1):
+            pod = ev["object"]
+            ready = any(c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
+            out.append((ev["type"], pod.metadata.name, ready, pod.metadata.deletion_timestamp is not None))
+        return out
 
 
 def index(events, etype: str | None, name: str, ready: bool = False, terminating: bool = False) -> int:

@@ -89,9 +89,18 @@ class NodeStats:
         self.done = {"attach": 0, "detach": 0}
         self.conflicts = 0
         self.invalid = 0
+        # scheduled (virtual) start of the first and end of the last ECS operation since the last reset, per kind:
+        # the span of a batch in cluster time, free of the machine's scheduling noise (vclock.py)
+        self.span: dict[str, list[float]] = {}
 
-    def doc(self) -> dict[str, Any]:
-        return {"max_attaching": self.max_ecs["attach"], "max_detaching": self.max_ecs["detach"],
+    def mark(self, kind: str, start: float, end: float) -> None:
+        sp = self.span.setdefault(kind, [start, end])
+        sp[0], sp[1] = min(sp[0], start), max(sp[1], end)
+
+    def doc(self, scale: float = 1.0) -> dict[str, Any]:
+        return {"attach_span": round((self.span["attach"][1] - self.span["attach"][0]) / scale, 3) if "attach" in self.span else 0,
+                "detach_span": round((self.span["detach"][1] - self.span["detach"][0]) / scale, 3) if "detach" in self.span else 0,
+                "max_attaching": self.max_ecs["attach"], "max_detaching": self.max_ecs["detach"],
                 "attaching": self.ecs_inflight["attach"], "detaching": self.ecs_inflight["detach"],
                 "attaches": self.done["attach"], "detaches": self.done["detach"],
                 "conflicts": self.conflicts, "invalid_argument": self.invalid}
@@ -177,6 +186,7 @@ class DiskBackend(Backend):
             ready = vstart + self.cal.latency(DISK, kind) * scale
             # the instance hot-plugs one disk at a time
             end = await self.hotplug[instance_id].run(self.cal.latency(DISK, f"{kind}_hotplug") * scale, ready)
+            st.mark(kind, vstart, end)
             if kind == "attach":
                 disk.instance_id, disk.status = instance_id, "In_use"
                 disk.device = f"/dev/vd{chr(ord('b') + sum(1 for d in self.cloud.disks.values() if d.instance_id == instance_id) % 24)}"
@@ -255,7 +265,8 @@ class DiskBackend(Backend):
                 s.max_ecs = dict(s.ecs_inflight)
                 s.conflicts = s.invalid = 0
                 s.done = {"attach": 0, "detach": 0}
-        return {"nodes": {n: s.doc() for n, s in self.node_stats.items()},
+                s.span = {}
+        return {"nodes": {n: s.doc(self.cluster.time_scale) for n, s in self.node_stats.items()},
                 "snapshots": len(self.snapshots)}
 
 

@@ -102,7 +102,7 @@ class GarbageCollector(Controller):
         while True:
             try:
                 await asyncio.wait_for(self.wake.wait(), 0.2 if self.marked else 5.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             self.wake.clear()
             if self.suspects:

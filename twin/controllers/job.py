@@ -83,9 +83,11 @@ class JobController(Controller):
         status = copy.deepcopy(job.get("status") or {})
         conditions = status.setdefault("conditions", [])
         pods = owned_pods(self.store, job)
-        finished_pods = [p for p in pods if is_terminal(p) and TRACKING_FINALIZER in (p["metadata"].get("finalizers") or [])]
-        new_ok = [p for p in finished_pods if p["status"]["phase"] == "Succeeded"]
-        new_failed = [p for p in finished_pods if p["status"]["phase"] == "Failed"]
+        # finished: terminal, or deleted before any kubelet ran it (no node: nobody will make it terminal)
+        finished_pods = [p for p in pods if TRACKING_FINALIZER in (p["metadata"].get("finalizers") or [])
+                         and (is_terminal(p) or (is_terminating(p) and not p["spec"].get("nodeName")))]
+        new_ok = [p for p in finished_pods if p["status"].get("phase") == "Succeeded"]
+        new_failed = [p for p in finished_pods if p["status"].get("phase") != "Succeeded"]
         status["succeeded"] = status.get("succeeded", 0) + len(new_ok)
         status["failed"] = status.get("failed", 0) + len(new_failed)
         if new_failed:
@@ -96,7 +98,7 @@ class JobController(Controller):
                      if (p["metadata"].get("annotations") or {}).get(INDEX_KEY, "").isdigit()}
             status["completedIndexes"] = _format_indexes(done)
         active = [p for p in pods if not is_terminal(p) and not is_terminating(p)]
-        terminating = [p for p in pods if not is_terminal(p) and is_terminating(p)]
+        terminating = [p for p in pods if not is_terminal(p) and is_terminating(p) and p["spec"].get("nodeName")]
         suspended = bool(spec.get("suspend"))
 
         ended = _true(conditions, "Complete") or _true(conditions, "Failed")
@@ -192,7 +194,7 @@ class JobController(Controller):
         if spec.get("completionMode") == "Indexed":
             taken = _parse_indexes(status.get("completedIndexes", ""))
             taken |= {int((p["metadata"].get("annotations") or {}).get(INDEX_KEY, "-1")) for p in active}
-            indexes = [i for i in range(completions or 0) if i not in taken][:missing]
+            indexes = list[int | None](i for i in range(completions or 0) if i not in taken)[:missing]
         out = []
         for index in indexes:
             pod = self._create_pod(job, index)
@@ -300,7 +302,8 @@ def _parse_indexes(text: str) -> set[int]:
 
 
 def _format_indexes(indexes: set[int]) -> str:
-    parts, run = [], []
+    parts: list[str] = []
+    run: list[int] = []
     for i in sorted(indexes):
         if run and i == run[-1] + 1:
             run.append(i)

@@ -121,7 +121,8 @@ class PodWorker:
         self.terminating = False
         self.adopted = False
         self.last_failed_mount = 0.0
-        self.problems: dict[str, str] = {}
+        self.problems: dict[str, str] = {}  # volume name -> unbound / unattached / missing, while waiting
+        self.start_time = now_iso()
 
     # lifecycle ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -153,12 +154,16 @@ class PodWorker:
         self.sandbox = True
         self.pod_ip = self.k.node_ip(self.node) if spec.get("hostNetwork") else self.k.pod_ip(self.node)
         for c in spec.get("initContainers") or []:
-            code = await self._run_init(pod, c)
-            if code != 0 and spec.get("restartPolicy", "Always") == "Never":
-                self.phase = "Failed"
-                self.write_status()
-                asyncio.ensure_future(self._teardown_volumes())
-                return
+            restarts = 0
+            while await self._run_init(pod, c, restarts) != 0:
+                if spec.get("restartPolicy", "Always") == "Never":
+                    self.phase = "Failed"
+                    self.write_status()
+                    asyncio.ensure_future(self._teardown_volumes())
+                    return
+                # a failed init container is retried (Init:CrashLoopBackOff) before anything else starts
+                await self.k.sleep(min(BACKOFF_START_SECONDS * 2 ** restarts, BACKOFF_MAX_SECONDS))
+                restarts += 1
         self.initialized = True
         await self.k.sleep(self.k.latency("container_start"))
         for c in spec.get("containers") or []:
@@ -178,12 +183,14 @@ class PodWorker:
                    "restartCount": restarts, "state": {"running": {"startedAt": now_iso()}}})
         self.running[c["name"]] = asyncio.ensure_future(self._run_container(pod, c, restarts))
 
-    async def _run_init(self, pod: dict, c: dict) -> int:
+    async def _run_init(self, pod: dict, c: dict, restarts: int) -> int:
         st = self.istatus[c["name"]]
         started = now_iso()
-        st.update({"containerID": kubelet_runtime.container_id(self.uid, c["name"], 0),
+        if "terminated" in st["state"]:
+            st["lastState"] = {"terminated": st["state"]["terminated"]}
+        st.update({"containerID": kubelet_runtime.container_id(self.uid, c["name"], restarts),
                    "imageID": kubelet_runtime.image_id(c.get("image", "")), "started": True,
-                   "state": {"running": {"startedAt": started}}})
+                   "restartCount": restarts, "state": {"running": {"startedAt": started}}})
         self.write_status()
         code = await self._exec(pod, c, init=True)
         st.update({"ready": code == 0, "started": False,
@@ -198,8 +205,12 @@ class PodWorker:
                 plan = self.k.volumes.plan_host_dirs(pod, self.mounted, self.k.root / self.uid)
                 dirs = await asyncio.get_running_loop().run_in_executor(None, self.k.volumes.host_dirs, plan)
                 mounts = _mount_paths(c, dirs)
-            return await kubelet_runtime.run(self.k, pod, c, mounts, lambda text, n=c["name"]: self._log(n, text),
-                                             init=init)
+            name = c["name"]
+
+            def log_line(text: str) -> None:
+                self._log(name, text)
+
+            return await kubelet_runtime.run(self.k, pod, c, mounts, log_line, init=init)
         except asyncio.CancelledError:
             raise
         except Exception as e:  # the runtime failed to run it: as a container that could not start
@@ -258,7 +269,7 @@ class PodWorker:
             v = got[-1]
             self.mounted[v.name] = v  # counted as in use from here, so unmount runs even if killed mid-mount
             await self.k.volumes.mount(self.node, v)
-            if v.kind == "pvc":
+            if v.kind == "pvc" and v.pv is not None:
                 self.k.event(pod, "Normal", "SuccessfulMountVolume",
                              f'MountVolume.SetUp succeeded for volume "{v.pv["metadata"]["name"]}"', "kubelet")
 
@@ -303,18 +314,21 @@ class PodWorker:
                     self.k.event(pod, "Normal", "Killing", f"Stopping container {name}", "kubelet")
                 await asyncio.gather(*tasks, return_exceptions=True)
                 await self.k.sleep(self.k.latency("container_stop"))
-            ran = False
             for c in pod["spec"].get("containers") or []:
                 st = self.cstatus.get(c["name"])
                 if st and "running" in st["state"]:
-                    ran = True
                     # a killed container: simulated ones exit on TERM (the seed's `trap exit TERM`)
                     code = 143 if kubelet_runtime.runs_on_host(c.get("image", "")) else 0
                     st.update({"ready": False, "started": False,
                                "state": {"terminated": _terminated(code, st["state"]["running"]["startedAt"],
                                                                    st.get("containerID", ""))}})
+                elif st and "waiting" in st["state"]:  # never started: what the kubelet reports for it
+                    st.update({"ready": False, "started": False, "state": {"terminated": {
+                        "exitCode": 137, "reason": "ContainerStatusUnknown", "startedAt": None, "finishedAt": None,
+                        "message": "The container could not be located when the pod was terminated"}}})
             self.running.clear()
-            if ran and self.phase not in ("Succeeded", "Failed"):
+            if self.phase not in ("Succeeded", "Failed") and self.cstatus:
+                # the terminal phase comes before the pod goes (the Job controller counts it from there)
                 codes = [s["state"].get("terminated", {}).get("exitCode", 1) for s in self.cstatus.values()]
                 self.phase = "Succeeded" if all(x == 0 for x in codes) else "Failed"
                 self.write_status()
@@ -375,7 +389,7 @@ class PodWorker:
         conds.sort(key=lambda c: CONDITION_ORDER.index(c["type"]) if c["type"] in CONDITION_ORDER else 99)
         host_ip = self.k.node_ip(self.node)
         st.update({"phase": self.phase, "conditions": conds, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
-                   "startTime": st.get("startTime") or getattr(self, "start_time", now_iso()),
+                   "startTime": st.get("startTime") or self.start_time,
                    "containerStatuses": [dict(s) for s in self.cstatus.values()]})
         if self.istatus:
             st["initContainerStatuses"] = [dict(s) for s in self.istatus.values()]

@@ -13,7 +13,7 @@ import asyncio
 import base64
 import collections
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -28,7 +28,7 @@ class Volume:
     driver: str = ""          # CSI driver (or kubernetes.io/<plugin>) of a claim's volume
     unique: str = ""          # unique volume name as in node.status.volumesInUse
     pv: dict | None = None
-    source: dict | None = None
+    source: dict = field(default_factory=dict)
 
 
 class VolumeManager:
@@ -227,8 +227,8 @@ class VolumeManager:
         """Volume name -> host directory, created; blocking (mkfs of the PMEM backing), so run off the loop."""
         out: dict[str, Path] = {}
         for name, kind, arg in plan:
-            if kind == "backing":
-                back = kubelet_runtime.backing()
+            back = kubelet_runtime.backing()
+            if kind == "backing" and back is not None:
                 out[name] = Path(back.volume_dir(arg))
             elif kind == "path":
                 out[name] = arg

@@ -73,7 +73,7 @@ class Scheduler(Controller):
         self.wake = asyncio.Event()
         self.snapshot_stale = False
         self.claim_waiters: dict[tuple[str, str], list[asyncio.Future]] = collections.defaultdict(list)
-        self.stats = collections.Counter()
+        self.stats: collections.Counter[str] = collections.Counter()
         s.on_change.append(self._on_change)
 
     # events ---------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ class Snapshot:
         store = sched.store
         self.nodes = [e.obj for e in store.list_entries(sched.nodes_rt)]
         self.pod_count: collections.Counter[str] = collections.Counter()
-        self.requested: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+        self.requested: dict[str, dict[str, float]] = collections.defaultdict(lambda: collections.defaultdict(float))
         self.volumes: dict[str, dict[str, set[str]]] = collections.defaultdict(lambda: collections.defaultdict(set))
         self.limits: dict[str, dict[str, int]] = {}
         for e in store.list_entries(sched.csinode_rt):
@@ -278,7 +278,8 @@ class Snapshot:
 
     def _add(self, pod: dict, node: str) -> None:
         self.pod_count[node] += 1
-        self.requested[node].update(pod_requests(pod))
+        for res, q in pod_requests(pod).items():
+            self.requested[node][res] += q
         for driver, vid in self.pod_volumes(pod):
             self.volumes[node][driver].add(vid)
 
@@ -399,7 +400,7 @@ class Snapshot:
     def _fit_resources(self, pod: dict, node: dict) -> str | None:
         alloc = (node.get("status") or {}).get("allocatable") or {}
         name = node["metadata"]["name"]
-        if "pods" in alloc and self.pod_count[name] + 1 > int(alloc["pods"]):
+        if "pods" in alloc and self.pod_count[name] + 1 > int(str(alloc["pods"])):
             return "Too many pods"
         want = pod_requests(pod)
         for res in ("cpu", "memory"):
@@ -468,7 +469,7 @@ def _match_expr(expr: dict, labels: dict) -> bool:
         return not has
     if op in ("Gt", "Lt") and has and len(values) == 1:
         try:
-            a, b = int(val), int(values[0])
+            a, b = int(str(val)), int(values[0])
         except ValueError:
             return False
         return a > b if op == "Gt" else a < b
@@ -494,9 +495,9 @@ def quantity(q, resource: str = "") -> float:
         return 0.0
 
 
-def pod_requests(pod: dict) -> collections.Counter:
+def pod_requests(pod: dict) -> dict[str, float]:
     """Effective requests: the sum over containers, or the largest init container if larger."""
-    total: collections.Counter = collections.Counter()
+    total: dict[str, float] = collections.defaultdict(float)
     for c in pod["spec"].get("containers") or []:
         for res, q in ((c.get("resources") or {}).get("requests") or {}).items():
             total[res] += quantity(q, res)

@@ -63,11 +63,16 @@ class StatefulSetController(Controller):
 
     def _count(self, etype: str, pod: dict, owner: tuple[str, str]) -> None:
         md = pod["metadata"]
-        if ordinal_of(md["name"], owner[1]) is None:
+        ref = controller_of(pod)
+        if ref is None or ordinal_of(md["name"], owner[1]) is None:
             return
-        sts_uid = controller_of(pod)["uid"]
+        sts_uid = ref["uid"]
         if etype == "DELETED":
-            self.tally.get(sts_uid, {}).pop(md["uid"], None)
+            pods = self.tally.get(sts_uid)
+            if pods is not None:
+                pods.pop(md["uid"], None)
+                if not pods and sts_uid not in self.store.by_uid:
+                    del self.tally[sts_uid]  # the set's last pod after the set itself
         else:
             self.tally.setdefault(sts_uid, {})[md["uid"]] = (
                 is_running_and_ready(pod), bool(md.get("deletionTimestamp")), md.get("labels", {}).get(REVISION_LABEL))
@@ -293,6 +298,8 @@ class StatefulSetController(Controller):
     def _fix_claim_owners(self, sts: dict, pod: dict, scaled_down: bool) -> None:
         ns = sts["metadata"]["namespace"]
         o = ordinal_of(pod["metadata"]["name"], sts["metadata"]["name"])
+        if o is None:
+            return
         for tpl in sts["spec"].get("volumeClaimTemplates") or []:
             cname = self.claim_name(tpl, sts["metadata"]["name"], o)
             e = self.store.objects[self.pvc_rt.key].get((ns, cname))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Callable, Hashable
+from typing import Any, Callable, Hashable
 
 log = logging.getLogger("twin")
 
@@ -25,7 +25,7 @@ MIN_DELAY, MAX_DELAY = 0.001, 0.05
 
 
 class SyncQueue:
-    def __init__(self, name: str, reconcile: Callable[[Hashable], None]) -> None:
+    def __init__(self, name: str, reconcile: Callable[[Any], None]) -> None:
         self.name = name
         self.reconcile = reconcile
         self.dirty: dict[Hashable, None] = {}  # insertion-ordered set

@@ -129,7 +129,7 @@ class Throttle:
             self.generation += 1
 
     def doc(self, since: float | None = None) -> dict[str, Any]:
-        log = [e for e in self.log if since is None or e[0] >= since]
+        log = [e for e in self.log if since is None or e[0] >= since] if since != 0 else []
         return {"qps": self.qps, "burst": self.burst, "workers": self.pool.size, "max_busy": self.pool.max_busy,
                 "calls": dict(self.calls), "log": [[round(t, 4), c, v] for t, c, v in log]}
 

@@ -102,6 +102,13 @@ def test_orchestrator_done_reads_the_string_echo_and_fails_fast():
     assert not done({"status": {"status": "Installed", "currentInstallationParams": {"enableConcurrency": "false"}}})
     assert not done({"status": {"status": "Updating", "currentInstallationParams": {"enableConcurrency": "true"}}})
     assert done({"status": {"status": "Installed", "currentInstallationParams": {"enableConcurrency": "true"}}})
+    # a k8sAPIQPS change counts only once the operator echoes the new value (when it echoes one at all)
+    qps = T.orchestrator_done(True, 200)
+    assert not qps({"status": {"status": "Installed", "currentInstallationParams": {"enableConcurrency": "true",
+                                                                                    "k8sAPIQPS": "100"}}})
+    assert qps({"status": {"status": "Installed", "currentInstallationParams": {"enableConcurrency": "true",
+                                                                                "k8sAPIQPS": "200"}}})
+    assert qps({"status": {"status": "Installed", "currentInstallationParams": {"enableConcurrency": "true"}}})
     with pytest.raises(T.TridentError, match="Failed: backend ontap-nas-economy"):
         done({"status": {"status": "Failed", "message": "backend ontap-nas-economy"}})
 

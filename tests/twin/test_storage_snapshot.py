@@ -1,0 +1,122 @@
+"""The twin's snapshot-controller + csi-snapshotter: the VolumeSnapshot lifecycle with the real finalizers, and
+the client-go token bucket that the snapshot-controller Deployment's args set (QPS 5 / burst 10 by default)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.twin import Twin
+from tests.twin.storage_helpers import admin, apply, gone, phase, pvc_manifest, storage, wait_for
+from twin.controllers.tokenbucket import TokenBucket, parse_args
+
+G = "snapshot.storage.kubernetes.io/"
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory):
+    with Twin(tmp_path_factory.mktemp("snap") / "twin", nodes=2, time_scale=0.01) as t:
+        yield t
+
+
+def snapshot(name, claim, cls="trident-snapshotclass"):
+    return {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshot", "metadata": {"name": name},
+            "spec": {"volumeSnapshotClassName": cls, "source": {"persistentVolumeClaimName": claim}}}
+
+
+def ready(twin, name):
+    wait_for(f"{name} readyToUse", lambda: twin.kubectl_json("get", "volumesnapshot", name).get("status", {}).get("readyToUse"))
+    return twin.kubectl_json("get", "volumesnapshot", name)
+
+
+def test_snapshot_controller_deployment_runs_at_the_defaults(twin):
+    dep = twin.kubectl_json("get", "deployment", "snapshot-controller", "-n", "kube-system")
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args == ["--v=5", "--leader-election=true"]
+    th = storage(twin, "throttles")["snapshot-controller"]
+    assert (th["qps"], th["burst"], th["workers"]) == (5.0, 10, 10)
+
+
+def test_snapshot_lifecycle_delete_policy(twin):
+    apply(twin, pvc_manifest("data", "ontap-nas", mode="ReadWriteMany"))
+    wait_for("data Bound", lambda: phase(twin, "pvc", "data") == "Bound")
+    before = storage(twin, "trident")["snapshots"]
+    apply(twin, snapshot("data-snap", "data"))
+    vs = ready(twin, "data-snap")
+    st = vs["status"]
+    assert set(vs["metadata"]["finalizers"]) == {G + "volumesnapshot-as-source-protection",
+                                                 G + "volumesnapshot-bound-protection"}
+    assert st["boundVolumeSnapshotContentName"] == f"snapcontent-{vs['metadata']['uid']}"
+    assert st["restoreSize"] == "1Gi" and st["creationTime"]
+    content = twin.kubectl_json("get", "volumesnapshotcontent", st["boundVolumeSnapshotContentName"])
+    assert content["metadata"]["finalizers"] == [G + "volumesnapshotcontent-bound-protection"]
+    assert content["spec"]["deletionPolicy"] == "Delete" and content["spec"]["driver"] == "csi.trident.netapp.io"
+    assert content["spec"]["volumeSnapshotRef"]["uid"] == vs["metadata"]["uid"]
+    pv = twin.kubectl_json("get", "pvc", "data")["spec"]["volumeName"]
+    assert content["spec"]["source"]["volumeHandle"] == pv
+    assert content["status"]["snapshotHandle"].startswith(pv + "/") and content["status"]["readyToUse"] is True
+    assert content["status"]["restoreSize"] == 1024 ** 3 and isinstance(content["status"]["creationTime"], int)
+    assert G + "volumesnapshot-being-created" not in (content["metadata"].get("annotations") or {})
+    claim = twin.kubectl_json("get", "pvc", "data")
+    assert G + "pvc-as-source-protection" not in claim["metadata"]["finalizers"]  # released once ready
+    assert storage(twin, "trident")["snapshots"] == before + 1
+
+    twin.kubectl("delete", "volumesnapshot", "data-snap", "--wait=false")
+    wait_for("snapshot gone", lambda: gone(twin, "volumesnapshot", "data-snap"))
+    wait_for("content gone", lambda: gone(twin, "volumesnapshotcontent", st["boundVolumeSnapshotContentName"], None))
+    assert storage(twin, "trident")["snapshots"] == before
+
+
+def test_snapshot_lifecycle_retain_policy(twin):
+    apply(twin, {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotClass",
+                 "metadata": {"name": "trident-retain"}, "driver": "csi.trident.netapp.io", "deletionPolicy": "Retain"},
+          pvc_manifest("kept-src", "ontap-nas", mode="ReadWriteMany"))
+    wait_for("kept-src Bound", lambda: phase(twin, "pvc", "kept-src") == "Bound")
+    apply(twin, snapshot("kept-snap", "kept-src", "trident-retain"))
+    content_name = ready(twin, "kept-snap")["status"]["boundVolumeSnapshotContentName"]
+    snaps = storage(twin, "trident")["snapshots"]
+    twin.kubectl("delete", "volumesnapshot", "kept-snap")
+    wait_for("snapshot gone", lambda: gone(twin, "volumesnapshot", "kept-snap"))
+    content = twin.kubectl_json("get", "volumesnapshotcontent", content_name)
+    assert content["spec"]["deletionPolicy"] == "Retain" and not content["metadata"].get("finalizers")
+    assert storage(twin, "trident")["snapshots"] == snaps  # the ONTAP snapshot stays
+
+
+def test_token_bucket_starts_full_then_refills_at_qps():
+    b = TokenBucket(qps=5, burst=10, time_scale=1.0)
+    waits = [b.reserve() for _ in range(15)]
+    assert waits[:10] == [0.0] * 10
+    # the 11th..15th wait 0.2, 0.4, ... s: one token every 1/qps seconds (a few microseconds have passed)
+    assert [round(w, 2) for w in waits[10:]] == [0.2, 0.4, 0.6, 0.8, 1.0]
+    assert parse_args(["--v=5", "--kube-api-qps", "75", "--leader-election"]) == {
+        "v": "5", "kube-api-qps": "75", "leader-election": "true"}
+
+
+def pacing(log, burst):
+    """Calls per cluster second of the snapshot clientset after the first `burst` calls of a batch."""
+    times = [t for t, client, _ in log if client == "snapshot"][burst:burst + 50]
+    return (len(times) - 1) / (times[-1] - times[0])
+
+
+def test_snapshot_controller_paced_by_its_deployment_args(twin_factory):
+    tw = twin_factory(nodes=2, time_scale=0.1)
+    apply(tw, *[pvc_manifest(f"d{i}", "alicloud-disk-essd", "20Gi") for i in range(24)])
+    wait_for("24 disks Bound", lambda: sum(1 for p in tw.kubectl_json("get", "pvc")["items"]
+                                           if p["status"].get("phase") == "Bound") == 24, 120)
+    rates = []
+    for batch, args in ((range(0, 12), None), (range(12, 24), ["--v=5", "--leader-election=true", "--kube-api-qps=15"])):
+        if args:
+            tw.kubectl("patch", "deployment", "snapshot-controller", "-n", "kube-system", "--type", "json", "-p",
+                       json.dumps([{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]))
+            wait_for("qps 15 in force", lambda: storage(tw, "throttles")["snapshot-controller"]["qps"] == 15.0)
+        since = admin(tw, "storage", {"only": ["throttles"], "log": True})["throttles"]["snapshot-controller"]["log"]
+        start = since[-1][0] + 1e-6 if since else 0.0
+        apply(tw, *[snapshot(f"s{i}", f"d{i}", "alibabacloud-disk-snapshot") for i in batch])
+        for i in batch:
+            ready(tw, f"s{i}")
+        log = admin(tw, "storage", {"only": ["throttles"], "log": True, "since": start})["throttles"]["snapshot-controller"]["log"]
+        assert sum(1 for _, c, _ in log if c == "snapshot") == 9 * len(batch)  # #1344: ~9 calls per snapshot
+        assert sum(1 for _, c, _ in log if c == "kube") == 6 * len(batch)
+        rates.append(pacing(log, 10))
+    # after the initial burst the calls follow qps: 15 / 5 = 3, measured in one run
+    assert 2.4 < rates[1] / rates[0] < 3.6, rates
