@@ -51,10 +51,14 @@ def _pid(d: Path) -> int | None:
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-        return True
     except ProcessLookupError:
         return False
     except PermissionError:
+        return True
+    # `up` exits after the start, so nobody of ours reaps the server: a zombie counts as stopped
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
         return True
 
 

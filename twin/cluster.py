@@ -64,7 +64,8 @@ class Cluster:
     async def serve_app(self, app: web.Application, tls: bool = True) -> str:
         """Serve another app (a cloud endpoint) on its own loopback port; return its base URL."""
         sock = free_socket()
-        runner = web.AppRunner(app, access_log=None)
+        # open watch streams would hold a graceful shutdown for a minute; clients reconnect anyway
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         await web.SockSite(runner, sock, ssl_context=self.ssl if tls else None).start()
         self.runners.append(runner)

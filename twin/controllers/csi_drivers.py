@@ -160,9 +160,8 @@ class CSIDrivers(Controller):
         stats["faults"] = lambda body: {"rules": cluster.faults.rules, "hits": dict(getattr(cluster.faults, "hits", {}))}
         stats["backends"] = lambda body: {k: b.stats(body) for k, b in reg.items()}
         # {"log": true, "since": t} adds each call's (cluster time, client, verb): the pacing a test measures
-        stats["throttles"] = lambda body: {
-            k: (t.doc(body.get("since")) if body.get("log") else {kk: vv for kk, vv in t.doc(0).items() if kk != "log"})
-            for k, t in throttles(cluster).items()}
+        stats["throttles"] = lambda body: {k: t.doc(bool(body.get("log")), body.get("since"))
+                                           for k, t in throttles(cluster).items()}
         cluster.admin_handlers["storage"] = self._admin
         self._create_objects()
 

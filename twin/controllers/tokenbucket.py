@@ -128,10 +128,12 @@ class Throttle:
             await self.pool.resize(workers)
             self.generation += 1
 
-    def doc(self, since: float | None = None) -> dict[str, Any]:
-        log = [e for e in self.log if since is None or e[0] >= since] if since != 0 else []
-        return {"qps": self.qps, "burst": self.burst, "workers": self.pool.size, "max_busy": self.pool.max_busy,
-                "calls": dict(self.calls), "log": [[round(t, 4), c, v] for t, c, v in log]}
+    def doc(self, log: bool = False, since: float | None = None) -> dict[str, Any]:
+        out = {"qps": self.qps, "burst": self.burst, "workers": self.pool.size, "max_busy": self.pool.max_busy,
+               "calls": dict(self.calls)}
+        if log:
+            out["log"] = [[round(t, 4), c, v] for t, c, v in self.log if since is None or t >= since]
+        return out
 
 
 def container_args(deployment: dict, container: str) -> list[str] | None:
