@@ -245,6 +245,11 @@ def test_scale_subresource_read_and_patch(api, ns):
     assert s.spec.replicas == 2 and s.metadata.generation == 2
     body = api.sanitize_for_serialization(apps.read_namespaced_stateful_set_scale("scl", ns))
     body["spec"]["replicas"] = 0
+    stale = dict(body, metadata=dict(body["metadata"], resourceVersion="1"))
+    with pytest.raises(ApiException) as e:
+        apps.replace_namespaced_stateful_set_scale("scl", ns, stale)
+    assert e.value.status == 409
+    del body["metadata"]["resourceVersion"]  # unconditional: the controller writes status meanwhile
     assert apps.replace_namespaced_stateful_set_scale("scl", ns, body).spec.replicas == 0
     with pytest.raises(ApiException) as e:
         apps.patch_namespaced_stateful_set_scale("scl", ns, {"spec": {"replicas": -3}})
@@ -277,14 +282,15 @@ def test_deleting_a_namespace_deletes_its_contents(api):
     core.create_namespaced_secret(name, {"metadata": {"name": "s1"}, "stringData": {"k": "v"}})
     assert core.read_namespaced_secret("s1", name).data == {"k": "dg=="}
     client.AppsV1Api(api).create_namespaced_stateful_set(name, sts("sts1"))
-    ns_obj = core.delete_namespace(name)
-    assert ns_obj is not None
+    ns_obj = core.delete_namespace(name)  # the Namespace, marked for deletion
+    assert ns_obj["status"]["phase"] == "Terminating" and ns_obj["metadata"]["deletionTimestamp"]
     assert core.read_namespace(name).status.phase == "Terminating"
     with pytest.raises(ApiException) as e:
         core.create_namespaced_config_map(name, cm("late"))
     assert e.value.status == 403
     gone = False
-    for ev in watch.Watch().stream(core.list_namespace, field_selector=f"metadata.name={name}", timeout_seconds=60):
+    for ev in watch.Watch().stream(core.list_namespace, field_selector=f"metadata.name={name}", timeout_seconds=60,
+                                   resource_version=ns_obj["metadata"]["resourceVersion"]):
         if ev["type"] == "DELETED":
             gone = True
             break
