@@ -525,7 +525,8 @@ class Store:
                                                                "is being deleted, found new finalizers " +
                                                                json.dumps(sorted(added))}])
         if rtype.has_generation:
-            skip = ("metadata", "status") if "status" in rtype.subresources or not rtype.crd else ("metadata",)
+            skip = (("metadata", "status", "apiVersion", "kind") if "status" in rtype.subresources or not rtype.crd
+                    else ("metadata", "apiVersion", "kind"))
             if any(new.get(k) != old.get(k) for k in set(new) | set(old) if k not in skip):
                 md["generation"] = omd.get("generation", 1) + 1
         if new == old:

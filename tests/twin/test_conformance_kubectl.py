@@ -138,7 +138,7 @@ def test_get_prints_server_side_table_columns_and_wide(twin, ns):
     nodes = twin.kubectl("get", "nodes", "-o", "wide").stdout.splitlines()
     assert nodes[0].split()[:6] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP"]
     # a watch prints rows of the same table
-    proc = k(twin, ns, "get", "configmap", "cfg", "--watch-only=false", "--request-timeout=2s", "-w", check=False)
+    proc = k(twin, ns, "get", "configmap", "cfg", "--watch-only=false", "--request-timeout=1s", "-w", check=False)
     assert "cfg" in proc.stdout and "DATA" in proc.stdout
 
 

@@ -88,7 +88,7 @@ def test_raw_framing_and_synthetic_added_then_timeout(twin, api, ns):
     core = client.CoreV1Api(api)
     core.create_namespaced_config_map(ns, cm("a"))
     core.create_namespaced_config_map(ns, cm("b"))
-    s = Stream(twin, f"/api/v1/namespaces/{ns}/configmaps?watch=true&timeoutSeconds=2")
+    s = Stream(twin, f"/api/v1/namespaces/{ns}/configmaps?watch=true&timeoutSeconds=1")
     assert s.resp.status == 200
     assert s.resp.getheader("Content-Type") == "application/json"
     assert s.resp.getheader("Transfer-Encoding") == "chunked"
@@ -106,9 +106,12 @@ def test_python_watch_from_list_resource_version_sees_changes_in_order(api, ns):
     core.patch_namespaced_config_map("x", ns, {"data": {"a": "2"}})
     core.delete_namespaced_config_map("x", ns)
     got = []
-    for ev in watch.Watch().stream(core.list_namespaced_config_map, ns, resource_version=rv, timeout_seconds=2):
+    w = watch.Watch()
+    for ev in w.stream(core.list_namespaced_config_map, ns, resource_version=rv, timeout_seconds=30):
         got.append((ev["type"], ev["object"].metadata.name, (ev["object"].data or {}).get("a")))
         assert isinstance(ev["object"], client.V1ConfigMap)
+        if len(got) == 3:
+            w.stop()
     assert got == [("ADDED", "x", "1"), ("MODIFIED", "x", "2"), ("DELETED", "x", "2")]
 
 
@@ -209,7 +212,7 @@ def test_too_old_resource_version_is_410_expired(twin, api, ns):
 def test_many_watchers_see_the_same_events_in_the_same_order(twin, api, ns):
     core = client.CoreV1Api(api)
     rv = core.list_namespaced_config_map(ns).metadata.resource_version
-    n_watchers, n_objects = 8, 30
+    n_watchers, n_objects = 50, 100
     streams = [Stream(twin, f"/api/v1/namespaces/{ns}/configmaps?watch=true&resourceVersion={rv}")
                for _ in range(n_watchers)]
     results: list[list[str]] = [[] for _ in streams]

@@ -6,7 +6,8 @@ notification, so it runs on the event loop thread like the store (no locks).
 
 What reads what (REFERENCE.md, seed 000):
 - The driver's per-node attach/detach slots come from FeatureGates only (pkg/disk/attachdetach_slot.go):
-  `driver_limits(instance)`. The ECS tags `supportConcurrencyAttach` / `supportConcurrencyDetach` are an ECS-side
+  `driver_limits(instance)`, from the gates the addon's pods run with (`effective_gates`: a config change
+  applies when the addon is `active` again; `feature_gates` is the submitted config). The ECS tags `supportConcurrencyAttach` / `supportConcurrencyDetach` are an ECS-side
   whitelist the driver never reads: `ecs_allows_concurrent(instance, op)` is what ECS checks before it accepts a
   second concurrent AttachDisk/DetachDisk on one instance (else InvalidOperation.Conflict).
 - `attach_limits(instance)` is the concurrency that actually succeeds (gates AND tags), for reports and preflights.
@@ -121,6 +122,9 @@ class CloudState:
         self.instances: dict[str, Instance] = {}
         self.disks: dict[str, Disk] = {}
         self.instance_types: dict[str, dict[str, Any]] = {k: dict(v) for k, v in INSTANCE_TYPES.items()}
+        # gates the running CSI pods were started with: an addon's new config applies once the addon is active again
+        # (ModifyClusterAddon: updating -> pods rolled -> active); a failed rollout leaves the old pods running
+        self.applied: dict[str, dict[str, bool]] = {}
         self.generation = 0
         self._callbacks: list[Callable[[str], None]] = []
         self._waiters: list[asyncio.Future] = []
@@ -150,6 +154,11 @@ class CloudState:
         self._callbacks.append(callback)
 
     def notify(self, reason: str) -> None:
+        for name, a in self.addons.items():
+            if a.state == "active":
+                self.applied[name] = self.feature_gates(name)
+        for name in [n for n in self.applied if n not in self.addons]:
+            del self.applied[name]
         self.generation += 1
         for cb in list(self._callbacks):
             cb(reason)
@@ -193,8 +202,14 @@ class CloudState:
         self.addons[addon].config = dict(config)
         self.notify(f"addon {addon}")
 
+    def effective_gates(self, addon: str) -> dict[str, bool]:
+        """The gates the addon's running pods use (what the driver obeys), see `applied`."""
+        if addon not in self.applied and addon in self.addons and self.addons[addon].state == "active":
+            self.applied[addon] = self.feature_gates(addon)
+        return self.applied.get(addon, {})
+
     def _gate(self, addon: str | None, name: str) -> bool:
-        return bool(addon) and self.feature_gates(addon).get(name, False)
+        return bool(addon) and self.effective_gates(addon).get(name, False)
 
     # instances and tags ----------------------------------------------------------------------
     def instance_by_node(self, node_name: str) -> Instance | None:
@@ -269,7 +284,7 @@ class CloudState:
     def doc(self) -> dict[str, Any]:
         return {"region": self.region, "cluster_id": self.cluster_id, "cluster_version": self.cluster_version,
                 "cluster_type": self.cluster_type,
-                "addons": {k: asdict(v) for k, v in self.addons.items()},
+                "addons": {k: dict(asdict(v), effective_gates=self.effective_gates(k)) for k, v in self.addons.items()},
                 "node_pools": {k: asdict(v) for k, v in self.node_pools.items()},
                 "instances": {k: dict(asdict(v), limits=list(self.attach_limits(k)),
                                       driver_limits=list(self.driver_limits(k))) for k, v in self.instances.items()},

@@ -15,7 +15,7 @@ of snapshots in them. Order:
   5. labelled cluster-scoped objects (StorageClass), then the namespaces, waited for
 
 It works the same after a failed or killed run: every stage lists what is there, so whatever a
-previous run or cleanup left half done is picked up. Waiting here polls with one list per kind per
+previous run or cleanup left half done is picked up. Waiting here polls with one list per kind twice a
 second: cleanup is not measured, and a list shows everything that is left.
 """
 from __future__ import absolute_import, division, print_function
@@ -42,7 +42,7 @@ def _name(obj):
 
 
 class Cleanup:
-    def __init__(self, client, run_id=None, namespaces=None, timeout=600.0, poll=1.0, sleep=time.sleep,
+    def __init__(self, client, run_id=None, namespaces=None, timeout=600.0, poll=0.5, sleep=time.sleep,
                  clock=time.monotonic):
         """run_id None and namespaces None: every storageperf run. namespaces: only those owner namespaces."""
         self.client = client
