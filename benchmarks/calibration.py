@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import ssl
-import subprocess
 import sys
 import tempfile
 import threading
@@ -88,7 +87,7 @@ class Tracker:
     Lists, then watches from the list's resourceVersion over the API's HTTP stream (re-listing if the watch
     ends), like an informer; no per-event model deserialization, so the client stays cheap next to the twin."""
 
-    def __init__(self, cluster: "Cluster", path: str) -> None:
+    def __init__(self, cluster: Cluster, path: str) -> None:
         self.c = cluster
         self.path = path
         self.objs: dict[str, dict] = {}
@@ -183,8 +182,10 @@ def seed000(time_scale: float) -> dict[str, Any]:
 
         def scale_up() -> float:
             c.admin("storage", {"reset": ["attach"], "only": ["backends"]})
-            t0 = time.monotonic()
+            c.stall("attachdetach-controller")  # the clock starts once every pod is on the node (module doc)
             tw.kubectl("scale", "sts", "attach-stress", "--replicas", "28")
+            pods.wait(lambda o: sum(1 for p in o.values() if (p.get("spec") or {}).get("nodeName")) >= 28)
+            t0 = c.release("attachdetach-controller")
             t1 = pods.wait(lambda o: sum(1 for p in o.values() if ready(p)) >= 28)
             tw.kubectl("rollout", "status", "sts", "attach-stress", "--timeout=600s")
             return (t1 - t0) / time_scale
@@ -240,7 +241,7 @@ def snapshot_issue(time_scale: float, count: int = 80) -> dict[str, float]:
             if args:
                 set_snapshot_controller_args(c, args)
             out[label] = snapshot_batch(c, snaps, ns, count, label)
-        out["calls"] = c.admin("storage", {"only": ["throttles"]}).get("throttles", {}).get("snapshot-controller", {}).get("calls")
+        out["calls"] = c.admin("storage", {"only": ["throttles"]})["throttles"]["snapshot-controller"]["calls"]
     return out
 
 
@@ -307,7 +308,8 @@ def lifecycle(c: Cluster, sc: str, on: bool, volumes: int = 100, per_pod: int = 
         claims = names[i * per_pod:(i + 1) * per_pod]
         return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}"},
                 "spec": {"containers": [{"name": "c", "image": "busybox", "command": ["sleep", "infinity"],
-                                         "volumeMounts": [{"name": f"v{j}", "mountPath": f"/mnt/{j}"} for j in range(len(claims))]}],
+                                         "volumeMounts": [{"name": f"v{j}", "mountPath": f"/mnt/{j}"}
+                                                          for j in range(len(claims))]}],
                          "terminationGracePeriodSeconds": 0,
                          "volumes": [{"name": f"v{j}", "persistentVolumeClaim": {"claimName": n}} for j, n in enumerate(claims)]}}
 
@@ -337,7 +339,8 @@ def lifecycle(c: Cluster, sc: str, on: bool, volumes: int = 100, per_pod: int = 
              lambda: snaps.wait(lambda o: sum(1 for s in o.values() if (s.get("status") or {}).get("readyToUse")) >= volumes))
         step("clone", "csi-provisioner",
              lambda: c.parallel(lambda n: c.core.create_namespaced_persistent_volume_claim(ns, pvc(
-                 f"clone-{n}", sc, {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": f"snap-{n}"})), names),
+                 f"clone-{n}", sc, {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot",
+                                    "name": f"snap-{n}"})), names),
              lambda: bound(pvcs, "clone-", volumes))
         clone_pvs = {p["spec"].get("volumeName") for k, p in pvcs.objs.items() if name_of(k).startswith("clone-")}
         step("delete_clone", "persistentvolume-controller",
@@ -377,7 +380,7 @@ def seed002(time_scale: float, drivers: list[str], volumes: int = 100) -> dict[s
 # report -------------------------------------------------------------------------------------------
 def table(rows: list[list[str]], header: list[str]) -> str:
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
-    line = lambda r: "| " + " | ".join(str(v).ljust(w) for v, w in zip(r, widths)) + " |"  # noqa: E731
+    line = lambda r: "| " + " | ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)) + " |"  # noqa: E731
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
@@ -385,10 +388,10 @@ def report(res: dict[str, Any], time_scale: float) -> str:
     out = [f"Twin at --time-scale {time_scale}, figures scaled back to cluster seconds.", ""]
     if "seed000" in res:
         r = res["seed000"]
-        rows = [["serial (gates off)", fmt(SEED000["serial"]), fmt(r["serial"]), f"{r['serial'] / SEED000['serial']:.2f}"],
-                ["parallel (gates + tag)", fmt(SEED000["parallel"]), fmt(r["parallel"]), f"{r['parallel'] / SEED000['parallel']:.2f}"],
-                ["serial / parallel", f"{SEED000['serial'] / SEED000['parallel']:.1f}x", f"{r['serial'] / r['parallel']:.1f}x",
-                 f"{(r['serial'] / r['parallel']) / (SEED000['serial'] / SEED000['parallel']):.2f}"]]
+        seed_ratio, twin_ratio = SEED000["serial"] / SEED000["parallel"], r["serial"] / r["parallel"]
+        rows = [[name, fmt(SEED000[k]), fmt(r[k]), f"{r[k] / SEED000[k]:.2f}"]
+                for name, k in (("serial (gates off)", "serial"), ("parallel (gates + tag)", "parallel"))]
+        rows.append(["serial / parallel", f"{seed_ratio:.1f}x", f"{twin_ratio:.1f}x", f"{twin_ratio / seed_ratio:.2f}"])
         out += ["## Seed 000: attach-stress, 28 pods x 2 disks on one node, scale 0 -> 28", "",
                 table(rows, ["step", "seed", "twin", "twin/seed"]), "",
                 f"Max disks attaching at once on the node: serial {r['max_attaching_serial']}, parallel "
@@ -397,8 +400,8 @@ def report(res: dict[str, Any], time_scale: float) -> str:
     if "snapshot" in res:
         r = res["snapshot"]
         rows = [[k, fmt(ISSUE_1344[k]), fmt(r[k]), f"{r[k] / ISSUE_1344[k]:.2f}"] for k in ("default", "tuned")]
-        rows.append(["default / tuned", f"{ISSUE_1344['default'] / ISSUE_1344['tuned']:.1f}x",
-                     f"{r['default'] / r['tuned']:.1f}x", f"{(r['default'] / r['tuned']) / (ISSUE_1344['default'] / ISSUE_1344['tuned']):.2f}"])
+        issue_ratio, twin_ratio = ISSUE_1344["default"] / ISSUE_1344["tuned"], r["default"] / r["tuned"]
+        rows.append(["default / tuned", f"{issue_ratio:.1f}x", f"{twin_ratio:.1f}x", f"{twin_ratio / issue_ratio:.2f}"])
         out += ["## external-snapshotter #1344: 80 VolumeSnapshots (Trident concurrency on)", "",
                 table(rows, ["snapshot-controller", "issue", "twin", "twin/issue"]), ""]
     for sc, r in (res.get("seed002") or {}).items():

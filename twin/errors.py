@@ -22,15 +22,19 @@ def _res(rt) -> str:
     return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
 
 
+def _details(name: str, group: str, kind: str, **more) -> dict:
+    """StatusDetails as Go encodes it: empty fields (group "" for the core group) are omitted."""
+    out = {"name": name, "group": group, "kind": kind, **more}
+    return {k: v for k, v in out.items() if v not in ("", None)}
+
+
 def not_found(rt, name: str) -> ApiError:
     """404 NotFound for a named object (details.kind is the resource, as the real server sends it)."""
-    return ApiError(404, "NotFound", f'{_res(rt)} "{name}" not found',
-                    {"name": name, "group": rt.group, "kind": rt.plural})
+    return ApiError(404, "NotFound", f'{_res(rt)} "{name}" not found', _details(name, rt.group, rt.plural))
 
 
 def already_exists(rt, name: str) -> ApiError:
-    return ApiError(409, "AlreadyExists", f'{_res(rt)} "{name}" already exists',
-                    {"name": name, "group": rt.group, "kind": rt.plural})
+    return ApiError(409, "AlreadyExists", f'{_res(rt)} "{name}" already exists', _details(name, rt.group, rt.plural))
 
 
 MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
@@ -38,13 +42,13 @@ MODIFIED = "the object has been modified; please apply your changes to the lates
 
 def conflict(rt, name: str, why: str = MODIFIED) -> ApiError:
     return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {_res(rt)} "{name}": {why}',
-                    {"name": name, "group": rt.group, "kind": rt.plural})
+                    _details(name, rt.group, rt.plural))
 
 
 def invalid(rt, name: str, causes: list[dict]) -> ApiError:
     text = ", ".join(f"{c['field']}: {c['message']}" for c in causes)
     return ApiError(422, "Invalid", f'{rt.kind}{"." + rt.group if rt.group else ""} "{name}" is invalid: {text}',
-                    {"name": name, "group": rt.group, "kind": rt.kind, "causes": causes})
+                    _details(name, rt.group, rt.kind, causes=causes))
 
 
 def bad_request(message: str) -> ApiError:

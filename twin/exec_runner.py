@@ -40,6 +40,7 @@ import asyncio
 import base64
 import contextlib
 import ctypes
+import functools
 import logging
 import os
 import re
@@ -95,11 +96,17 @@ def image_kind(image: str) -> str | None:
 
 def maps(image: str) -> bool:
     kind = image_kind(image)
-    return kind is not None and _host_ready() and all(shutil.which(p) for p in KINDS[kind][0])
+    return kind is not None and _host_ready() and _installed(KINDS[kind][0])
 
 
+@functools.cache
 def _host_ready() -> bool:
-    return os.geteuid() == 0 and all(shutil.which(t) for t in HOST_TOOLS)
+    return os.geteuid() == 0 and _installed(HOST_TOOLS)
+
+
+@functools.cache
+def _installed(programs: tuple[str, ...]) -> bool:
+    return all(shutil.which(p) for p in programs)
 
 
 def _setting(key: str) -> Any:
@@ -144,6 +151,8 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
             _procs.pop(proc.pid, None)
         ns.release()
         shutil.rmtree(rootdir, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            rootdir.parent.rmdir()  # the pod's runtime directory, once its last container is done
     return 128 - code if code < 0 else code
 
 

@@ -129,5 +129,5 @@ class Faults:
                 self._changed = asyncio.Event()
             try:
                 await asyncio.wait_for(self._changed.wait(), 0.05)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass

@@ -261,7 +261,7 @@ def remove_fields(obj: Any, fields: dict, node: Any = None, field: str = "") -> 
                 continue
             if not sub:
                 out.pop(k)
-            else:
+            elif isinstance(out[k], (dict, list)):
                 out[k] = remove_fields(out[k], sub, _child(node, k), k)
         return out
     if isinstance(obj, list):
@@ -275,8 +275,8 @@ def remove_fields(obj: Any, fields: dict, node: Any = None, field: str = "") -> 
             sub = fields.get(f"k:{_item_key(x, keys)}")
             if sub is None:
                 out.append(x)
-            elif not sub:
-                continue
+            elif not sub or "." in sub:
+                continue  # the manager owned the item itself
             else:
                 out.append(remove_fields(x, sub, items))
         return out
@@ -284,13 +284,13 @@ def remove_fields(obj: Any, fields: dict, node: Any = None, field: str = "") -> 
 
 
 def fields_minus(a: dict, b: dict) -> dict:
-    """The parts of field set a that are not in b ({} marks a whole subtree)."""
+    """The fields of set a that are not in b (a field set: {} is a leaf; "." marks a list item as a whole)."""
     out: dict = {}
     for k, sub in a.items():
         if k == ".":
             continue
         if k not in b:
-            out[k] = {}
+            out[k] = sub
         elif sub:
             rest = fields_minus(sub, b[k])
             if rest:

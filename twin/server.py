@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 import os
 import time
 from typing import Any
@@ -23,6 +24,8 @@ from aiohttp import web
 from . import discovery, errors, protobuf, tables
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
+
+log = logging.getLogger("twin")
 
 PATCH_TYPES = {
     "application/json-patch+json": "json",
@@ -111,6 +114,13 @@ class ApiServer:
             return _status_response(e)
         except (json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as e:
             return _status_response(errors.bad_request(f"the body of the request could not be decoded: {e}"))
+        except web.HTTPException:
+            raise
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a bug in the twin: answer like the real server does, and log it
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return _status_response(errors.internal(f"{type(e).__name__}: {e}"))
 
     async def _body(self, request: web.Request) -> Any:
         raw = await request.read()
@@ -307,7 +317,7 @@ class ApiServer:
         gone = self.store.deleted_immediately(rtype, ns, name, uid) if not opts["dry_run"] else \
             not (md.get("finalizers") or (rtype.kind == "Pod" and self.store.graceful_pods and obj["spec"].get("nodeName")))
         if gone and (rtype.group, rtype.kind) not in RETURNS_DELETED_OBJECT:
-            return _json(_success({"name": name, "group": rtype.group, "kind": rtype.plural, "uid": uid}))
+            return _json(_success(errors._details(name, rtype.group, rtype.plural, uid=uid)))
         return _json(raw)
 
     def _finalize_namespace(self, rtype: ResourceType, name: str, body: Any) -> web.Response:
@@ -355,10 +365,10 @@ class ApiServer:
             return _json(t)
         pv = _wants(request, "PartialObjectMetadataList")
         if pv:
-            items = [{"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{pv}", "metadata": e.obj["metadata"]}
-                     for e in entries]
+            partial = [{"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{pv}", "metadata": e.obj["metadata"]}
+                       for e in entries]
             return _json({"kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{pv}", "metadata": meta,
-                          "items": items})
+                          "items": partial})
         if rtype.crd:  # custom resources are unstructured: their items keep kind and apiVersion
             items = b",".join(self.store._raw_for(rtype, e) for e in entries)
         else:  # typed lists carry no kind/apiVersion on their items, as the real server encodes them
@@ -408,7 +418,7 @@ class ApiServer:
                 batch = [item]
                 while len(batch) < WATCH_BATCH and not queue.empty():
                     batch.append(queue.get_nowait())
-                chunks = []
+                chunks: list[bytes] = []
                 stop = False
                 for etype, raw in batch:
                     if etype == _TICK:

@@ -88,7 +88,7 @@ class Event:
     objects: the log keeps the JSON bytes for replay and stays small."""
     rv: int
     type: str
-    obj: dict
+    obj: dict | None
     raw: bytes
     old: dict | None
 
@@ -417,6 +417,11 @@ class Store:
             md["namespace"] = ns or md.get("namespace") or "default"
         else:
             md.pop("namespace", None)
+        for k in ("name", "generateName", "namespace"):
+            if md.get(k) is not None and not isinstance(md[k], str):
+                raise errors.bad_request(f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: '
+                                         f"json: cannot unmarshal {type(md[k]).__name__} into Go struct field "
+                                         f"ObjectMeta.metadata.{k} of type string")
         if not md.get("name"):
             if md.get("generateName"):
                 md["name"] = md["generateName"] + uuid.uuid4().hex[:5]
@@ -515,6 +520,16 @@ class Store:
         if not rtype.namespaced:
             md.pop("namespace", None)
         md["resourceVersion"] = omd["resourceVersion"]
+        if rtype.kind == "Service" and not rtype.crd and isinstance(new.get("spec"), dict):
+            # allocated values survive an update that leaves them out (the real strategy copies them)
+            ospec = old.get("spec") or {}
+            for k in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "healthCheckNodePort"):
+                if k in ospec and not new["spec"].get(k):
+                    new["spec"][k] = _clone(ospec[k])
+            oports = {(p.get("port"), p.get("protocol", "TCP")): p.get("nodePort") for p in ospec.get("ports") or []}
+            for p in new["spec"].get("ports") or []:
+                if isinstance(p, dict) and not p.get("nodePort") and oports.get((p.get("port"), p.get("protocol", "TCP"))):
+                    p["nodePort"] = oports[(p.get("port"), p.get("protocol", "TCP"))]
         warnings = self._admit(rtype, new, strict, old, _internal or subresource == "status")
         self.last_warnings = warnings
         if omd.get("deletionTimestamp") and not _internal:
@@ -576,9 +591,11 @@ class Store:
                 raise errors.unsupported_media(f"unsupported patch type {patch_type}")
         except PatchError as e:
             raise errors.ApiError(422, "Invalid", f"the server rejected our request due to an error in our request: {e}",
-                                  {"name": name, "group": rtype.group, "kind": rtype.kind}) from e
-        if not isinstance(patched, dict):
-            raise errors.bad_request("the patch result is not an object")
+                                  errors._details(name, rtype.group, rtype.kind)) from e
+        if not isinstance(patched, dict) or not isinstance(patched.get("metadata", {}), dict):
+            raise errors.ApiError(422, "Invalid", "the server rejected our request due to an error in our request: "
+                                                  "the patched object is not valid (metadata must be an object)",
+                                  errors._details(name, rtype.group, rtype.kind))
         # a patch carries a resourceVersion precondition only when the client put one in the patch
         pmd = patch.get("metadata", {}) if isinstance(patch, dict) else {}
         pmd_rv = pmd.get("resourceVersion") if isinstance(pmd, dict) else None
@@ -601,6 +618,10 @@ class Store:
             config["metadata"] = {k: v for k, v in cmd.items() if k not in _META_IDENTITY}
             if not config["metadata"]:
                 config.pop("metadata")
+        elif "metadata" in config:
+            if cmd is not None:
+                raise errors.bad_request("metadata in the apply configuration must be an object")
+            config.pop("metadata")
         entries = [m for m in (cur["metadata"].get("managedFields") or []) if isinstance(m, dict)]
         mine = next((m for m in entries if m.get("manager") == manager and m.get("operation") == "Apply"
                      and (m.get("subresource") or None) == subresource), None)

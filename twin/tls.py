@@ -18,7 +18,7 @@ def _name(cn: str) -> x509.Name:
 def make_certs(directory: Path) -> tuple[Path, Path, Path]:
     """Write ca.crt, server.crt and server.key into directory; return their paths."""
     directory.mkdir(parents=True, exist_ok=True)
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = (x509.CertificateBuilder().subject_name(_name("twin-ca")).issuer_name(_name("twin-ca"))
           .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())

@@ -425,6 +425,15 @@ def check(obj: dict, *, strict: bool = False, schema: Node | None = None, crd: b
         schema = schema_for(api_version or "", kind or "")
     warnings: list[str] = []
     causes: list[dict] = []
+    if crd and isinstance(obj.get("metadata"), dict):
+        # a custom resource's metadata is a typed ObjectMeta all the same
+        mw = _Walk(strict, False)
+        mw.walk(obj["metadata"], _def_node("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"), "metadata", kind or "", False)
+        if mw.decode:
+            raise DecodeError(mw.decode[0])
+        if mw.unknown and strict:
+            raise DecodeError(_strict_message(mw.unknown))
+        warnings += [f'unknown field "{u}"' for u in mw.unknown]
     if schema is not None:
         w = _Walk(strict, crd)
         w.walk(obj, schema, "", schema.t.name or kind or "", False)
@@ -433,7 +442,7 @@ def check(obj: dict, *, strict: bool = False, schema: Node | None = None, crd: b
         if w.unknown:
             if strict:
                 raise DecodeError(_strict_message(w.unknown))
-            warnings = [f'unknown field "{u}"' for u in w.unknown]
+            warnings += [f'unknown field "{u}"' for u in w.unknown]
         causes = w.causes
     if not crd:
         causes.extend(semantic(obj))

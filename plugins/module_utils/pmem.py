@@ -272,7 +272,7 @@ def _load_entries(data, key):
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise PmemError("ConfigMap %s/%s key %s is not valid YAML (%s): fix or remove it before adding PMEM nodes"
-                        % (TOPO_NAMESPACE, TOPO_NAME, key, e))
+                        % (TOPO_NAMESPACE, TOPO_NAME, key, e)) from None
     entries = (doc or {}).get(key) if isinstance(doc, dict) else doc
     if entries is None:
         return []

@@ -22,9 +22,12 @@ description:
     terminal state, which it learns from one watch per resource kind started before the first request,
     never by polling objects. Start and end of every object are the client's monotonic receive times.
   - "O(mode=preflight) checks the parameters and the cluster and starts the result document; O(mode=measure)
-    runs one repetition of one variant in its own namespace (labelled C(storageperf.k8s/run-id) and
-    C(storageperf.k8s/benchmark) like everything it creates), writing the document after every step and
-    cleaning the namespace up afterwards; O(mode=finalize) gives the document its final status."
+    runs one repetition of one variant in an owner namespace (labelled C(storageperf.k8s/run-id) and
+    C(storageperf.k8s/benchmark) like everything it creates), writing the document after every step;
+    O(mode=finalize) gives the document its final status."
+  - "csi_lifecycle uses a namespace per repetition and deletes it afterwards (O(cleanup)); attach_stress keeps
+    one namespace for the run, whose StatefulSet and disks every variant reuses, as the seed does: remove it
+    with M(storageperf.k8s.bench_cleanup) at the end of the run (the roles do)."
   - While a step runs, the action plugin of the same name prints progress lines on the controller
     (objects done / total and rate) when the module runs there (connection C(local)).
 extends_documentation_fragment:
@@ -123,6 +126,13 @@ options:
     description: (attach_stress) Name of the StatefulSet.
     type: str
     default: attach-stress
+  prewarm:
+    description:
+      - (attach_stress) Before the first timed scale-up of the run, scale to O(replicas) and back once, so every
+        disk exists and each variant times attaching, not provisioning (the seed's parallel run found its disks
+        there already). V(false) runs the seed's sequence exactly; the first timed scale-up then provisions too.
+    type: bool
+    default: true
   concurrency:
     description: Requests in flight at once while a step submits its batch.
     type: int
@@ -142,7 +152,8 @@ options:
     type: bool
     default: true
   cleanup:
-    description: After a repetition, delete its namespace and everything in it and wait until volumes are gone.
+    description:
+      - (csi_lifecycle) After a repetition, delete its namespace and everything in it and wait until volumes are gone.
     type: bool
     default: true
   cleanup_timeout:
@@ -323,6 +334,7 @@ def argument_spec():
         volumes_per_pod=dict(type="int", default=2),
         disk_limit=dict(type="int", default=0),
         statefulset=dict(type="str", default="attach-stress"),
+        prewarm=dict(type="bool", default=True),
         concurrency=dict(type="int", default=16),
         step_timeout=dict(type="float", default=1800.0),
         give_up_after_warnings=dict(type="int", default=0),

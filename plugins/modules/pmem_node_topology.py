@@ -93,7 +93,9 @@ nodes:
   sample: [{name: cn-hangzhou.192.168.0.1, changed: true, labels: {pmem.csi.alibabacloud.com: lvm,
             pmem.csi.alibabacloud.com/type: lvm}}]
 topology:
-  description: Entries added to or removed from C(kube-system/node-resource-topo) as C([key, name, node]), and whether the ConfigMap was deleted.
+  description:
+    - Entries added to or removed from C(kube-system/node-resource-topo) as C([key, name, node]), and whether
+      the ConfigMap was deleted.
   returned: always
   type: dict
   sample: {added: [[volumegroup, pmemvgregion0, cn-hangzhou.192.168.0.1]], removed: [], delete: false}

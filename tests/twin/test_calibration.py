@@ -42,8 +42,9 @@ def test_trident_tables_follow_seed_002(cal, driver):
     for op, (off, on) in SEED002_OFF_ON[driver].items():
         predicted_off = 100 * (cal.mean(driver, op) + serial_mean(cal, driver, op))
         predicted_on = 100 * serial_mean(cal, driver, op)
-        assert abs(predicted_off / off - 1) < 0.1, (driver, op, predicted_off, off)
-        # the serialized section leaves room for what the rest of the pipeline adds (sidecars, binding, kubelet)
+        # both leave room for what the rest of the pipeline adds (sidecars, binding, kubelet): a few seconds,
+        # which weigh most in the shortest steps (SAN unpublish, 22 s)
+        assert 0.75 * off < predicted_off < 1.05 * off, (driver, op, predicted_off, off)
         assert 0.65 * on < predicted_on < 1.05 * on, (driver, op, predicted_on, on)
 
 

@@ -102,7 +102,7 @@ def test_404_not_found_status_with_details(twin, api, ns):
     body = json.loads(e.value.body)
     assert_status(body, 404, "NotFound")
     assert body["message"] == 'configmaps "nope" not found'
-    assert body["details"] == {"name": "nope", "group": "", "kind": "configmaps"}
+    assert body["details"] == {"name": "nope", "kind": "configmaps"}  # Go omits the core group's ""
     proc = twin.kubectl("-n", ns, "get", "configmap", "nope", check=False)
     assert proc.returncode != 0 and 'Error from server (NotFound): configmaps "nope" not found' in proc.stderr
     code, _, body = raw(twin, "GET", "/apis/apps/v1/namespaces/default/nothings")

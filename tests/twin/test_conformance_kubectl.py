@@ -108,6 +108,12 @@ def test_apply_server_side_merges_list_items_by_key(twin, ns):
     assert spec["replicas"] == 2
     ports = spec["template"]["spec"]["containers"][0]["ports"]
     assert ports == [{"containerPort": 80, "name": "http", "protocol": "TCP"}]  # one port, keyed by containerPort+protocol
+    # a container this manager stops applying goes; the one it keeps keeps its server defaults
+    one = json.loads(sts_manifest("ssa-sts", replicas=2))
+    one["spec"]["template"]["spec"]["containers"] = one["spec"]["template"]["spec"]["containers"][:1]
+    k(twin, ns, "apply", "--server-side", "--force-conflicts", "-f", "-", input=json.dumps(one))
+    cs = kj(twin, ns, "get", "sts", "ssa-sts")["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in cs] == ["main"] and cs[0]["imagePullPolicy"] == "IfNotPresent"
 
 
 # get -------------------------------------------------------------------------------------------
@@ -301,6 +307,7 @@ def test_kubectl_create_generators_send_protobuf_and_the_objects_arrive_whole(tw
     assert kj(twin, ns, "get", "secret", "gen-secret")["data"] == {"password": "czNjcmV0"}
     d = kj(twin, ns, "get", "deployment", "gen-deploy")["spec"]
     assert d["replicas"] == 0 and d["selector"] == {"matchLabels": {"app": "gen-deploy"}}
+    assert d["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}
     c = d["template"]["spec"]["containers"][0]
     assert (c["name"], c["image"], c["ports"]) == ("nginx", "nginx:1.25", [{"containerPort": 8080, "protocol": "TCP"}])
     assert "workingDir" not in c and "stdin" not in c  # Go's zero values stay omitted

@@ -90,6 +90,22 @@ def test_typed_crud_round_trip(api, ns):
     assert e.value.status == 404
 
 
+def test_defaults_are_applied_and_allocated_values_survive_updates(api, ns):
+    core = client.CoreV1Api(api)
+    svc = core.create_namespaced_service(ns, {"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}})
+    ip = svc.spec.cluster_ip
+    assert ip and svc.spec.cluster_ips == [ip] and svc.spec.type == "ClusterIP"
+    assert svc.spec.ports[0].protocol == "TCP" and svc.spec.ports[0].target_port == 80
+    body = {"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 81}], "selector": {"app": "x"}}}
+    assert core.replace_namespaced_service("svc", ns, body).spec.cluster_ip == ip
+    pod = core.create_namespaced_pod(ns, {"metadata": {"name": "d"}, "spec": {"nodeName": "ghost-node", "containers": [
+        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}}}]}})
+    c = pod.spec.containers[0]
+    assert (c.image_pull_policy, c.termination_message_path) == ("Always", "/dev/termination-log")
+    assert pod.spec.restart_policy == "Always" and pod.spec.service_account_name == "default"
+    assert pod.status.phase == "Pending" and pod.status.qos_class == "Burstable"
+
+
 def test_generate_name_and_dry_run(api, ns):
     core = client.CoreV1Api(api)
     a = core.create_namespaced_config_map(ns, {"metadata": {"generateName": "gen-"}})

@@ -73,7 +73,8 @@ def test_attach_and_snapshot_faults_surface_in_status_and_events(twin):
     assert len(failed) == 2 and all("injected fault: attach failed" in e["message"] for e in failed)
     apply(twin, {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshot", "metadata": {"name": "att-snap"},
                  "spec": {"volumeSnapshotClassName": "trident-snapshotclass", "source": {"persistentVolumeClaimName": "att"}}})
-    wait_for("snapshot ready", lambda: twin.kubectl_json("get", "volumesnapshot", "att-snap").get("status", {}).get("readyToUse"), 120)
+    wait_for("snapshot ready", lambda: twin.kubectl_json("get", "volumesnapshot", "att-snap").get(
+        "status", {}).get("readyToUse"), 120)
     assert [e for e in events(twin, "SnapshotCreationFailed")]
     assert storage(twin, "faults")["hits"]["snapshot"] == 1
 

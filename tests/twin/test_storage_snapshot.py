@@ -114,7 +114,8 @@ def test_snapshot_controller_paced_by_its_deployment_args(twin_factory):
         apply(tw, *[snapshot(f"s{i}", f"d{i}", "alibabacloud-disk-snapshot") for i in batch])
         for i in batch:
             ready(tw, f"s{i}")
-        log = admin(tw, "storage", {"only": ["throttles"], "log": True, "since": start})["throttles"]["snapshot-controller"]["log"]
+        log = admin(tw, "storage", {"only": ["throttles"], "log": True, "since": start})
+        log = log["throttles"]["snapshot-controller"]["log"]
         rates.append(pacing(log, 10))
     wait_for("source claims released", lambda: not any(
         G + "pvc-as-source-protection" in p["metadata"].get("finalizers", []) for p in tw.kubectl_json("get", "pvc")["items"]))

@@ -7,8 +7,9 @@ notification, so it runs on the event loop thread like the store (no locks).
 What reads what (REFERENCE.md, seed 000):
 - The driver's per-node attach/detach slots come from FeatureGates only (pkg/disk/attachdetach_slot.go):
   `driver_limits(instance)`, from the gates the addon's pods run with (`effective_gates`: a config change
-  applies when the addon is `active` again; `feature_gates` is the submitted config). The ECS tags `supportConcurrencyAttach` / `supportConcurrencyDetach` are an ECS-side
-  whitelist the driver never reads: `ecs_allows_concurrent(instance, op)` is what ECS checks before it accepts a
+  applies when the addon is `active` again; `feature_gates` is the submitted config).
+- The ECS tags `supportConcurrencyAttach` / `supportConcurrencyDetach` are an ECS-side whitelist the driver
+  never reads: `ecs_allows_concurrent(instance, op)` is what ECS checks before it accepts a
   second concurrent AttachDisk/DetachDisk on one instance (else InvalidOperation.Conflict).
 - `attach_limits(instance)` is the concurrency that actually succeeds (gates AND tags), for reports and preflights.
 
@@ -131,7 +132,7 @@ class CloudState:
 
     # construction ----------------------------------------------------------------------------
     @classmethod
-    def from_nodes(cls, nodes: list[dict], seed: str = "", instance_type: str = "ecs.g7se.16xlarge") -> "CloudState":
+    def from_nodes(cls, nodes: list[dict], seed: str = "", instance_type: str = "ecs.g7se.16xlarge") -> CloudState:
         """One node pool per distinct nodepool_id; one instance per node; the default CSI addons."""
         st = cls("c" + hashlib.sha1(f"{seed}cluster".encode()).hexdigest()[:32])
         for name in ("csi-plugin", "managed-csiprovisioner"):
@@ -144,7 +145,7 @@ class CloudState:
         return st
 
     @classmethod
-    def for_cluster(cls, cluster: "Cluster") -> "CloudState":
+    def for_cluster(cls, cluster: Cluster) -> CloudState:
         st = cls.from_nodes(cluster.nodes, cluster.seed)
         cluster.admin_handlers["cloud"] = st.admin
         return st
@@ -175,7 +176,7 @@ class CloudState:
         self._waiters.append(fut)
         try:
             return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return self.generation
 
     # addons and gates ------------------------------------------------------------------------

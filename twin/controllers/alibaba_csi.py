@@ -98,8 +98,10 @@ class NodeStats:
         sp[0], sp[1] = min(sp[0], start), max(sp[1], end)
 
     def doc(self, scale: float = 1.0) -> dict[str, Any]:
-        return {"attach_span": round((self.span["attach"][1] - self.span["attach"][0]) / scale, 3) if "attach" in self.span else 0,
-                "detach_span": round((self.span["detach"][1] - self.span["detach"][0]) / scale, 3) if "detach" in self.span else 0,
+        def span(kind: str) -> float:
+            return round((self.span[kind][1] - self.span[kind][0]) / scale, 3) if kind in self.span else 0
+
+        return {"attach_span": span("attach"), "detach_span": span("detach"),
                 "max_attaching": self.max_ecs["attach"], "max_detaching": self.max_ecs["detach"],
                 "attaching": self.ecs_inflight["attach"], "detaching": self.ecs_inflight["detach"],
                 "attaches": self.done["attach"], "detaches": self.done["detach"],
@@ -110,7 +112,7 @@ class DiskBackend(Backend):
     driver = DISK
     topology_key = DISK_TOPOLOGY_KEY
 
-    def __init__(self, cluster: "Cluster") -> None:
+    def __init__(self, cluster: Cluster) -> None:
         super().__init__(cluster)
         self.slots: dict[str, NodeSlots] = {}
         self.node_stats: dict[str, NodeStats] = collections.defaultdict(NodeStats)
@@ -189,7 +191,8 @@ class DiskBackend(Backend):
             st.mark(kind, vstart, end)
             if kind == "attach":
                 disk.instance_id, disk.status = instance_id, "In_use"
-                disk.device = f"/dev/vd{chr(ord('b') + sum(1 for d in self.cloud.disks.values() if d.instance_id == instance_id) % 24)}"
+                n = sum(1 for d in self.cloud.disks.values() if d.instance_id == instance_id)
+                disk.device = f"/dev/vd{chr(ord('b') + n % 24)}"
             else:
                 disk.instance_id, disk.status, disk.device = None, "Available", ""
             st.done[kind] += 1

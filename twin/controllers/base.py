@@ -18,7 +18,7 @@ log = logging.getLogger("twin")
 class Controller:
     name = "controller"
 
-    def __init__(self, cluster: "Cluster") -> None:
+    def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
 
@@ -53,5 +53,5 @@ class Controller:
         except Exception:  # an event is best effort, as in client-go's recorder
             log.exception("event not recorded")
 
-    def sleep(self, seconds: float) -> "asyncio.Future[None]":
+    def sleep(self, seconds: float) -> asyncio.Future[None]:
         return asyncio.sleep(seconds * self.cluster.time_scale)

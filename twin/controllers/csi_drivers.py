@@ -76,11 +76,11 @@ class Backend:
     driver = ""
     topology_key: str | None = None
 
-    def __init__(self, cluster: "Cluster") -> None:
+    def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.cal = calibration.load()
 
-    def sleep(self, seconds: float) -> "asyncio.Future[None]":
+    def sleep(self, seconds: float) -> asyncio.Future[None]:
         return asyncio.sleep(seconds * self.cluster.time_scale)
 
     # throttles of this driver's sidecars (None: not modelled, the managed sidecar is not the bottleneck)
@@ -113,7 +113,7 @@ class Backend:
         return {}
 
 
-def backends(cluster: "Cluster") -> dict[str, Backend]:
+def backends(cluster: Cluster) -> dict[str, Backend]:
     reg = getattr(cluster, "csi_backends", None)
     if reg is None:
         reg = {}
@@ -121,7 +121,7 @@ def backends(cluster: "Cluster") -> dict[str, Backend]:
     return reg
 
 
-def stats_registry(cluster: "Cluster") -> dict[str, Any]:
+def stats_registry(cluster: Cluster) -> dict[str, Any]:
     reg = getattr(cluster, "storage_stats", None)
     if reg is None:
         reg = {}
@@ -129,7 +129,7 @@ def stats_registry(cluster: "Cluster") -> dict[str, Any]:
     return reg
 
 
-async def with_faults(cluster: "Cluster", operation: str, key: str, driver: str, call: Any) -> Any:
+async def with_faults(cluster: Cluster, operation: str, key: str, driver: str, call: Any) -> Any:
     """Run one CSI call (an awaitable factory) unless an injected fault fails or hangs it first."""
     f = cluster.faults.op_fault(operation, key, driver) if hasattr(cluster.faults, "op_fault") else None
     if f is not None:
@@ -149,7 +149,7 @@ class CSIDrivers(Controller):
 
     name = "csi-drivers"
 
-    def __init__(self, cluster: "Cluster") -> None:
+    def __init__(self, cluster: Cluster) -> None:
         super().__init__(cluster)
         from .alibaba_csi import DiskBackend, LocalBackend
 
@@ -177,7 +177,8 @@ class CSIDrivers(Controller):
         drv_rt = self.store.rt("storage.k8s.io", "v1", "csidrivers")
         for name, spec in CSI_DRIVERS.items():
             if not self.store.exists(drv_rt, None, name):
-                self.store.create(drv_rt, None, {"metadata": {"name": name}, "spec": dict(spec, volumeLifecycleModes=["Persistent"])})
+                self.store.create(drv_rt, None, {"metadata": {"name": name},
+                                                 "spec": dict(spec, volumeLifecycleModes=["Persistent"])})
         sc_rt = self.store.rt("storage.k8s.io", "v1", "storageclasses")
         for sc in ACK_STORAGE_CLASSES:
             if not self.store.exists(sc_rt, None, sc["metadata"]["name"]):

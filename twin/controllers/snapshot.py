@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from .. import calibration, errors
@@ -116,7 +116,7 @@ class SnapshotController(Controller):
                 self.queue.add((vs["metadata"]["namespace"], vs["metadata"]["name"]))
 
     async def _contents(self) -> None:
-        async for etype, c in self.watch(G, V, "volumesnapshotcontents"):
+        async for _etype, c in self.watch(G, V, "volumesnapshotcontents"):
             ref = c["spec"].get("volumeSnapshotRef") or {}
             if ref.get("name"):
                 self.queue.add((ref.get("namespace"), ref["name"]))
@@ -159,7 +159,8 @@ class SnapshotController(Controller):
             await self._create_content(vs, content_name)
             return
         content = self.store.get(self.vsc_rt, None, content_name)
-        if CONTENT_BOUND not in (content["metadata"].get("finalizers") or []) and not content["metadata"].get("deletionTimestamp"):
+        cmd = content["metadata"]
+        if CONTENT_BOUND not in (cmd.get("finalizers") or []) and not cmd.get("deletionTimestamp"):
             await self.call("snapshot", "patch volumesnapshotcontents")
             self._patch_meta(self.vsc_rt, content, add=[CONTENT_BOUND])
             return
@@ -284,7 +285,8 @@ class SnapshotController(Controller):
         if cst.get("error"):
             st["error"] = cst["error"]
         if cst.get("snapshotHandle"):
-            st["creationTime"] = datetime.fromtimestamp(int(cst.get("creationTime", 0)) / 1e9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            created = datetime.fromtimestamp(int(cst.get("creationTime", 0)) / 1e9, UTC)
+            st["creationTime"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
             st["restoreSize"] = format_quantity(int(cst.get("restoreSize") or 0))
         became_ready = bool(cst.get("readyToUse")) and not st.get("readyToUse")
         st["readyToUse"] = bool(cst.get("readyToUse"))
@@ -407,12 +409,22 @@ class CSISnapshotter(Controller):
                 return self.store.get(self.pv_rt, None, e.obj["metadata"]["name"])
         return None
 
-    def _patch(self, name: str, mutate) -> dict | None:
-        if not self.store.exists(self.vsc_rt, None, name):
-            return None
-        cur = self.store.get(self.vsc_rt, None, name)
-        sub = mutate(cur)
-        return self.store.update(self.vsc_rt, None, name, cur, subresource=sub, _internal=sub is None)
+    def _status(self, name: str, status: dict[str, Any], merge: bool = False) -> None:
+        """Write the content's status (merged into the current one when `merge`)."""
+        if self.store.exists(self.vsc_rt, None, name):
+            cur = self.store.get(self.vsc_rt, None, name)
+            cur["status"] = dict(cur.get("status") or {}, **status) if merge else status
+            self.store.update(self.vsc_rt, None, name, cur, subresource="status")
+
+    def _annotate(self, name: str, key: str, value: str | None) -> None:
+        if self.store.exists(self.vsc_rt, None, name):
+            cur = self.store.get(self.vsc_rt, None, name)
+            ann = cur["metadata"].setdefault("annotations", {})
+            if value is None:
+                ann.pop(key, None)
+            else:
+                ann[key] = value
+            self.store.update(self.vsc_rt, None, name, cur, _internal=True)
 
     async def sync(self, driver: str, name: str) -> None:
         if not self.store.exists(self.vsc_rt, None, name):
@@ -429,8 +441,7 @@ class CSISnapshotter(Controller):
                     await with_faults(self.cluster, "delete_snapshot", name, driver, lambda: backend.delete_snapshot(handle))
                 except CSIError as e:
                     await self.call(driver, "patch volumesnapshotcontents/status")
-                    self._patch(name, lambda cur: (cur.__setitem__("status", dict(cur.get("status") or {}, error={
-                        "message": f"Failed to delete snapshot: {e}", "time": now_iso()})), "status")[1])
+                    self._status(name, {"error": {"message": f"Failed to delete snapshot: {e}", "time": now_iso()}}, merge=True)
                     raise Retry() from e
             await self.call(driver, "patch volumesnapshotcontents")
             self.store.finalize(self.vsc_rt, None, name, CONTENT_BOUND)
@@ -440,8 +451,7 @@ class CSISnapshotter(Controller):
         src = c["spec"].get("source") or {}
         if src.get("snapshotHandle"):  # pre-provisioned: the snapshot exists on the storage already
             await self.call(driver, "patch volumesnapshotcontents/status")
-            self._patch(name, lambda cur: (cur.__setitem__("status", {
-                "snapshotHandle": src["snapshotHandle"], "readyToUse": True, "creationTime": 0, "restoreSize": 0}), "status")[1])
+            self._status(name, {"snapshotHandle": src["snapshotHandle"], "readyToUse": True, "creationTime": 0, "restoreSize": 0})
             return
         pv = self._pv_by_handle(driver, src.get("volumeHandle"))
         if pv is None:
@@ -452,7 +462,7 @@ class CSISnapshotter(Controller):
             params = self.store.get(self.class_rt, None, cls_name).get("parameters") or {}
         if (c["metadata"].get("annotations") or {}).get(BEING_CREATED) != "yes":
             await self.call(driver, "patch volumesnapshotcontents")
-            self._patch(name, lambda cur: cur["metadata"].setdefault("annotations", {}).__setitem__(BEING_CREATED, "yes"))
+            self._annotate(name, BEING_CREATED, "yes")
         snap_name = "snapshot-" + (c["spec"].get("volumeSnapshotRef") or {}).get("uid", name)
         ref = c["spec"].get("volumeSnapshotRef") or {}
         try:
@@ -460,15 +470,14 @@ class CSISnapshotter(Controller):
                                     lambda: backend.create_snapshot(pv, snap_name, params))
         except CSIError as e:
             await self.call(driver, "patch volumesnapshotcontents/status")
-            self._patch(name, lambda cur: (cur.__setitem__("status", dict(cur.get("status") or {}, readyToUse=False, error={
+            self._status(name, {"readyToUse": False, "error": {
                 "message": f"Failed to check and update snapshot content: failed to take snapshot of the volume "
-                           f"{src.get('volumeHandle')}: {e}", "time": now_iso()})), "status")[1])
+                           f"{src.get('volumeHandle')}: {e}", "time": now_iso()}}, merge=True)
             await self.call(driver, "create events")
             self.event(c, "Warning", "SnapshotCreationFailed", f"Failed to create snapshot: {e}", f"csi-snapshotter {driver}")
             raise Retry() from e
         await self.call(driver, "patch volumesnapshotcontents/status")
-        self._patch(name, lambda cur: (cur.__setitem__("status", {
-            "snapshotHandle": res["snapshot_handle"], "creationTime": int(res["creation_time"]),
-            "readyToUse": bool(res.get("ready", True)), "restoreSize": int(res["restore_size"])}), "status")[1])
+        self._status(name, {"snapshotHandle": res["snapshot_handle"], "creationTime": int(res["creation_time"]),
+                            "readyToUse": bool(res.get("ready", True)), "restoreSize": int(res["restore_size"])})
         await self.call(driver, "patch volumesnapshotcontents")
-        self._patch(name, lambda cur: (cur["metadata"].get("annotations") or {}).pop(BEING_CREATED, None) and None)
+        self._annotate(name, BEING_CREATED, None)

@@ -79,7 +79,7 @@ class WorkerPool:
         self.max_busy = 0
         self._cond = asyncio.Condition()
 
-    async def __aenter__(self) -> "WorkerPool":
+    async def __aenter__(self) -> WorkerPool:
         async with self._cond:
             await self._cond.wait_for(lambda: self.busy < self.size)
             self.busy += 1
@@ -143,7 +143,7 @@ def container_args(deployment: dict, container: str) -> list[str] | None:
     return None
 
 
-async def follow_deployment(ctl: "Controller", throttle: Throttle, namespace: str, name: str, container: str,
+async def follow_deployment(ctl: Controller, throttle: Throttle, namespace: str, name: str, container: str,
                             defaults: dict[str, float], on_args: Callable[[dict[str, str]], Any] | None = None) -> None:
     """Keep `throttle` set from the container's --kube-api-qps / --kube-api-burst / --worker-threads.
 

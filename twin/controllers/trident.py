@@ -495,7 +495,8 @@ class Trident(Controller):
                 self.store.update(torc_rt, None, "trident", cur, subresource="status")
             await self.sleep(self.cal.trident("install" if first else "rollout"))
             want = render_controller(self.state.version, params["enableConcurrency"] == "true", int(params["k8sAPIQPS"]))
-            dep = self.store.get(dep_rt, NS, "trident-controller") if self.store.exists(dep_rt, NS, "trident-controller") else None
+            exists = self.store.exists(dep_rt, NS, "trident-controller")
+            dep = self.store.get(dep_rt, NS, "trident-controller") if exists else None
             if dep is None:
                 self.store.create(dep_rt, NS, want)
             elif dep["spec"]["template"] != want["spec"]["template"]:

@@ -31,8 +31,9 @@ class Context:
     def create_namespace(self):
         """The owner namespace of this repetition, labelled like everything in it."""
         labels = dict(self.labels)
-        labels[L.REPETITION_LABEL] = str(self.repetition)
-        variant = L.label_value(self.variant)
+        if self.repetition:
+            labels[L.REPETITION_LABEL] = str(self.repetition)
+        variant = L.label_value(self.variant or "")
         if variant:
             labels[L.VARIANT_LABEL] = variant
         try:

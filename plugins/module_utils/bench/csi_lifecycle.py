@@ -28,6 +28,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
 
 BENCHMARK = "csi_lifecycle"
+SHARED_NAMESPACE = False  # every repetition in its own namespace, deleted after it
 STEPS = (
     ("create_volume", "Create Volume"),
     ("publish", "Publish (Attach)"),

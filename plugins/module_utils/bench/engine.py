@@ -278,6 +278,14 @@ def _server_times(view, item):
     return {}
 
 
+def _since(t, start, t0):
+    """A mark relative to the step clock, or None when it predates the item's request (the state the step
+    found, such as a VolumeAttachment attached before a scale-down: not a timing of this step)."""
+    if t is None or start is None or t < start:
+        return None
+    return _rel(t, t0)
+
+
 def _attachments(step, view, items, t0):
     """Every VolumeAttachment of the items' volumes: when it appeared, attached, went away."""
     out = []
@@ -293,9 +301,8 @@ def _attachments(step, view, items, t0):
                 gone = view.mark(C.VA, va_key, "gone")
                 rec = {"volume": pvc_key.split("/", 1)[-1], "pv": pv, "attachment": va_key,
                        "node": (va.get("spec") or {}).get("nodeName"), "item": item.name,
-                       "start": _rel(item.start, t0),
-                       "seen": _rel(seen, t0) if seen is not None and item.start is not None and seen >= item.start else None,
-                       "attached": _rel(attached, t0), "detached": _rel(gone, t0)}
+                       "start": _rel(item.start, t0), "seen": _since(seen, item.start, t0),
+                       "attached": _since(attached, item.start, t0), "detached": _since(gone, item.start, t0)}
                 err = ((va.get("status") or {}).get("attachError") or {}).get("message")
                 if err:
                     rec["attach_error"] = err

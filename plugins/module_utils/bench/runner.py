@@ -28,7 +28,7 @@ TITLES = {
 }
 CSI_PARAMS = ("volumes", "pvcs_per_pod", "size", "storage_class", "snapshot_class", "access_modes", "pod_image", "steps")
 ATTACH_PARAMS = ("replicas", "node", "storage_class", "provisioner", "disk_type", "volumes_per_pod", "size",
-                 "pod_image", "disk_limit", "statefulset")
+                 "pod_image", "disk_limit", "statefulset", "prewarm")
 
 
 class BenchProblem(Exception):
@@ -66,7 +66,8 @@ def plan_facts(benchmark, plan):
             "volumes_per_pod": plan.volumes_per_pod, "storage_class": plan.storage_class,
             "provisioner": plan.provisioner, "attach_required": plan.attach_required,
             "disk_limit": plan.disk_limit, "disk_limit_source": plan.disk_limit_source,
-            "attached_before": plan.attached_before, "instance_type": plan.instance_type, "size": plan.size}
+            "attached_before": plan.attached_before, "instance_type": plan.instance_type, "size": plan.size,
+            "prewarm": plan.prewarm}
 
 
 def cluster_facts(client):
@@ -116,14 +117,23 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
                 "messages": list(getattr(plan, "messages", [])), "result_path": rf.path, "changed": True}
     rf.open(benchmark, parameters=facts, cluster=cluster_facts(client), title=title(benchmark, facts))
     _, run = rf.begin_run(variant, settings)
-    namespace = L.owner_namespace(run_id, benchmark, rf.variant_index(variant), run["repetition"])
+    shared = BENCHMARKS[benchmark].SHARED_NAMESPACE
+    extra = {}
+    if shared:
+        # the run's one namespace; kept between repetitions, removed by the run's cleanup (bench_cleanup)
+        namespace = L.owner_namespace(run_id, benchmark, 0, 0)
+        cleanup = False
+        extra["cleanup"] = {"kept": "namespace %s is shared by the run's variants and repetitions; the run's "
+                                    "cleanup (bench_cleanup) removes it" % namespace}
+    else:
+        namespace = L.owner_namespace(run_id, benchmark, rf.variant_index(variant), run["repetition"])
     options = options or Options()
     if progress is not None:
         progress.update(benchmark=benchmark, variant=variant, repetition=run["repetition"], namespace=namespace)
         options.progress = progress
     ctx = Context(client, run_id, benchmark, namespace, options, lambda r: rf.record_step(run, r),
-                  variant=variant, repetition=run["repetition"])
-    extra = {"namespace": namespace}
+                  variant=None if shared else variant, repetition=None if shared else run["repetition"])
+    extra["namespace"] = namespace
     status = None
     try:
         ctx.create_namespace()
