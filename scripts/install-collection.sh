@@ -19,6 +19,10 @@ link=collections/ansible_collections/storageperf/k8s
 [[ -L $link || ! -e $link ]] || rm -rf "$link"   # a plain directory from an older layout
 ln -sfn "$ROOT/$dest/ansible_collections/storageperf/k8s" "$link.new"
 mv -T "$link.new" "$link"
-# keep a few older builds for playbooks still running from them
-ls -1d .cache/collection-builds/* | sort | head -n -5 | xargs -r rm -rf
+# playbooks still running keep using the build they started with: drop only builds that are both
+# older than an hour and not among the newest five
+ls -1d .cache/collection-builds/* | sort | head -n -5 | while read -r old; do
+  [[ -n $(find "$old" -maxdepth 0 -mmin +60) ]] && rm -rf "$old"
+done
+true
 echo "installed $(ls build/storageperf-k8s-*.tar.gz) into collections/"

@@ -167,10 +167,8 @@ def finalize(reports_dir, run_id, status=None, reason=None, check_mode=False):
     rf.doc = D.load(rf.path, check=False)
     if status == "ok":
         status = None  # ok only when every step is: finalize() decides from the steps
+    D.finalize(rf.doc, status=status, reason=reason)
     if not check_mode:
-        D.finalize(rf.doc, status=status, reason=reason)
         rf.write(check=True)
-    else:
-        D.finalize(rf.doc, status=status, reason=reason)
     return {"run_id": run_id, "status": rf.doc["status"], "result_path": rf.path, "document": rf.doc,
             "changed": not check_mode}
