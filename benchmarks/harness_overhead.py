@@ -74,10 +74,10 @@ def pvc_file(n: int, ns: str, storage_class: str) -> str:
     docs = []
     for i in range(n):
         docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                                "metadata": {"name": "vol-%04d" % i, "namespace": ns,
-                                             "labels": {"storageperf.k8s/run-id": "harness-overhead"}},
-                                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": storage_class,
-                                         "resources": {"requests": {"storage": "1Gi"}}}})
+                     "metadata": {"name": "vol-%04d" % i, "namespace": ns,
+                                  "labels": {"storageperf.k8s/run-id": "harness-overhead"}},
+                     "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": storage_class,
+                              "resources": {"requests": {"storage": "1Gi"}}}})
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 

@@ -73,7 +73,7 @@ def pod(name: str) -> dict:
                  "env": [{"name": "MODE", "value": "bench"}], "ports": [{"containerPort": 8080, "name": "http"}],
                  "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
                  "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
-                     "volumes": [{"name": "data", "emptyDir": {}}]}}
+                "volumes": [{"name": "data", "emptyDir": {}}]}}
 
 
 async def run_many(n: int, concurrency: int, make) -> float:

@@ -41,7 +41,7 @@ notes:
 seealso:
   - module: storageperf.k8s.ack_parallel_attach
 author:
-  - storageperf.k8s maintainers (!UNKNOWN)
+  - storageperf.k8s maintainers (@storageperf)
 """
 
 EXAMPLES = r"""

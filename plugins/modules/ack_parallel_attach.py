@@ -70,7 +70,7 @@ notes:
 seealso:
   - module: storageperf.k8s.ack_cluster_info
 author:
-  - storageperf.k8s maintainers (!UNKNOWN)
+  - storageperf.k8s maintainers (@storageperf)
 """
 
 EXAMPLES = r"""

@@ -48,7 +48,7 @@ attributes:
 seealso:
   - module: storageperf.k8s.bench_run
 author:
-  - storageperf.k8s maintainers (!UNKNOWN)
+  - storageperf.k8s maintainers (@storageperf)
 """
 
 EXAMPLES = r"""

@@ -43,9 +43,11 @@ options:
       - Write the verdict as JUnit XML to this path (one testcase per verdict row). Not written in check mode.
     type: path
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 seealso:
   - module: storageperf.k8s.bench_report
+extends_documentation_fragment:
+  - storageperf.k8s.attributes
 attributes:
   check_mode:
     support: full

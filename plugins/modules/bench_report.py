@@ -47,13 +47,15 @@ options:
       - Parent directory; files go into C(<reports_dir>/<run_id>/).
     type: path
 author:
-  - storageperf.k8s maintainers
+  - storageperf.k8s maintainers (@storageperf)
 notes:
   - Check mode renders everything and reports which files would change, but writes nothing.
 seealso:
   - module: storageperf.k8s.bench_compare
   - ref: storageperf.k8s.bench_report role <ansible_collections.storageperf.k8s.bench_report_role>
     description: The role that calls this module and publishes the summary with set_stats.
+extends_documentation_fragment:
+  - storageperf.k8s.attributes
 attributes:
   check_mode:
     support: full

@@ -205,7 +205,7 @@ seealso:
   - module: storageperf.k8s.bench_cleanup
   - module: storageperf.k8s.bench_report
 author:
-  - storageperf.k8s maintainers (!UNKNOWN)
+  - storageperf.k8s maintainers (@storageperf)
 """
 
 EXAMPLES = r"""

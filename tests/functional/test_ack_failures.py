@@ -101,7 +101,7 @@ def test_addon_that_ends_failed_is_reported_and_rolled_back(twin_factory):
     result = run.task(TASK)["result"]
     assert "csi-plugin ended in state failed" in result["msg"] and "state=absent" in result["msg"]
     assert [(a["name"], a["state"]) for a in result["addons"]] == [("managed-csiprovisioner", "active"),
-                                                                     ("csi-plugin", "failed")]
+                                                                   ("csi-plugin", "failed")]
     # a rerun does not pretend: the addon is still failed
     again = run_module(twin, "ack_parallel_attach", {})
     assert again.rc != 0 and "failed" in again.task(TASK)["result"]["msg"]

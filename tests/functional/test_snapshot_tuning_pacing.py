@@ -67,6 +67,7 @@ def batch(twin, api, prefix):
     for clock in (snaps, contents):
         clock.start()
         clock.started.wait(30)
+
     def create(i):
         api.create_namespaced_custom_object(GROUP, VERSION, NS, "volumesnapshots", {
             "apiVersion": f"{GROUP}/{VERSION}", "kind": "VolumeSnapshot",

@@ -65,7 +65,7 @@ def _set_version(version):
                                     f"-p '{json.dumps({'status': {'version': version}})}'"},
         {"name": f"Report Trident {version} in the TridentVersion",
          "ansible.builtin.command": "kubectl -n trident patch tridentversion trident --type=merge "
-                                   f"-p '{json.dumps({'trident_version': version})}'"},
+         f"-p '{json.dumps({'trident_version': version})}'"},
     ]
 
 

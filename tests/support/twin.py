@@ -110,7 +110,7 @@ class Twin:
         return json.loads(self.kubectl(*args, "-o", "json").stdout)
 
     def api_client(self):  # -> kubernetes.client.ApiClient
-        from kubernetes import client, config
+        from kubernetes import config
 
         return config.new_client_from_config(config_file=str(self.kubeconfig))
 

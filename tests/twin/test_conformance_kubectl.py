@@ -150,7 +150,7 @@ def test_get_prints_server_side_table_columns_and_wide(twin, ns):
 
 def test_get_custom_resource_columns(twin, ns):
     k(twin, ns, "apply", "-f", "-", input=json.dumps({"apiVersion": "kubectl.example.com/v1", "kind": "Widget",
-                                                       "metadata": {"name": "w"}, "spec": {"size": 3}}))
+                                                      "metadata": {"name": "w"}, "spec": {"size": 3}}))
     lines = k(twin, ns, "get", "widgets").stdout.splitlines()
     assert lines[0].split() == ["NAME", "AGE"] and lines[1].split()[0] == "w"
 
@@ -269,7 +269,7 @@ def test_delete_orphan_keeps_dependents_without_owner_references(twin, ns):
 # wait --------------------------------------------------------------------------------------------
 def test_wait_for_condition_sees_a_status_change(twin, ns):
     k(twin, ns, "apply", "-f", "-", input=json.dumps({"apiVersion": "kubectl.example.com/v1", "kind": "Widget",
-                                                       "metadata": {"name": "w1"}, "spec": {"size": 1}}))
+                                                      "metadata": {"name": "w1"}, "spec": {"size": 1}}))
     waiter = subprocess.Popen(["kubectl", "-n", ns, "wait", "--for=condition=Ready", "widget/w1", "--timeout=60s"],
                               env=twin.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     status = {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Done", "message": "",

@@ -223,10 +223,10 @@ def test_generation_moves_with_spec_not_with_metadata_or_status(api, ns):
     hpa_api = client.AutoscalingV1Api(api)
     hpa = hpa_api.create_namespaced_horizontal_pod_autoscaler(ns, {
         "metadata": {"name": "h"}, "spec": {"maxReplicas": 3, "scaleTargetRef": {"kind": "StatefulSet", "name": "gen",
-                                                                                   "apiVersion": "apps/v1"}}})
+                                                                                 "apiVersion": "apps/v1"}}})
     assert hpa.metadata.generation == 1
     hpa = hpa_api.patch_namespaced_horizontal_pod_autoscaler_status("h", ns, {"status": {"currentReplicas": 2,
-                                                                                          "desiredReplicas": 2}})
+                                                                                         "desiredReplicas": 2}})
     assert hpa.status.current_replicas == 2 and hpa.metadata.generation == 1
 
 

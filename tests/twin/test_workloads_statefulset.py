@@ -142,7 +142,7 @@ def test_seed_000_attach_stress_scales_to_28_ready_pods_and_cleans_up(twin, tmp_
 def test_scale_down_keeps_claims_by_default_and_when_scaled_delete_removes_them(twin):
     twin.kubectl("apply", "-f", "-", input=sts_manifest("keep", 3, "Parallel", claims=True))
     twin.kubectl("apply", "-f", "-", input=sts_manifest("drop", 3, "Parallel", claims=True,
-                                                      retention={"whenScaled": "Delete", "whenDeleted": "Retain"}))
+                                                        retention={"whenScaled": "Delete", "whenDeleted": "Retain"}))
     for name in ("keep", "drop"):
         twin.kubectl("rollout", "status", "sts", name, "--timeout=120s")
         twin.kubectl("scale", "sts", name, "--replicas", "1")

@@ -36,6 +36,8 @@ MAX_INSTANCE_TYPES = 10
 def _missing(name: str) -> PopError:
     return PopError(400, "MissingParameter",
                     f'The input parameter "{name}" that is mandatory for processing this request is not supplied.')
+
+
 CREATED = "2019-04-11T08:03Z"  # disks without a serial number were created before 2020-06-10
 
 

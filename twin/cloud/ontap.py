@@ -477,4 +477,3 @@ async def start(cluster: Cluster) -> dict[str, Any]:
     host = base.split("://", 1)[1]
     return {"ontap": {"management_lif": host, "url": base, "username": USERNAME, "password": ontap.password,
                       "svm": SVM, "https": True, "ca_cert": str(cluster.dir / "pki" / "ca.crt")}}
-

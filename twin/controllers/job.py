@@ -161,7 +161,7 @@ class JobController(Controller):
         if deadline and status.get("startTime") and job["metadata"]["uid"] not in self.deadlines:
             self.deadlines.add(job["metadata"]["uid"])
             self.queue.later(deadline - _age(status["startTime"]) + 0.5, ("job", job["metadata"]["namespace"],
-                                                                             job["metadata"]["name"]))
+                                                                          job["metadata"]["name"]))
         completions = spec.get("completions")
         if completions is None:
             if status.get("succeeded", 0) > 0 and not active:

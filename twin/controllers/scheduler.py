@@ -505,4 +505,3 @@ def pod_requests(pod: dict) -> dict[str, float]:
         for res, q in ((c.get("resources") or {}).get("requests") or {}).items():
             total[res] = max(total[res], quantity(q, res))
     return total
-

@@ -193,10 +193,10 @@ class TridentCSI(Backend):
         raise CSIError("ResourceExhausted", f"no available backends for storage class with backendType {want}")
 
     def _volume(self, handle: str) -> dict[str, Any] | None:
-        for v in self.state.volumes.values():
-            if v["pv"] == handle:
-                return v
-        return None
+        v = self.state.volumes.get("trident_" + handle.replace("-", "_"))
+        if v is not None and v["pv"] == handle:
+            return v
+        return next((v for v in self.state.volumes.values() if v["pv"] == handle), None)
 
     def _pool_for(self, backend: dict[str, Any], kind: str) -> dict[str, Any]:
         cap = self.cal.limit("trident", "qtrees_per_flexvol" if kind == "qtree" else "luns_per_flexvol")

@@ -85,7 +85,7 @@ def fio_classes(seed=3):
     rng = random.Random(seed)
     doc = new_result("fio", run_id="fio-20260620T100000Z-d4e5f6", started=STARTED,
                      title="fio: PMEM-LVM vs SSD", parameters={"bs": "4k", "rw": "randwrite", "numjobs": 50,
-                                                                "ioengine": "psync", "runtime": 60},
+                                                               "ioengine": "psync", "runtime": 60},
                      cluster={"server": "https://10.0.0.1:6443", "version": "v1.32.1", "nodes": 3})
     for name, iops, bw in (("csi-pmem-lvm", 92000, 381e6), ("alicloud-disk-ssd", 37300, 153e6)):
         variant = add_variant(doc, name, settings={"storageClassName": name})

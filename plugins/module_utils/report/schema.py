@@ -40,7 +40,6 @@ def _nullable(schema):
     return dict(schema, type=[schema["type"], "null"])
 
 
-
 LATENCY = {
     "type": "object",
     "description": "Per-object latency summary in seconds; extra percentiles (p95) are allowed.",

@@ -89,7 +89,7 @@ def test_pool_tags_keep_other_tags_and_fix_wrong_values():
 def test_instance_groups_only_what_is_missing_and_skip_non_ecs_nodes():
     nodes = [{"instance_id": i, "is_aliyun_node": i != "idc-1"} for i in ("i-1", "i-2", "i-3", "idc-1")]
     tags = {"i-1": {"supportConcurrencyAttach": "true"}, "i-2": {"supportConcurrencyAttach": "true",
-                                                                  "supportConcurrencyDetach": "true", "x": "y"}}
+                                                                 "supportConcurrencyDetach": "true", "x": "y"}}
     assert P.instance_groups(nodes, tags, "present", False) == {(("supportConcurrencyAttach", "true"),): ["i-3"]}
     assert P.instance_groups(nodes, tags, "present", True) == {
         (("supportConcurrencyDetach", "true"),): ["i-1"],

@@ -38,5 +38,5 @@ def test_selector_of_one_run_and_of_all_runs():
     assert L.run_selector("abc") == "storageperf.k8s/run-id=abc"
     assert L.run_selector(None) == "storageperf.k8s/run-id"
     assert L.run_labels("abc", "csi_lifecycle") == {"storageperf.k8s/run-id": "abc",
-                                                     "storageperf.k8s/benchmark": "csi_lifecycle"}
+                                                    "storageperf.k8s/benchmark": "csi_lifecycle"}
     assert L.label_value("concurrency on") == "concurrency-on"

@@ -42,7 +42,7 @@ def test_merge_keeps_other_gates_where_they_are_and_appends_new_ones():
 
 def test_remove_drops_only_the_named_gates():
     assert F.remove("X=true,DiskADController=true,Y=false,DiskParallelAttach=true", ["DiskADController",
-                                                                                    "DiskParallelAttach"]) == "X=true,Y=false"
+                                                                                     "DiskParallelAttach"]) == "X=true,Y=false"
     assert F.remove("X=true, Y=false", ["Z"]) == "X=true, Y=false"
     assert F.remove("DiskADController=true", ["DiskADController"]) == ""
 

@@ -14,13 +14,23 @@ VOLUME_LIST = "spbench0001\nspbench0002\nspbench0003\n"
 VOLUME_LIST_EMPTY_STDERR = "No volumes present in cluster\n"
 
 # `gluster --mode=script peer status` on peer 1, all connected.
-PEER_STATUS = 'Number of Peers: 2\n\nHostname: 10.244.77.12\nUuid: 29fc98ec-4669-4d42-9cf1-c1200a44aeed\nState: Peer in Cluster (Connected)\n\nHostname: 10.244.77.13\nUuid: 59292227-dbfd-49c4-8c9a-2f7db24c9ea8\nState: Peer in Cluster (Connected)\n'
+PEER_STATUS = ('Number of Peers: 2\n\nHostname: 10.244.77.12\nUuid: 29fc98ec-4669-4d42-9cf1-c1200a44aeed\nState: Peer in Cluster (Connec'
+               'ted)\n\nHostname: 10.244.77.13\nUuid: 59292227-dbfd-49c4-8c9a-2f7db24c9ea8\nState: Peer in Cluster (Connected)\n')
 
 # `gluster --mode=script peer status` on peer 1 while peer 3's glusterd restarts.
-PEER_STATUS_DISCONNECTED = 'Number of Peers: 2\n\nHostname: 10.244.77.12\nUuid: 29fc98ec-4669-4d42-9cf1-c1200a44aeed\nState: Peer in Cluster (Connected)\n\nHostname: 10.244.77.13\nUuid: 59292227-dbfd-49c4-8c9a-2f7db24c9ea8\nState: Peer in Cluster (Disconnected)\n\n'
+PEER_STATUS_DISCONNECTED = ('Number of Peers: 2\n\nHostname: 10.244.77.12\nUuid: 29fc98ec-4669-4d42-9cf1-c1200a44aeed\nState: Peer in Cluster (Connec'
+                            'ted)\n\nHostname: 10.244.77.13\nUuid: 59292227-dbfd-49c4-8c9a-2f7db24c9ea8\nState: Peer in Cluster (Disconnected)\n\n')
 
 # `gluster --mode=script volume get all all`
-VOLUME_GET_ALL = 'Option                                   Value                                  \n------                                   -----                                  \ncluster.server-quorum-ratio              51 (DEFAULT)                           \ncluster.enable-shared-storage            disable (DEFAULT)                      \ncluster.op-version                       100000                                 \ncluster.max-op-version                   100000                                 \ncluster.brick-multiplex                  disable (DEFAULT)                      \ncluster.max-bricks-per-process           250 (DEFAULT)                          \nglusterd.vol_count_per_thread            100 (DEFAULT)                          \ncluster.localtime-logging                disable (DEFAULT)                      \ncluster.daemon-log-level                 INFO (DEFAULT)                         \ncluster.brick-graceful-cleanup           disable (DEFAULT)                      \n'
+VOLUME_GET_ALL = ('Option                                   Value                                  \n------                                '
+                  '   -----                                  \ncluster.server-quorum-ratio              51 (DEFAULT)                       '
+                  '    \ncluster.enable-shared-storage            disable (DEFAULT)                      \ncluster.op-version              '
+                  '         100000                                 \ncluster.max-op-version                   100000                       '
+                  '          \ncluster.brick-multiplex                  disable (DEFAULT)                      \ncluster.max-bricks-per-pro'
+                  'cess           250 (DEFAULT)                          \nglusterd.vol_count_per_thread            100 (DEFAULT)          '
+                  '                \ncluster.localtime-logging                disable (DEFAULT)                      \ncluster.daemon-log-l'
+                  'evel                 INFO (DEFAULT)                         \ncluster.brick-graceful-cleanup           disable (DEFAULT)'
+                  '                      \n')
 
 VOLUME_GET_MULTIPLEX_ON = (
     "Option                                   Value                                  \n"
@@ -29,7 +39,11 @@ VOLUME_GET_MULTIPLEX_ON = (
 )
 
 # `gluster --mode=script volume info spbench0001`
-VOLUME_INFO = ' \nVolume Name: spbench0001\nType: Replicate\nVolume ID: 6032d9c9-6643-43b8-9619-715cf1681c86\nStatus: Started\nSnapshot Count: 0\nNumber of Bricks: 1 x 3 = 3\nTransport-type: tcp\nBricks:\nBrick1: 10.244.77.11:/work/main/.cache/gluster-pool/peer1/bricks/spbench0001\nBrick2: 10.244.77.12:/work/main/.cache/gluster-pool/peer2/bricks/spbench0001\nBrick3: 10.244.77.13:/work/main/.cache/gluster-pool/peer3/bricks/spbench0001\nOptions Reconfigured:\ncluster.granular-entry-heal: on\nstorage.fips-mode-rchecksum: on\ntransport.address-family: inet\nnfs.disable: on\nperformance.client-io-threads: off\n'
+VOLUME_INFO = (' \nVolume Name: spbench0001\nType: Replicate\nVolume ID: 6032d9c9-6643-43b8-9619-715cf1681c86\nStatus: Started\nSnapshot'
+               ' Count: 0\nNumber of Bricks: 1 x 3 = 3\nTransport-type: tcp\nBricks:\nBrick1: 10.244.77.11:/work/main/.cache/gluster-poo'
+               'l/peer1/bricks/spbench0001\nBrick2: 10.244.77.12:/work/main/.cache/gluster-pool/peer2/bricks/spbench0001\nBrick3: 10.244'
+               '.77.13:/work/main/.cache/gluster-pool/peer3/bricks/spbench0001\nOptions Reconfigured:\ncluster.granular-entry-heal: on\n'
+               'storage.fips-mode-rchecksum: on\ntransport.address-family: inet\nnfs.disable: on\nperformance.client-io-threads: off\n')
 
 
 def test_volume_list_names_in_order():
