@@ -13,8 +13,10 @@ stall:<controller>`), because the time the client needs to send a hundred reques
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
+import signal
 import ssl
 import sys
 import tempfile
@@ -118,11 +120,9 @@ class Tracker:
                 with sess.get(base, params={"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "false"},
                               stream=True, timeout=(10, 3600)) as r:
                     self._resp = r
-                    for line in r.iter_lines():
+                    for line in self._lines(r):
                         if self.stopped:
                             return
-                        if not line:
-                            continue
                         ev = json.loads(line)
                         if ev.get("type") == "ERROR":
                             break
@@ -135,6 +135,18 @@ class Tracker:
                             self.cond.notify_all()
             except Exception:  # a watch may end: list and watch again, as informers do
                 time.sleep(0.05)
+
+    @staticmethod
+    def _lines(r: Any) -> Any:
+        """Watch lines as each HTTP chunk arrives (requests' iter_lines waits for 512 bytes: the last event of
+        a quiet watch would sit in its buffer)."""
+        buf = b""
+        for chunk in r.raw.stream(amt=None, decode_content=True):
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                if line.strip():
+                    yield line
 
     def stop(self) -> None:
         """Stop watching (a watch left open costs the client CPU that the twin then lacks)."""
@@ -458,6 +470,7 @@ def main() -> int:
     p.add_argument("--volumes", type=int, default=100)
     p.add_argument("--json", help="also write the raw figures here")
     a = p.parse_args()
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` prints where a run waits
     only = set(a.only.split(","))
     res: dict[str, Any] = {}
     if "seed000" in only:

@@ -22,7 +22,6 @@ mv -T "$link.new" "$link"
 # playbooks still running keep using the build they started with: drop only builds that are both
 # older than an hour and not among the newest five
 ls -1d .cache/collection-builds/* | sort | head -n -5 | while read -r old; do
-  [[ -n $(find "$old" -maxdepth 0 -mmin +60) ]] && rm -rf "$old"
+  if [[ -n $(find "$old" -maxdepth 0 -mmin +60) ]]; then rm -rf "$old"; fi
 done
-true
 echo "installed $(ls build/storageperf-k8s-*.tar.gz) into collections/"

@@ -25,8 +25,9 @@ ansible_test_tree() {
 }
 
 run_lint() {
-  stage "lint: ruff"
+  stage "lint: ruff, ansible-lint (production profile)"
   ruff check plugins twin tests benchmarks
+  ansible-lint --offline -q
 }
 
 run_sanity() {

@@ -305,10 +305,13 @@ def _same(a, b):
 
 
 def topology_plan(cm, node_names, p, state):
-    """The ConfigMap as it should be (or None to delete it), and what changes: {added, removed, conflicts}."""
+    """The ConfigMap as it should be (or None to delete it), and what changes: {added, removed, delete}."""
     exists = cm is not None
-    cm = copy.deepcopy(cm) if exists else {"apiVersion": "v1", "kind": "ConfigMap",
-                                             "metadata": {"name": TOPO_NAME, "namespace": TOPO_NAMESPACE}, "data": {}}
+    if exists:
+        cm = copy.deepcopy(cm)
+    else:
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": TOPO_NAME, "namespace": TOPO_NAMESPACE},
+              "data": {}}
     md = cm["metadata"]
     ann = dict(md.get("annotations") or {})
     data = dict(cm.get("data") or {})
