@@ -16,7 +16,7 @@ stage() { printf '\n\033[1m== %s ==\033[0m\n' "$*"; }
 
 # ansible-test wants the collection at .../ansible_collections/<ns>/<name> as a real directory, and
 # outside this git checkout (inside it, it would list files through git and skip the ignored copy).
-AT_ROOT=${TMPDIR:-/tmp}/storageperf-ansible-test
+AT_ROOT=${TMPDIR:-/tmp}/storageperf-ansible-test-$(printf %s "$ROOT" | md5sum | cut -c1-8)
 ansible_test_tree() {
   local dest=$AT_ROOT/ansible_collections/storageperf/k8s
   rm -rf "$AT_ROOT" && mkdir -p "$dest"

@@ -471,4 +471,3 @@ async def _netns_for(pod: dict) -> NetNS:
 def running() -> list[int]:
     """Process ids of the containers running now (tests check that a killed pod leaves none)."""
     return sorted(_procs)
-

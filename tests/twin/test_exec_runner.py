@@ -159,7 +159,7 @@ def test_mysql_image_initialises_the_volume_and_keeps_the_password_out_of_the_lo
         db = asyncio.ensure_future(exec_runner.run(
             pod("mysql", "node-m", True, terminationGracePeriodSeconds=10),
             {"name": "mysql", "image": "mysql:5.6", "env": [{"name": "MYSQL_ROOT_PASSWORD", "value": password},
-                                                              {"name": "MYSQL_DATABASE", "value": "sbtest"}]},
+                                                            {"name": "MYSQL_DATABASE", "value": "sbtest"}]},
             {"/var/lib/mysql": str(datadir)}, db_log.append))
         for _ in range(600):
             await asyncio.sleep(0.1)
