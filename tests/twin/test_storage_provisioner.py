@@ -92,9 +92,9 @@ def test_clone_from_snapshot_and_from_pvc(twin):
     wait_for("snapshot ready", lambda: twin.kubectl_json("get", "volumesnapshot", "origin-snap").get(
         "status", {}).get("readyToUse"))
     apply(twin, pvc_manifest("from-snap", "ontap-nas", mode="ReadWriteMany", source={
-              "apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "origin-snap"}),
-          pvc_manifest("from-pvc", "ontap-nas", mode="ReadWriteMany", source={
-              "kind": "PersistentVolumeClaim", "name": "origin"}))
+        "apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "origin-snap"}),
+        pvc_manifest("from-pvc", "ontap-nas", mode="ReadWriteMany", source={
+            "kind": "PersistentVolumeClaim", "name": "origin"}))
     _, snap_pv = bound(twin, "from-snap")
     _, pvc_pv = bound(twin, "from-pvc")
     for pv in (snap_pv, pvc_pv):

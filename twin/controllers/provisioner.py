@@ -287,7 +287,7 @@ class ExternalProvisioner(Controller):
         # DeleteVolume once per PV: for a Released PV with policy Delete, or a PV deleted by hand whose
         # policy is Delete (the finalizer makes the provisioner honour the policy then too)
         if pv_name not in self.volumes_deleted and (released or (deleting and delete_policy and
-                                                           pv.get("status", {}).get("phase") != "Bound")):
+                                                                 pv.get("status", {}).get("phase") != "Bound")):
             try:
                 await with_faults(self.cluster, "delete", pv_name, drv,
                                   lambda: backends(self.cluster)[drv].delete_volume(pv))

@@ -118,7 +118,7 @@ class TridentState:
                 "max_inflight": self.max_inflight, "ops": dict(self.ops), "volumes": len(self.volumes),
                 "pools": len(self.pools), "snapshots": len(self.snapshots),
                 "backends": {k: {kk: vv for kk, vv in v.items() if kk in ("name", "uuid", "driver", "svm",
-                                                                         "managementLIF", "inflight", "max_inflight")}
+                                                                          "managementLIF", "inflight", "max_inflight")}
                              for k, v in self.backends.items()}}
 
 
