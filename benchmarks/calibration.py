@@ -24,6 +24,7 @@ import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Callable
 
@@ -62,6 +63,11 @@ class Cluster:
         self.custom = client.CustomObjectsApi(self.api)
         self.scale = twin.time_scale
         self._ctx = ssl.create_default_context(cafile=str(twin.dir / "pki" / "ca.crt"))
+        self.trackers: list[Tracker] = []
+
+    def close(self) -> None:
+        for t in self.trackers:
+            t.stop()
 
     def admin(self, verb: str, body: dict[str, Any]) -> dict[str, Any]:
         req = urllib.request.Request(f"{self.twin.server}/_twin/{verb}", data=json.dumps(body).encode(), method="POST",
@@ -96,7 +102,7 @@ class Tracker:
         self.cond = threading.Condition()
         self.synced = threading.Event()
         self.stopped = False
-        self._resp: Any = None
+        cluster.trackers.append(self)
         threading.Thread(target=self._run, daemon=True).start()
         if not self.synced.wait(60):
             raise TimeoutError(f"no list of {path}")
@@ -109,6 +115,7 @@ class Tracker:
         sess.headers["Authorization"] = f"Bearer {self.c.twin.token}"
         sess.verify = str(self.c.twin.dir / "pki" / "ca.crt")
         base = self.c.twin.server + self.path
+        pause = 0.05
         while not self.stopped:
             try:
                 lst = sess.get(base, timeout=60).json()
@@ -119,7 +126,6 @@ class Tracker:
                 rv = lst["metadata"]["resourceVersion"]
                 with sess.get(base, params={"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "false"},
                               stream=True, timeout=(10, 3600)) as r:
-                    self._resp = r
                     for line in self._lines(r):
                         if self.stopped:
                             return
@@ -134,7 +140,8 @@ class Tracker:
                                 self.objs[self._key(o)] = o
                             self.cond.notify_all()
             except Exception:  # a watch may end: list and watch again, as informers do
-                time.sleep(0.05)
+                time.sleep(pause)
+                pause = min(1.0, pause * 2)
 
     @staticmethod
     def _lines(r: Any) -> Any:
@@ -149,13 +156,9 @@ class Tracker:
                     yield line
 
     def stop(self) -> None:
-        """Stop watching (a watch left open costs the client CPU that the twin then lacks)."""
+        """Stop watching at the next event (a watch left open costs the client CPU that the twin then lacks).
+        The socket is not closed from here: closing a TLS socket another thread reads from can block."""
         self.stopped = True
-        try:
-            if self._resp is not None:
-                self._resp.close()
-        except Exception:
-            pass
 
     @staticmethod
     def _key(o: dict) -> str:
@@ -183,7 +186,7 @@ def name_of(key: str) -> str:
 
 
 def fmt(seconds: float | None) -> str:
-    if seconds is None:
+    if seconds is None or seconds != seconds:  # None or NaN: not measured
         return "-"
     s = int(round(seconds))
     return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
@@ -192,8 +195,8 @@ def fmt(seconds: float | None) -> str:
 # seed 000 -----------------------------------------------------------------------------------------
 def seed000(time_scale: float) -> dict[str, Any]:
     manifest = (Path(__file__).parent / "attach-stress.yaml").read_text()
-    with tempfile.TemporaryDirectory(prefix="cal000-") as d, Twin(Path(d) / "twin", nodes=3, time_scale=time_scale) as tw:
-        c = Cluster(tw)
+    with tempfile.TemporaryDirectory(prefix="cal000-") as d, Twin(Path(d) / "twin", nodes=3, time_scale=time_scale) as tw, \
+            closing(Cluster(tw)) as c:
         node = c.core.list_node().items[0].metadata.name
         tw.kubectl("apply", "-f", "-", input=manifest.replace("<YOUR-HOSTNAME>", node))
         tw.kubectl("rollout", "status", "sts", "attach-stress", "--timeout=300s")
@@ -257,8 +260,8 @@ def sources(c: Cluster, ns: str, sc: str, count: int) -> Tracker:
 def snapshot_issue(time_scale: float, count: int = 80) -> dict[str, float]:
     """80 VolumeSnapshots of ontap-nas volumes with Trident concurrency on, default vs tuned snapshot-controller."""
     out = {}
-    with tempfile.TemporaryDirectory(prefix="cal1344-") as d, Twin(Path(d) / "twin", nodes=3, time_scale=time_scale) as tw:
-        c = Cluster(tw)
+    with tempfile.TemporaryDirectory(prefix="cal1344-") as d, Twin(Path(d) / "twin", nodes=3, time_scale=time_scale) as tw, \
+            closing(Cluster(tw)) as c:
         set_concurrency(c, True)
         ns = "issue1344"
         sources(c, ns, "ontap-nas", count)
@@ -389,14 +392,14 @@ def lifecycle(c: Cluster, sc: str, on: bool, volumes: int = 100, per_pod: int = 
     return out
 
 
-def seed002(time_scale: float, drivers: list[str], volumes: int = 100) -> dict[str, dict[str, dict[str, float]]]:
+def seed002(time_scale: float, drivers: list[str], volumes: int = 100,
+            modes: tuple[bool, ...] = (False, True)) -> dict[str, dict[str, dict[str, float]]]:
     out: dict[str, dict[str, dict[str, float]]] = {}
     for sc in drivers:
         out[sc] = {}
-        for on in (False, True):
+        for on in modes:
             with tempfile.TemporaryDirectory(prefix="cal002-") as d, \
-                    Twin(Path(d) / "twin", nodes=max(3, volumes // 4), time_scale=time_scale) as tw:
-                c = Cluster(tw)
+                    Twin(Path(d) / "twin", nodes=max(3, volumes // 4), time_scale=time_scale) as tw, closing(Cluster(tw)) as c:
                 set_snapshot_controller_args(c, TUNED_ARGS)  # the seed tuned it for its runs
                 set_concurrency(c, on)
                 out[sc]["on" if on else "off"] = lifecycle(c, sc, on, volumes)
@@ -409,6 +412,13 @@ def seed002(time_scale: float, drivers: list[str], volumes: int = 100) -> dict[s
 
 
 # report -------------------------------------------------------------------------------------------
+def ratio(a: float, b: float, suffix: str = "") -> str:
+    """a / b formatted, or "-" when either was not measured."""
+    if a != a or b != b or not b:
+        return "-"
+    return f"{a / b:.1f}{suffix}" if suffix else f"{a / b:.2f}"
+
+
 def table(rows: list[list[str]], header: list[str]) -> str:
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
     line = lambda r: "| " + " | ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)) + " |"  # noqa: E731
@@ -439,18 +449,18 @@ def report(res: dict[str, Any], time_scale: float) -> str:
     for sc, r in (res.get("seed002") or {}).items():
         rows = []
         for step_name in STEPS:
-            if step_name not in r.get("off", {}):
+            if step_name not in r.get("off", r.get("on", {})):
                 continue
             seed = SEED002[sc].get(step_name)
-            off, on = r["off"][step_name], r["on"][step_name]
+            off, on = r.get("off", {}).get(step_name, float("nan")), r.get("on", {}).get(step_name, float("nan"))
             if seed:
-                rows.append([step_name, fmt(seed[0]), fmt(off), f"{off / seed[0]:.2f}", fmt(seed[1]), fmt(on),
-                             f"{on / seed[1]:.2f}", f"{seed[0] / seed[1]:.1f}x", f"{off / on:.1f}x"])
+                rows.append([step_name, fmt(seed[0]), fmt(off), ratio(off, seed[0]), fmt(seed[1]), fmt(on),
+                             ratio(on, seed[1]), ratio(seed[0], seed[1], "x"), ratio(off, on, "x")])
             else:
-                rows.append([step_name, "-", fmt(off), "-", "-", fmt(on), "-", "-", f"{off / on:.1f}x"])
-        tot_off = sum(r["off"].values())
-        tot_on = sum(r["on"].values())
-        rows.append(["sum", "", fmt(tot_off), "", "", fmt(tot_on), "", "", f"{tot_off / tot_on:.1f}x"])
+                rows.append([step_name, "-", fmt(off), "-", "-", fmt(on), "-", "-", ratio(off, on, "x")])
+        tot_off = sum(r.get("off", {}).values()) or float("nan")
+        tot_on = sum(r.get("on", {}).values()) or float("nan")
+        rows.append(["sum", "", fmt(tot_off), "", "", fmt(tot_on), "", "", ratio(tot_off, tot_on, "x")])
         out += [f"## Seed 002: {sc}, 100 volumes (25 pods x 4 PVCs), concurrency OFF vs ON", "",
                 table(rows, ["step", "seed OFF", "twin OFF", "twin/seed", "seed ON", "twin ON", "twin/seed",
                              "seed ratio", "twin ratio"]), ""]
@@ -458,7 +468,7 @@ def report(res: dict[str, Any], time_scale: float) -> str:
         if d:
             out += [f"Snapshot step with concurrency ON but the snapshot-controller at its defaults (QPS 5, burst 10, "
                     f"10 workers): {fmt(d['snapshot'])} vs {fmt(r['on']['snapshot'])} tuned (25/75/150) and "
-                    f"{fmt(r['off']['snapshot'])} with concurrency OFF.", ""]
+                    f"{fmt(r.get('off', {}).get('snapshot'))} with concurrency OFF.", ""]
     return "\n".join(out)
 
 
@@ -468,6 +478,7 @@ def main() -> int:
     p.add_argument("--only", default="seed000,snapshot,seed002")
     p.add_argument("--drivers", default="ontap-nas,ontap-nas-economy,ontap-san,ontap-san-economy")
     p.add_argument("--volumes", type=int, default=100)
+    p.add_argument("--modes", default="off,on", help="Trident concurrency runs of seed 002 (off,on)")
     p.add_argument("--json", help="also write the raw figures here")
     a = p.parse_args()
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` prints where a run waits
@@ -478,9 +489,12 @@ def main() -> int:
     if "snapshot" in only:
         res["snapshot"] = snapshot_issue(a.time_scale)
     if "seed002" in only:
-        res["seed002"] = seed002(a.time_scale, a.drivers.split(","), a.volumes)
+        res["seed002"] = seed002(a.time_scale, a.drivers.split(","), a.volumes,
+                                 tuple(m == "on" for m in a.modes.split(",")))
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=2))
+    else:
+        print(json.dumps(res))  # the raw figures first, so a report bug cannot lose a long run
     print(report(res, a.time_scale))
     return 0
 
