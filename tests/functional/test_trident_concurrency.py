@@ -102,6 +102,8 @@ def test_tune_trident_check_enable_idempotent_rollback(twin):
 
 
 def test_bad_state_is_refused_before_anything(twin):
+    # The operator's own Installing -> Installed status write would otherwise land between the two reads.
+    twin.kubectl("wait", "--for=jsonpath={.status.status}=Installed", "tridentorchestrator/trident", "--timeout=60s")
     torc0 = twin.kubectl_json("get", "tridentorchestrator", "trident")
     run = twin.playbook(PLAYBOOK, extra_vars={"state": "enabled"})
     assert run.rc != 0
