@@ -3,8 +3,9 @@
 Set with `python -m twin fault --name NAME --rule JSON` (POST /_twin/fault), clear with `--clear [--name NAME]`.
 Rules by name:
 
-  api                 {"fraction": 0.2, "code": 500|429, "methods": ["POST"], "path_contains": "/pods"}
-                      a fraction of API requests answer 500 InternalError or 429 TooManyRequests.
+  api                 {"fraction": 0.2, "code": 500|429, "methods": ["POST"], "path_contains": "/pods", "count": 5}
+                      a fraction of API requests answer 500 InternalError or 429 TooManyRequests;
+                      `count` stops the rule after that many hits, as for the operations below.
   <operation>         {"fraction": 0.3, "mode": "fail"|"timeout", "driver": "csi.trident.netapp.io",
                        "match": "substring of the object key", "code": "Internal", "message": "...",
                        "seconds": 15, "count": 5, "sticky": false}
@@ -78,6 +79,10 @@ class Faults:
             return None
         if rule.get("path_contains") and rule["path_contains"] not in path:
             return None
+        if "count" in rule:
+            if int(rule["count"]) <= 0:
+                return None
+            rule["count"] = int(rule["count"]) - 1
         self.hits["api"] += 1
         code = int(rule.get("code", 500))
         return errors.too_many_requests() if code == 429 else errors.internal("injected fault")
