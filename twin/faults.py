@@ -38,6 +38,16 @@ from . import errors
 OPERATIONS = ("provision", "delete", "attach", "detach", "snapshot", "delete_snapshot")
 
 
+def _spend(rule: dict) -> bool:
+    """Take one hit from a rule's optional `count`; False once it is used up."""
+    if "count" not in rule:
+        return True
+    if int(rule["count"]) <= 0:
+        return False
+    rule["count"] = int(rule["count"]) - 1
+    return True
+
+
 class OpFault:
     def __init__(self, name: str, mode: str, code: str, message: str, seconds: float) -> None:
         self.name, self.mode, self.code, self.message, self.seconds = name, mode, code, message, seconds
@@ -79,10 +89,8 @@ class Faults:
             return None
         if rule.get("path_contains") and rule["path_contains"] not in path:
             return None
-        if "count" in rule:
-            if int(rule["count"]) <= 0:
-                return None
-            rule["count"] = int(rule["count"]) - 1
+        if not _spend(rule):
+            return None
         self.hits["api"] += 1
         code = int(rule.get("code", 500))
         return errors.too_many_requests() if code == 429 else errors.internal("injected fault")
@@ -105,10 +113,8 @@ class Faults:
             hit = self.rng.random() < fraction
         if not hit:
             return None
-        if "count" in rule:
-            if int(rule["count"]) <= 0:
-                return None
-            rule["count"] = int(rule["count"]) - 1
+        if not _spend(rule):
+            return None
         self.hits[operation] += 1
         mode = rule.get("mode", "fail")
         code = rule.get("code") or ("DeadlineExceeded" if mode == "timeout" else "Internal")
