@@ -102,6 +102,13 @@ def test_api_errors_for_a_fraction_of_requests(twin):
     assert raw_get(twin, "/api/v1/namespaces/default/configmaps") == 200
 
 
+def test_api_fault_stops_after_its_count(twin):
+    fault(twin, "api", {"fraction": 1.0, "code": 500, "path_contains": "/secrets", "count": 3})
+    codes = [raw_get(twin, "/api/v1/namespaces/default/secrets") for _ in range(6)]
+    fault(twin, "api")
+    assert codes == [500, 500, 500, 200, 200, 200]
+
+
 def test_a_stalled_provisioner_takes_no_work_until_cleared(twin):
     fault(twin, "stall:csi-provisioner", {})
     apply(twin, pvc_manifest("held", "alicloud-disk-essd", "20Gi"))
