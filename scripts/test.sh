@@ -24,9 +24,23 @@ ansible_test_tree() {
   echo "$dest"
 }
 
+# mypy (settings in pyproject.toml): twin/ from here, as it runs from the checkout; plugins/ in the
+# ansible_collections/storageperf/k8s tree that ansible-test uses, the only layout where their imports
+# (ansible_collections.storageperf.k8s.plugins.module_utils...) resolve and plugins/modules/x.py does not
+# clash with plugins/module_utils/x.py. sed turns that tree's paths back into plugins/...; pipefail keeps
+# mypy's exit status.
+run_mypy() {
+  mypy twin
+  local tree
+  tree=$(ansible_test_tree)
+  (cd "$AT_ROOT" && MYPYPATH=$AT_ROOT mypy --config-file "$ROOT/pyproject.toml" "${tree#"$AT_ROOT/"}/plugins") \
+    | sed "s|^${tree#"$AT_ROOT/"}/||"
+}
+
 run_lint() {
-  stage "lint: ruff, ansible-lint (production profile)"
+  stage "lint: ruff, mypy, ansible-lint (production profile)"
   ruff check plugins twin tests benchmarks
+  run_mypy
   ansible-lint --offline -q
 }
 

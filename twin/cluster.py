@@ -10,7 +10,7 @@ import signal
 import socket
 import ssl
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from aiohttp import web
@@ -21,6 +21,10 @@ from .faults import Faults
 from .server import ApiServer
 from .store import Store
 from .tls import make_certs
+
+if TYPE_CHECKING:
+    from .controllers.csi_drivers import Backend
+    from .controllers.tokenbucket import Throttle
 
 log = logging.getLogger("twin")
 
@@ -40,6 +44,14 @@ def write_atomic(path: Path, text: str, mode: int = 0o600) -> None:
 
 
 class Cluster:
+    # Registries the controllers and cloud endpoints attach on first use (declared here, not set: those helpers
+    # test for them with getattr): controllers.csi_drivers.backends() / stats_registry(),
+    # controllers.tokenbucket.throttles(), and cloud.alibaba.start() for in-process tests.
+    csi_backends: dict[str, Backend]
+    storage_stats: dict[str, Any]
+    throttles: dict[str, Throttle]
+    alibaba: dict[str, Any]
+
     def __init__(self, directory: Path, *, nodes: int = 3, node_pools: int = 1, time_scale: float = 1.0,
                  crds: tuple[str, ...] = ("snapshot", "trident"), seed: str = "") -> None:
         self.dir = Path(directory)

@@ -449,7 +449,7 @@ def _new_netns(key: tuple[str, str], shared: bool) -> NetNS:
     proc = subprocess.Popen(["unshare", "--net", "--", "/bin/sh", "-c", "ip link set lo up && echo up && exec sleep infinity"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, preexec_fn=_die_with_parent)
-    ready, _, _ = select.select([proc.stdout], [], [], 10)
+    ready = select.select([proc.stdout], [], [], 10)[0] if proc.stdout is not None else []  # a pipe: stdout=PIPE
     line = proc.stdout.readline() if ready and proc.stdout else b""
     if line.strip() != b"up":
         proc.kill()

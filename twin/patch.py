@@ -187,7 +187,7 @@ def _apply_keys(node: Any, field: str, items: list) -> tuple[str, ...] | None:
             return (node.merge_key,) if node.merge_key else ()
         return None
     rule, key = _list_rule(field, None, items)
-    if rule == "keyed":
+    if rule == "keyed" and key is not None:
         return (key,)
     return () if rule == "set" else None
 
@@ -215,16 +215,16 @@ def apply_merge(live: Any, applied: Any, node: Any = None, field: str = "") -> A
         if keys is None:
             return copy.deepcopy(applied)
         items = node.t.items if node is not None else None
-        out = [copy.deepcopy(x) for x in live]
-        index = {_item_key(x, keys): i for i, x in enumerate(out)}
+        merged = [copy.deepcopy(x) for x in live]
+        index = {_item_key(x, keys): i for i, x in enumerate(merged)}
         for a in applied:
             k = _item_key(a, keys)
             if k in index:
-                out[index[k]] = apply_merge(out[index[k]], a, items) if keys else a
+                merged[index[k]] = apply_merge(merged[index[k]], a, items) if keys else a
             else:
-                index[k] = len(out)
-                out.append(copy.deepcopy(a))
-        return out
+                index[k] = len(merged)
+                merged.append(copy.deepcopy(a))
+        return merged
     return copy.deepcopy(applied)
 
 
@@ -270,16 +270,16 @@ def remove_fields(obj: Any, fields: dict, node: Any = None, field: str = "") -> 
             drop = {fk[2:] for fk, sub in fields.items() if fk.startswith("v:")}
             return [x for x in obj if json.dumps(x, separators=(",", ":")) not in drop]
         items = node.t.items if node is not None else None
-        out = []
+        kept = []
         for x in obj:
             sub = fields.get(f"k:{_item_key(x, keys)}")
             if sub is None:
-                out.append(x)
+                kept.append(x)
             elif not sub or "." in sub:
                 continue  # the manager owned the item itself
             else:
-                out.append(remove_fields(x, sub, items))
-        return out
+                kept.append(remove_fields(x, sub, items))
+        return kept
     return obj
 
 

@@ -71,6 +71,7 @@ def _fields(b: bytes) -> list[tuple[int, int, Any]]:
     while i < len(b):
         key, i = _varint(b, i)
         num, wt = key >> 3, key & 7
+        v: int | bytes  # varints decode to int, the other wire types stay bytes
         if wt == 0:
             v, i = _varint(b, i)
         elif wt == 2:

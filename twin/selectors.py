@@ -17,7 +17,9 @@ _EQ_RE = re.compile(r"^\s*([A-Za-z0-9./_-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)\s*$
 
 def _split_terms(text: str) -> list[str]:
     """Split on commas that are not inside parentheses."""
-    terms, depth, cur = [], 0, []
+    terms: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "(":
             depth += 1
@@ -33,6 +35,40 @@ def _split_terms(text: str) -> list[str]:
     return [t for t in (x.strip() for x in terms) if t]
 
 
+# One predicate per selector term. Factories rather than lambdas with default arguments: each binds its
+# own key and value, and mypy knows the predicate's type.
+def _label_equals(key: str, value: str) -> Predicate:
+    return lambda labels: labels.get(key) == value
+
+
+def _label_differs(key: str, value: str) -> Predicate:
+    return lambda labels: labels.get(key) != value
+
+
+def _label_in(key: str, values: set[str]) -> Predicate:
+    return lambda labels: labels.get(key) in values
+
+
+def _label_not_in(key: str, values: set[str]) -> Predicate:
+    return lambda labels: labels.get(key) not in values
+
+
+def _label_exists(key: str) -> Predicate:
+    return lambda labels: key in labels
+
+
+def _label_absent(key: str) -> Predicate:
+    return lambda labels: key not in labels
+
+
+def _field_equals(get: Callable[[dict], str], value: str) -> Predicate:
+    return lambda obj: get(obj) == value
+
+
+def _field_differs(get: Callable[[dict], str], value: str) -> Predicate:
+    return lambda obj: get(obj) != value
+
+
 def parse_label_selector(text: str | None) -> Predicate:
     if not text:
         return lambda labels: True
@@ -41,10 +77,7 @@ def parse_label_selector(text: str | None) -> Predicate:
         m = _EQ_RE.match(term)
         if m:
             key, op, val = m.groups()
-            if op == "!=":
-                checks.append(lambda lb, k=key, v=val: lb.get(k) != v)
-            else:
-                checks.append(lambda lb, k=key, v=val: lb.get(k) == v)
+            checks.append(_label_differs(key, val) if op == "!=" else _label_equals(key, val))
             continue
         m = _SET_RE.match(term)
         if not m:
@@ -52,14 +85,11 @@ def parse_label_selector(text: str | None) -> Predicate:
         neg, key, op, values = m.groups()
         if op:
             vals = {v.strip() for v in values.split(",") if v.strip()}
-            if op == "in":
-                checks.append(lambda lb, k=key, vs=vals: lb.get(k) in vs)
-            else:
-                checks.append(lambda lb, k=key, vs=vals: lb.get(k) not in vs)
+            checks.append(_label_in(key, vals) if op == "in" else _label_not_in(key, vals))
         elif neg:
-            checks.append(lambda lb, k=key: k not in lb)
+            checks.append(_label_absent(key))
         else:
-            checks.append(lambda lb, k=key: k in lb)
+            checks.append(_label_exists(key))
     return lambda labels: all(c(labels) for c in checks)
 
 
@@ -116,8 +146,5 @@ def parse_field_selector(text: str | None, kind: str, crd: bool = False) -> Pred
                 return "true" if v else "false"
             return "" if v is None else str(v)
 
-        if op == "!=":
-            checks.append(lambda o, g=get, v=val: g(o) != v)
-        else:
-            checks.append(lambda o, g=get, v=val: g(o) == v)
+        checks.append(_field_differs(get, val) if op == "!=" else _field_equals(get, val))
     return lambda obj: all(c(obj) for c in checks)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import builtins
 import collections
 import json
 import os
@@ -356,7 +357,7 @@ class Store:
                     deps.discard(ref)
 
     def _admit(self, rtype: ResourceType, obj: dict, strict: bool, old: dict | None = None,
-               internal: bool = False) -> list[str]:
+               internal: bool = False) -> builtins.list[str]:
         """Decode-check, default and validate obj in place, as the real server's write path does."""
         if not rtype.crd:
             defaults.apply(rtype.kind, obj)
@@ -784,7 +785,12 @@ class Store:
         crd_rt = self.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         if crd_rt is None:
             return
-        name = crd_name or f"{rtype.plural}.{rtype.group}"
+        if crd_name:
+            name = crd_name
+        elif rtype is not None:
+            name = f"{rtype.plural}.{rtype.group}"
+        else:
+            raise ValueError("_crd_instance_gone needs the CRD's resource type or its name")
         e = self.objects[crd_rt.key].get(("", name))
         if e is None or CRD_CLEANUP_FINALIZER not in (e.obj["metadata"].get("finalizers") or []):
             return
@@ -804,7 +810,7 @@ class Store:
         self.update(rtype, ns, name, obj, _internal=True)
 
     def delete_collection(self, rtype: ResourceType, ns: str | None, label_selector: str | None,
-                          field_selector: str | None, **kw: Any) -> list[dict]:
+                          field_selector: str | None, **kw: Any) -> builtins.list[dict]:
         out = []
         for e in self.list_entries(rtype, ns, label_selector, field_selector):
             md = e.obj["metadata"]

@@ -328,8 +328,8 @@ class _Walk:
                     if sub is None:
                         continue
                     pt = pn.t
-                    if pt.simple:
-                        if type(sub) not in pt.pyt:
+                    if pt.simple:  # a simple node always has pyt (_finish)
+                        if pt.pyt is not None and type(sub) not in pt.pyt:
                             self.type_error(pn, sub, f"{path}.{k}" if path else k, name)
                         continue
                     self.walk(sub, pn, f"{path}.{k}" if path else k, name,
@@ -349,7 +349,7 @@ class _Walk:
                     if sub is None:
                         continue
                     if vt.simple:
-                        if type(sub) not in vt.pyt:
+                        if vt.pyt is not None and type(sub) not in vt.pyt:
                             self.type_error(vn, sub, f"{path}.{k}" if crd else f"{path}[{k}]", parent)
                         continue
                     self.walk(sub, vn, f"{path}.{k}" if crd else f"{path}[{k}]", parent, in_status)
@@ -359,9 +359,10 @@ class _Walk:
                 itt = it.t
                 if itt.simple:
                     pyt = itt.pyt
-                    for i, sub in enumerate(v):
-                        if sub is not None and type(sub) not in pyt:
-                            self.type_error(it, sub, f"{path}[{i}]", parent)
+                    if pyt is not None:  # always, for a simple node (_finish)
+                        for i, sub in enumerate(v):
+                            if sub is not None and type(sub) not in pyt:
+                                self.type_error(it, sub, f"{path}[{i}]", parent)
                     return
                 if itt.free:
                     return
@@ -824,13 +825,14 @@ def _service_causes(obj: dict) -> list[dict]:
         out.append(_unsupported("spec.type", t, ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")))
     if t != "ExternalName" and spec.get("clusterIP") != "None" and not spec.get("ports"):
         out.append(_required("spec.ports"))
-    for i, p in enumerate(spec.get("ports") or []):
+    ports = spec.get("ports") or []
+    for i, p in enumerate(ports):
         port = p.get("port")
         if not port:
             out.append(_required(f"spec.ports[{i}].port"))
         elif not 1 <= port <= 65535:
             out.append(_invalid(f"spec.ports[{i}].port", port, "must be between 1 and 65535, inclusive"))
-        if len(spec.get("ports")) > 1 and not p.get("name"):
+        if len(ports) > 1 and not p.get("name"):
             out.append(_required(f"spec.ports[{i}].name"))
     return out
 

@@ -20,11 +20,7 @@ import random
 import threading
 import time
 from collections import Counter
-
-try:
-    from concurrent.futures import ThreadPoolExecutor
-except ImportError:  # pragma: no cover - Python 2 has no concurrent.futures
-    ThreadPoolExecutor = None
+from concurrent.futures import ThreadPoolExecutor
 
 try:
     from aliyunsdkcore.acs_exception.exceptions import ClientException, ServerException
@@ -315,7 +311,7 @@ class AliyunClient:
             except AliyunError as e:
                 return item, None, e
 
-        if self.concurrency <= 1 or len(items) <= 1 or ThreadPoolExecutor is None:
+        if self.concurrency <= 1 or len(items) <= 1:
             return [one(i) for i in items]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(items))) as pool:
             return list(pool.map(one, items))

@@ -208,6 +208,8 @@ def bricks_for(name: str, peers: list[str], bricks_root: str | None, bricks_root
     bricks = []
     for peer in peers:
         root = (bricks_roots or {}).get(peer, bricks_root)
+        if root is None:  # validate() in gluster_volumes_ops rejects this before anything runs
+            raise ValueError(f"no bricks directory for peer {peer}: set bricks_root, or bricks_roots per address")
         bricks.append(f"{peer}:{root.rstrip('/')}/{name}")
     return bricks
 

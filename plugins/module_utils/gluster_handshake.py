@@ -85,7 +85,9 @@ def measure_handshake(restarted: GlusterCLI, restart_cmd: str, observers: dict[s
                                f"{t_list is not None}; volume status answered={t_status is not None}")
         time.sleep(poll_interval)
 
-    t_connected = max(connected_at.values())
+    if t_list is None or t_status is None:  # the loop above breaks only once both have their time
+        raise AssertionError("handshake loop ended before volume list and volume status answered")
+    t_connected = max(t for t in connected_at.values() if t is not None)
     return {
         "restart_seconds": _since(t0, t_restart),
         "peers_connected_seconds": _since(t0, t_connected),

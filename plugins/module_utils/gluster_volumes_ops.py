@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import (
     NO_VOLUMES,
@@ -90,9 +91,9 @@ def run_module_logic(module) -> None:
         module.fail_json(msg="invalid parameters: " + "; ".join(errors), errors=errors)
 
     options = {str(k): gluster_value(v) for k, v in (p["options"] or {}).items()}
-    result = {"changed": False, "created": [], "deleted": [], "existing": [], "reconfigured": [],
-              "created_count": 0, "deleted_count": 0, "existing_count": 0, "seconds": 0.0,
-              "per_volume_seconds": summary([])}
+    result: dict[str, Any] = {"changed": False, "created": [], "deleted": [], "existing": [], "reconfigured": [],
+                              "created_count": 0, "deleted_count": 0, "existing_count": 0, "seconds": 0.0,
+                              "per_volume_seconds": summary([])}
     try:
         cli = GlusterCLI(p["gluster_cli"], timeout=p["timeout"])
         # The one read of the pool: everything below acts on the difference.

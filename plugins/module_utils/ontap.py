@@ -22,13 +22,8 @@ import base64
 import json
 import re
 import ssl
-
-try:
-    from urllib.parse import urlencode
-    from urllib import request as urllib_request
-except ImportError:  # pragma: no cover - Python 2 is not supported by ansible-core 2.16+
-    urlencode = None
-    urllib_request = None
+from urllib import request as urllib_request
+from urllib.parse import urlencode
 
 from ansible.module_utils.urls import open_url
 

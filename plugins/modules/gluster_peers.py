@@ -101,7 +101,7 @@ def main() -> None:
     # This host's own address is never in its own `peer status`; probing it answers "Probe on localhost not
     # needed" and changes nothing, which the loop below recognises.
     missing = [a for a in p["peers"] if a not in known and a != p["self_address"]]
-    probed = []
+    probed: list[str] = []
     if not module.check_mode:
         for address in missing:
             rc, out, err = cli.run("peer", "probe", address)

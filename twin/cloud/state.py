@@ -210,7 +210,9 @@ class CloudState:
         return self.applied.get(addon, {})
 
     def _gate(self, addon: str | None, name: str) -> bool:
-        return bool(addon) and self.effective_gates(addon).get(name, False)
+        if not addon:
+            return False
+        return self.effective_gates(addon).get(name, False)
 
     # instances and tags ----------------------------------------------------------------------
     def instance_by_node(self, node_name: str) -> Instance | None:
@@ -259,7 +261,7 @@ class CloudState:
         """ECS's whitelist: may a second AttachDisk (op "attach") / DetachDisk ("detach") run on this instance?"""
         key = "supportConcurrencyAttach" if op == "attach" else "supportConcurrencyDetach"
         inst = self.instances.get(instance_id)
-        return bool(inst) and str(inst.tags.get(key, "")).lower() == "true"
+        return inst is not None and str(inst.tags.get(key, "")).lower() == "true"
 
     def attach_limits(self, instance_id: str) -> tuple[int, int]:
         """Concurrency that actually succeeds on this instance: the driver's slots where ECS accepts them."""

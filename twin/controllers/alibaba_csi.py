@@ -120,7 +120,12 @@ class DiskBackend(Backend):
         self.snapshots: dict[str, dict[str, Any]] = {}
         cloud = getattr(cluster, "cloud", None)
         if cloud is not None:
-            cloud.subscribe(lambda reason: [s.dispatch() for s in self.slots.values()])
+            cloud.subscribe(self._redispatch)
+
+    def _redispatch(self, reason: str) -> None:
+        """Gates or tags changed: the slot limits may have grown, so waiters may start."""
+        for s in self.slots.values():
+            s.dispatch()
 
     @property
     def cloud(self):

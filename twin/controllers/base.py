@@ -5,7 +5,7 @@ import asyncio
 import json
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator, Coroutine
 
 from ..store import now_iso
 
@@ -53,5 +53,5 @@ class Controller:
         except Exception:  # an event is best effort, as in client-go's recorder
             log.exception("event not recorded")
 
-    def sleep(self, seconds: float) -> asyncio.Future[None]:
+    def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
         return asyncio.sleep(seconds * self.cluster.time_scale)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Coroutine
 
 from .. import calibration, errors
 from .base import Controller
@@ -80,7 +80,7 @@ class Backend:
         self.cluster = cluster
         self.cal = calibration.load()
 
-    def sleep(self, seconds: float) -> asyncio.Future[None]:
+    def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
         return asyncio.sleep(seconds * self.cluster.time_scale)
 
     # throttles of this driver's sidecars (None: not modelled, the managed sidecar is not the bottleneck)

@@ -23,7 +23,7 @@ SIMULATED_RUN = {"median": 2.0, "sigma": 0.3}  # a batch container's work before
 
 def exec_runner() -> ModuleType | None:
     try:
-        from .. import exec_runner as mod  # type: ignore[attr-defined]
+        from .. import exec_runner as mod
     except ImportError:
         return None
     return mod
@@ -31,7 +31,7 @@ def exec_runner() -> ModuleType | None:
 
 def backing() -> ModuleType | None:
     try:
-        from .. import backing as mod  # type: ignore[attr-defined]
+        from .. import backing as mod
     except ImportError:
         return None
     return mod

@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 
 from .. import errors
 from .base import Controller
+
+
+def _forget(names: set[str], name: str, _task: asyncio.Future) -> None:
+    names.discard(name)
 
 
 class NamespaceController(Controller):
@@ -17,7 +22,7 @@ class NamespaceController(Controller):
             if etype != "DELETED" and ns["metadata"].get("deletionTimestamp") and name not in draining:
                 draining.add(name)
                 task = asyncio.ensure_future(self._drain(name))
-                task.add_done_callback(lambda _t, n=name: draining.discard(n))
+                task.add_done_callback(functools.partial(_forget, draining, name))  # bound now: name is rebound per event
 
     def _namespaced_types(self):
         seen = set()

@@ -58,7 +58,7 @@ class ExternalProvisioner(Controller):
         if q is None:
             backend = backends(self.cluster)[driver]
             th = backend.sidecar("provisioner")
-            pool = th.pool if th is not None else WorkerPool(self._limit(driver, "provisioner_workers", 100))
+            pool = th.pool if th is not None else WorkerPool(int(self._limit(driver, "provisioner_workers", 100)))
             q = WorkQueue(f"{self.name}/{driver}", self.handle, pool, self.cluster.time_scale,
                           self._limit(driver, "retry_start", 1.0), self._limit(driver, "retry_max", 300.0),
                           gate=self._gate)

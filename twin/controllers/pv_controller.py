@@ -95,7 +95,7 @@ class PVController(Controller):
         async for etype, pv in self.watch("", "v1", "persistentvolumes"):
             await self._gate()
             ref = pv["spec"].get("claimRef") or {}
-            key = (ref.get("namespace"), ref.get("name"))
+            key = (ref.get("namespace") or "", ref.get("name") or "")  # "" where the claimRef lacks the field
             if etype == "DELETED":
                 if self.by_claim.get(key) == pv["metadata"]["name"]:
                     self.by_claim.pop(key, None)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime, UTC
-from typing import Any
+from typing import Any, Sequence
 
 from .. import calibration, errors
 from ..store import now_iso
@@ -81,7 +81,7 @@ class SnapshotController(Controller):
         self.defaults = {"qps": cal.number("snapshot-controller", "kube_api_qps"),
                          "burst": cal.limit("snapshot-controller", "kube_api_burst"),
                          "workers": cal.limit("snapshot-controller", "worker_threads")}
-        self.throttle = Throttle(self.name, self.defaults["qps"], self.defaults["burst"], self.defaults["workers"],
+        self.throttle = Throttle(self.name, self.defaults["qps"], int(self.defaults["burst"]), int(self.defaults["workers"]),
                                  cluster.time_scale, clients=("snapshot", "kube"))
         throttles(cluster)[self.name] = self.throttle
         self.retry = (cal.number("snapshot-controller", "retry_start"), cal.number("snapshot-controller", "retry_max"))
@@ -147,9 +147,10 @@ class SnapshotController(Controller):
         fins = vs["metadata"].get("finalizers") or []
         if AS_SOURCE not in fins or BOUND not in fins:
             await self.call("snapshot", "patch volumesnapshots")
-            vs = self._patch_meta(self.vs_rt, vs, add=[AS_SOURCE, BOUND])
-            if vs is None:
+            patched = self._patch_meta(self.vs_rt, vs, add=[AS_SOURCE, BOUND])
+            if patched is None:
                 return
+            vs = patched
         src = vs["spec"].get("source") or {}
         if src.get("volumeSnapshotContentName"):
             await self._bind_static(vs, src["volumeSnapshotContentName"])
@@ -166,7 +167,7 @@ class SnapshotController(Controller):
             return
         await self._sync_status(vs, content)
 
-    def _patch_meta(self, rt, obj: dict, add: list[str] = (), remove: list[str] = (),
+    def _patch_meta(self, rt, obj: dict, add: Sequence[str] = (), remove: Sequence[str] = (),
                     annotations: dict[str, str | None] | None = None) -> dict | None:
         md = obj["metadata"]
         ns = md.get("namespace")
@@ -188,7 +189,7 @@ class SnapshotController(Controller):
         out = self.store.update(rt, ns, md["name"], cur, _internal=True)
         return out if self.store.exists(rt, ns, md["name"]) else None
 
-    def _snapshot_class(self, vs: dict, driver: str) -> dict | None:
+    def _snapshot_class(self, vs: dict, driver: str | None) -> dict | None:
         name = vs["spec"].get("volumeSnapshotClassName")
         if name:
             return self.store.get(self.class_rt, None, name) if self.store.exists(self.class_rt, None, name) else None
@@ -342,11 +343,12 @@ class SnapshotController(Controller):
             if (content["spec"].get("volumeSnapshotRef") or {}).get("uid") == vs["metadata"]["uid"]:
                 if content["spec"].get("deletionPolicy") == "Delete":
                     if not content["metadata"].get("deletionTimestamp"):
+                        gone = False
                         if (content["metadata"].get("annotations") or {}).get(BEING_DELETED) != "yes":
                             await self.call("snapshot", "patch volumesnapshotcontents")
-                            content = self._patch_meta(self.vsc_rt, content, annotations={BEING_DELETED: "yes"})
+                            gone = self._patch_meta(self.vsc_rt, content, annotations={BEING_DELETED: "yes"}) is None
                         await self.call("snapshot", "delete volumesnapshotcontents")
-                        if content is not None and self.store.exists(self.vsc_rt, None, content_name):
+                        if not gone and self.store.exists(self.vsc_rt, None, content_name):
                             self.store.delete(self.vsc_rt, None, content_name)
                     return  # the content's DELETED event brings the snapshot back here
                 if CONTENT_BOUND in (content["metadata"].get("finalizers") or []):
@@ -376,7 +378,7 @@ class CSISnapshotter(Controller):
         if q is None:
             th = backends(self.cluster)[driver].sidecar("snapshotter")
             pool = th.pool if th is not None else WorkerPool(self.cal.limit("csi-sidecar", "snapshotter_workers"))
-            q = WorkQueue(f"{self.name}/{driver}", lambda name, d=driver: self.sync(d, name), pool,
+            q = WorkQueue(f"{self.name}/{driver}", lambda name: self.sync(driver, name), pool,
                           self.cluster.time_scale, gate=self._gate)
             q.start()
             self.queues[driver] = q
@@ -402,7 +404,7 @@ class CSISnapshotter(Controller):
             if c["metadata"].get("deletionTimestamp") or not st.get("snapshotHandle"):
                 self.queue(drv).add(c["metadata"]["name"])
 
-    def _pv_by_handle(self, driver: str, handle: str) -> dict | None:
+    def _pv_by_handle(self, driver: str, handle: str | None) -> dict | None:
         for e in self.store.list_entries(self.pv_rt):
             csi = e.obj["spec"].get("csi") or {}
             if csi.get("driver") == driver and csi.get("volumeHandle") == handle:
@@ -456,7 +458,7 @@ class CSISnapshotter(Controller):
         pv = self._pv_by_handle(driver, src.get("volumeHandle"))
         if pv is None:
             raise Retry()
-        params = {}
+        params: dict[str, Any] = {}
         cls_name = c["spec"].get("volumeSnapshotClassName")
         if cls_name and self.store.exists(self.class_rt, None, cls_name):
             params = self.store.get(self.class_rt, None, cls_name).get("parameters") or {}

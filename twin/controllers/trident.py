@@ -345,16 +345,17 @@ class Trident(Controller):
         self.state.version = str(self.cal.trident("version", sampled=False) or self.state.version)
         cluster.trident = self.state
         self.csi = TridentCSI(cluster, self.state) if self.enabled else None
-        if not self.enabled:
+        if self.csi is None:  # not enabled
             return
-        backends(cluster)[TRIDENT] = self.csi
-        stats_registry(cluster)["trident"] = lambda body: self.csi.stats(body)
+        csi = self.csi
+        backends(cluster)[TRIDENT] = csi
+        stats_registry(cluster)["trident"] = csi.stats
         defaults = {"qps": self.cal.number("csi-sidecar", "kube_api_qps"),
                     "burst": self.cal.limit("csi-sidecar", "kube_api_burst")}
         for role, container in SIDECARS.items():
             workers = self.cal.limit("csi-sidecar", f"{role}_workers")
-            th = Throttle(f"trident/{container}", defaults["qps"], defaults["burst"], workers, cluster.time_scale)
-            self.csi.sidecars[container] = th
+            th = Throttle(f"trident/{container}", defaults["qps"], int(defaults["burst"]), workers, cluster.time_scale)
+            csi.sidecars[container] = th
             throttles(cluster)[th.name] = th
         self._create_objects()
 
@@ -439,14 +440,15 @@ class Trident(Controller):
                                         "driver": TRIDENT, "deletionPolicy": "Delete"})
 
     async def run(self) -> None:
-        if not self.enabled:
+        csi = self.csi
+        if csi is None:  # not enabled
             return
         waits = [self._operator(), self._controller_args()]
         defaults = {"qps": self.cal.number("csi-sidecar", "kube_api_qps"),
                     "burst": self.cal.limit("csi-sidecar", "kube_api_burst")}
         for role, container in SIDECARS.items():
             d = dict(defaults, workers=self.cal.limit("csi-sidecar", f"{role}_workers"))
-            waits.append(follow_deployment(self, self.csi.sidecars[container], NS, "trident-controller", container, d))
+            waits.append(follow_deployment(self, csi.sidecars[container], NS, "trident-controller", container, d))
         await asyncio.gather(*waits)
 
     async def _controller_args(self) -> None:

@@ -29,7 +29,7 @@ try:
 
     HAS_MATPLOTLIB = True
 except ImportError:
-    plt = None
+    plt = None  # type: ignore[assignment]  # matplotlib is optional: every chart function checks HAS_MATPLOTLIB first
     HAS_MATPLOTLIB = False
 
 # colour-blind safe (Okabe-Ito); the first variant is the baseline and gets the grey

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+from html import escape as _escape
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
@@ -22,11 +23,6 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.document im
 
 FORMATS = ("json", "markdown", "html")
 FILENAMES = {"json": RESULT_FILE, "markdown": "report.md", "html": "report.html"}
-
-try:
-    from html import escape as _escape
-except ImportError:  # pragma: no cover - Python 2 targets
-    from cgi import escape as _escape
 
 
 def esc(text):

@@ -19,7 +19,7 @@ try:
 
     HAS_JSONSCHEMA = True
 except ImportError:  # targets without jsonschema get the built-in subset validator below
-    jsonschema = None
+    jsonschema = None  # type: ignore[assignment]  # optional library: validate() then uses the built-in checker
     HAS_JSONSCHEMA = False
 
 SCHEMA_VERSION = 1
