@@ -15,6 +15,11 @@ Three sources, best first, all optional and all read from the same text (a pod l
   rows, from which p50/p90/p95/p99/p99.9 are computed (closest rank, as sysbench does);
 - without the hook, the default text report (``transactions: N (X per sec.)``, ``Latency (ms):``).
 Intermediate reports (``[ 1s ] thds: ...``) and anything else are kept as ``noise``.
+
+Each source prints latency at its own resolution (``RESOLUTION_MS``): the JSON and text reports with two
+decimals of a millisecond, so a fast device's 4 us reads ``0.00``. Such a value is not a measurement of
+zero: it is kept as printed in ``latency_ms`` and named in ``latency_below_ms`` with the bound, and the
+step carries it as an upper bound (``latency_p95_below_s``), which reports show as ``< 10µs``.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -38,6 +43,9 @@ _TEXT_LAT = re.compile(r"^\s*(min|avg|max|sum|(\d+(?:\.\d+)?)th percentile):\s*(
 _TEXT_TIME = re.compile(r"^\s*total time:\s*([\d.]+)s")
 _TEXT_EVENTS = re.compile(r"^\s*total number of events:\s*(\d+)")
 _INTERMEDIATE = re.compile(r"^\[ *\d+s *\] thds:")
+# printf precision of each source's latency, in ms: report_json and the text report "%4.2f", the histogram
+# "%12.3f", the collection's wrapper "%.6f"
+RESOLUTION_MS = {"report": 0.01, "histogram": 0.001, "wrapper": 0.000001}
 
 
 class SysbenchError(ValueError):
@@ -125,7 +133,8 @@ def parse(text, name=None):
     out = {"sysbench_version": None, "threads": None, "source": None, "tps": None, "qps": None,
            "reads_per_s": None, "writes_per_s": None, "other_per_s": None, "errors_per_s": None,
            "reconnects_per_s": None, "time_s": None, "events": None, "percentile": None,
-           "latency_ms": {}, "histogram_rows": 0, "intermediate": 0, "noise": []}
+           "latency_ms": {}, "latency_below_ms": {}, "histogram_rows": 0, "intermediate": 0, "noise": []}
+    resolution = {}
     for line in lines:
         m = _VERSION.match(line)
         if m and not out["sysbench_version"]:
@@ -149,11 +158,13 @@ def parse(text, name=None):
                    reconnects_per_s=_num(last.get("reconnects")), time_s=_num(last.get("time")))
         if _num(last.get("latency")) is not None:
             out["latency_ms"]["pct"] = _num(last.get("latency"))
+            resolution["pct"] = RESOLUTION_MS["report"]
     if extra:
         e = extra[-1]
         for key in ("min", "avg", "max"):
             if _num(e.get("latency_%s_ms" % key)) is not None:
                 out["latency_ms"][key] = _num(e.get("latency_%s_ms" % key))
+                resolution[key] = RESOLUTION_MS["wrapper"]
         out["events"] = int(_num(e.get("events")) or 0) or out["events"]
         if _num(e.get("time_total")):
             out["time_s"] = _num(e.get("time_total"))  # the JSON's "time" is rounded to whole seconds
@@ -163,6 +174,8 @@ def parse(text, name=None):
 
     if not cumulative:
         _parse_text_report(lines, out)
+        for key in out["latency_ms"]:
+            resolution.setdefault(key, RESOLUTION_MS["report"])
     if out["tps"] is None:
         sample = "; ".join(line.strip() for line in lines if line.strip())[:300] or "(empty)"
         raise SysbenchError("sysbench output holds no result (neither the JSON report hook nor the text report): "
@@ -173,11 +186,16 @@ def parse(text, name=None):
     if rows:
         for p in PERCENTILES:
             out["latency_ms"][_pct_key(p)] = histogram_percentile(rows, p)
+            resolution[_pct_key(p)] = RESOLUTION_MS["histogram"]
     if "pct" in out["latency_ms"]:
         pct = out["percentile"] or 95.0
-        out["latency_ms"].setdefault(_pct_key(pct), out["latency_ms"]["pct"])
+        if _pct_key(pct) not in out["latency_ms"]:
+            out["latency_ms"][_pct_key(pct)] = out["latency_ms"]["pct"]
+            resolution[_pct_key(pct)] = resolution["pct"]
         out["percentile"] = pct
         del out["latency_ms"]["pct"]
+    out["latency_below_ms"] = {k: resolution[k] for k, v in out["latency_ms"].items()
+                               if v is not None and v <= 0 and k in resolution}
 
     out["noise"] = _noise(lines, text, spans)
     out["step"] = step(out, name)
@@ -258,13 +276,21 @@ def _noise(lines, text, spans):
 def step(summary, name=None):
     """The run as a result-document step (docs/results.md): tps/qps metrics, latency in seconds."""
     lat = summary["latency_ms"]
+    below = summary.get("latency_below_ms") or {}
     metrics = {"tps": summary["tps"], "qps": summary["qps"]}
     if summary.get("errors_per_s"):
         metrics["errors_per_s"] = summary["errors_per_s"]
-    if lat.get("avg") is not None:
-        metrics["latency_avg_s"] = lat["avg"] / 1000.0
+
+    def latency_metric(key, metric):
+        # a value printed as 0 becomes its upper bound under a key of its own, never a measured 0
+        if key in below:
+            metrics[metric + "_below_s"] = below[key] / 1000.0
+        elif lat.get(key) is not None:
+            metrics[metric + "_s"] = lat[key] / 1000.0
+
+    latency_metric("avg", "latency_avg")
     latency = None
-    if all(lat.get(k) is not None for k in ("min", "avg", "max", "p50", "p90", "p99")):
+    if all(lat.get(k) is not None and k not in below for k in ("min", "avg", "max", "p50", "p90", "p99")):
         latency = {"min": lat["min"] / 1000.0, "p50": lat["p50"] / 1000.0, "p90": lat["p90"] / 1000.0,
                    "p99": lat["p99"] / 1000.0, "max": lat["max"] / 1000.0, "mean": lat["avg"] / 1000.0}
         for k in ("p95", "p99_9"):
@@ -273,7 +299,7 @@ def step(summary, name=None):
     pct = summary.get("percentile")
     if latency is None and pct and lat.get(_pct_key(pct)) is not None:
         # no histogram: sysbench's own percentile is all there is, kept as a metric
-        metrics["latency_%s_s" % _pct_key(pct)] = lat[_pct_key(pct)] / 1000.0
+        latency_metric(_pct_key(pct), "latency_%s" % _pct_key(pct))
     test = name or "sysbench"
     label = test.replace("_", " ")
     if summary.get("threads"):

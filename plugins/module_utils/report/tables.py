@@ -34,12 +34,16 @@ METRICS = {
     "volumes": ("volumes", "number", None),
 }
 PRIMARY_METRICS = ("iops", "tps", "qps", "bw_bytes", "handshake_s")
+BELOW_SUFFIX = "_below_s"
 
 
 def metric_info(key):
     """(label, kind, better) for a metric key; unknown keys are guessed from their suffix."""
     if key in METRICS:
         return METRICS[key]
+    if key.endswith(BELOW_SUFFIX):
+        # an upper bound (the figure was below the tool's printed resolution): shown, never ranked
+        return (key[:-len(BELOW_SUFFIX)].replace("_", " "), "below", None)
     if key.endswith("_s") or key.endswith("_seconds"):
         return (key.replace("_", " "), "duration", "lower")
     if key.endswith("_ns"):
@@ -55,6 +59,8 @@ def format_metric(key, value):
     kind = metric_info(key)[1]
     if kind == "duration":
         return stats.format_duration(value)
+    if kind == "below":
+        return stats.DASH if value is None else "< " + stats.format_duration(value)
     if kind == "duration_ns":
         return stats.format_duration(None if value is None else value / 1e9)
     if kind == "bytes_rate":

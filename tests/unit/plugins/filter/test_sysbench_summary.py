@@ -18,6 +18,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.storageperf.k8s.plugins.filter.sysbench_summary import FilterModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.tables import format_metric, metric_info
 
 sysbench_summary = FilterModule().filters()["sysbench_summary"]
 
@@ -71,14 +72,45 @@ def test_step_fits_the_result_document(wrapped):
     assert schema.problems(doc) == []
 
 
-def test_intermediate_reports_and_the_last_cumulative(probe_dir):
+@pytest.fixture(scope="module")
+def json_probe(probe_dir) -> Path:
+    """The probe with sysbench's own JSON report for intermediate and cumulative reports (no wrapper)."""
     (probe_dir / "both.lua").write_text('require("probe")\nsysbench.hooks.report_intermediate = sysbench.report_json\n'
                                         'sysbench.hooks.report_cumulative = sysbench.report_json\n')
-    text = sysbench(probe_dir, "both.lua", "--time=2", "--threads=1", "--report-interval=1", "run")
+    return probe_dir
+
+
+def test_intermediate_reports_and_the_last_cumulative(json_probe):
+    text = sysbench(json_probe, "both.lua", "--time=2", "--threads=1", "--report-interval=1", "run")
     assert text.count('"tps"') >= 2
     s = sysbench_summary(text)
     # the cumulative report is the last object; its "time" is the whole run
-    assert s["time_s"] == 2 and s["tps"] > 0 and s["latency_ms"]["p95"] > 0
+    assert s["time_s"] == 2 and s["tps"] > 0
+    # report_json prints latency with two decimals of a ms: a fast machine's probe reads 0.00, a slow one's more
+    p95 = s["latency_ms"]["p95"]
+    assert p95 >= 0 and (p95 == 0) == ("p95" in s["latency_below_ms"])
+
+
+def _with_json_latency(text: str, printed: str) -> str:
+    """Real report_json output with its cumulative "latency" field as sysbench would print another value."""
+    head, sep, tail = text.rpartition('"latency": ')
+    assert sep, text
+    return head + sep + printed + tail[tail.index(","):]
+
+
+@pytest.mark.parametrize("printed,measured", [("0.00", None), ("0.05", 0.05), ("12.52", 12.52)])
+def test_latency_below_the_printed_resolution_is_a_bound(json_probe, printed, measured):
+    text = sysbench(json_probe, "both.lua", "--time=1", "--threads=1", "run")
+    s = sysbench_summary(_with_json_latency(text, printed), "oltp_insert")
+    metrics = s["step"]["metrics"]
+    if measured is None:
+        assert s["latency_below_ms"] == {"p95": 0.01} and "latency_p95_s" not in metrics
+        assert metrics["latency_p95_below_s"] == pytest.approx(1e-05)
+        assert format_metric("latency_p95_below_s", metrics["latency_p95_below_s"]) == "< 10µs"
+        assert metric_info("latency_p95_below_s") == ("latency p95", "below", None)
+    else:
+        assert s["latency_below_ms"] == {} and "latency_p95_below_s" not in metrics
+        assert metrics["latency_p95_s"] == pytest.approx(measured / 1000)
 
 
 def test_text_report_without_hook(probe_dir):
@@ -88,7 +120,9 @@ def test_text_report_without_hook(probe_dir):
     assert s["latency_ms"]["min"] <= s["latency_ms"]["avg"] <= s["latency_ms"]["max"]
     assert s["percentile"] == 95 and "p95" in s["latency_ms"]
     assert s["step"]["latency"] is None  # no histogram: only the asked percentile, as a metric
-    assert s["step"]["metrics"]["latency_p95_s"] >= 0
+    metrics = s["step"]["metrics"]
+    # measured, or below the text report's 0.01 ms: one of the two, never a measured 0
+    assert (metrics.get("latency_p95_s", 0) > 0) != ("latency_p95_below_s" in metrics)
 
 
 def test_noise_is_kept_apart(wrapped):
