@@ -21,7 +21,7 @@ reports=()
 for pb in bench_attach_stress bench_csi_lifecycle; do
   if [[ -f playbooks/$pb.yml ]]; then
     ansible-playbook -i inventories/twin "playbooks/$pb.yml" -e compare=true
-    latest=$(ls -td reports/*/ 2>/dev/null | head -1 || true)
+    latest=$(ls -td reports/*/*/ 2>/dev/null | head -1 || true)
     [[ -n $latest && -f $latest/report.html ]] && reports+=("$ROOT/${latest%/}/report.html")
   fi
 done

@@ -77,7 +77,7 @@ EXAMPLES = r"""
   storageperf.k8s.bench_report:
     document: "{{ storageperf_bench_result }}"
     formats: [markdown]
-    reports_dir: "{{ playbook_dir }}/../reports"
+    reports_dir: reports
 """
 
 RETURN = r"""

@@ -54,6 +54,12 @@ options:
     description: Directory that receives C(<run_id>/result.json) on the host running the module.
     type: path
     required: true
+  cluster_name:
+    description:
+      - The cluster's name in the inventory (C(inventory_hostname)), recorded as C(cluster.name) in the result
+        document beside its API server, so the documents of a fleet run say which cluster each one measured.
+    type: str
+    version_added: 0.2.0
   variant:
     description: Name of the configuration being measured (a column in the report), e.g. C(concurrency on).
     type: str
@@ -215,7 +221,7 @@ EXAMPLES = r"""
     mode: preflight
     storage_class: ontap-nas
     volumes: 100
-    reports_dir: "{{ playbook_dir }}/../reports"
+    reports_dir: reports
   register: pre
 
 - name: Measure one repetition with Trident concurrency on
@@ -226,7 +232,7 @@ EXAMPLES = r"""
     variant_settings: {enableConcurrency: true}
     storage_class: ontap-nas
     volumes: 100
-    reports_dir: "{{ playbook_dir }}/../reports"
+    reports_dir: reports
 
 - name: Attach stress, 28 pods with 2 disks on one node
   storageperf.k8s.bench_run:
@@ -241,7 +247,7 @@ EXAMPLES = r"""
     benchmark: csi_lifecycle
     mode: finalize
     run_id: "{{ pre.run_id }}"
-    reports_dir: "{{ playbook_dir }}/../reports"
+    reports_dir: reports
 """
 
 RETURN = r"""
@@ -317,6 +323,7 @@ def argument_spec():
         mode=dict(type="str", default="measure", choices=["preflight", "measure", "finalize"]),
         run_id=dict(type="str", default=""),
         reports_dir=dict(type="path", required=True),
+        cluster_name=dict(type="str"),
         variant=dict(type="str", default="as configured"),
         variant_settings=dict(type="dict", default={}),
         volumes=dict(type="int", default=100),

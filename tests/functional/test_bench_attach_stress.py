@@ -16,7 +16,7 @@ def test_attach_stress_compare_parallel_is_faster_than_serial(twin_factory, tmp_
     reports = tmp_path / "reports"
     run = twin.playbook(PLAYBOOK, extra_vars={"compare": True, "reports_dir": str(reports)})
     assert run.rc == 0, run.stdout[-4000:]
-    [run_dir] = [p for p in reports.iterdir() if p.is_dir()]
+    [run_dir] = [p for p in (reports / "localhost").iterdir() if p.is_dir()]
     doc = json.loads((run_dir / "result.json").read_text())
     assert doc["status"] == "ok"
     replicas = doc["parameters"]["replicas"]

@@ -12,7 +12,8 @@ STEPS = ["create_volume", "publish", "unpublish", "create_snapshot", "clone_from
 
 
 def result_of(reports: Path) -> dict:
-    runs = [p for p in reports.iterdir() if (p / "result.json").exists()]
+    # one directory per cluster: the twin inventory's one cluster is localhost
+    runs = [p for p in (reports / "localhost").iterdir() if (p / "result.json").exists()]
     assert len(runs) == 1, runs
     return json.loads((runs[0] / "result.json").read_text())
 
@@ -51,7 +52,7 @@ def test_lifecycle_compare_at_100_volumes(twin, tmp_path):
     off, on = ({s["name"]: s for s in v["runs"][0]["steps"]} for v in doc["variants"])
     assert on["create_volume"]["rate"] / off["create_volume"]["rate"] > 1.5
     # the report, the facts, the live progress lines, and nothing left in the cluster
-    run_dir = tmp_path / "reports" / doc["run_id"]
+    run_dir = tmp_path / "reports" / "localhost" / doc["run_id"]
     assert (run_dir / "report.md").exists() and (run_dir / "report.html").exists()
     fact = run.task("Keep the outcome as a fact")["result"]["ansible_facts"]["bench_csi_lifecycle_result"]
     assert fact["run_id"] == doc["run_id"] and fact["status"] == "ok" and fact["summary"]["speedup"] > 1

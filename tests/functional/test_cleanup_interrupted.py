@@ -39,7 +39,7 @@ def test_interrupted_run_is_cleaned_up_completely(twin, tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             raise
-    [run_dir] = [p for p in (tmp_path / "reports").iterdir() if p.is_dir()]
+    [run_dir] = [p for p in (tmp_path / "reports" / "localhost").iterdir() if p.is_dir()]
     run_id = run_dir.name
     doc = json.loads((run_dir / "result.json").read_text())
     assert doc["status"] == "interrupted", "an interrupted run's document never claims to be complete"

@@ -141,4 +141,4 @@ def test_bench_report_role_renders_and_publishes_summary(results, tmp_path):
     second = run_playbook(playbook, record_dir=tmp_path)
     assert second.task("Render the result document")["result"]["changed"] is False
     stats = first.task("Publish the summary")["result"]["ansible_stats"]
-    assert stats["aggregate"] is True and stats["data"]["storageperf_bench_last"]["run_id"] in base
+    assert stats["aggregate"] is True and stats["data"]["storageperf_bench_last"]["localhost"]["run_id"] in base

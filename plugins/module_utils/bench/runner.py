@@ -70,10 +70,14 @@ def plan_facts(benchmark, plan):
             "prewarm": plan.prewarm}
 
 
-def cluster_facts(client):
+def cluster_facts(client, name=None):
+    """The cluster a result document was measured on; name is the inventory host of a fleet run."""
     version = client.server_version() or {}
     nodes, _ = client.list("v1", "Node")
-    return {"server": client.host, "version": version.get("gitVersion", ""), "nodes": len(nodes)}
+    facts = {"server": client.host, "version": version.get("gitVersion", ""), "nodes": len(nodes)}
+    if name:
+        facts["name"] = name
+    return facts
 
 
 def title(benchmark, facts):
@@ -96,7 +100,7 @@ def preflight(client, benchmark, params, reports_dir, run_id=None, components=No
     rf = ResultFile(reports_dir, run_id)
     changed = False
     if not check_mode:
-        rf.open(benchmark, parameters=facts, cluster=cluster_facts(client), components=components,
+        rf.open(benchmark, parameters=facts, cluster=cluster_facts(client, params.get("cluster_name")), components=components,
                 title=title(benchmark, facts), notes=list(notes or []) + messages)
         rf.write()
         changed = True
@@ -115,7 +119,7 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
     if check_mode:
         return {"run_id": run_id, "variant": variant, "plan": facts, "status": None, "steps": [],
                 "messages": list(getattr(plan, "messages", [])), "result_path": rf.path, "changed": True}
-    rf.open(benchmark, parameters=facts, cluster=cluster_facts(client), title=title(benchmark, facts))
+    rf.open(benchmark, parameters=facts, cluster=cluster_facts(client, params.get("cluster_name")), title=title(benchmark, facts))
     _, run = rf.begin_run(variant, settings)
     shared = BENCHMARKS[benchmark].SHARED_NAMESPACE
     extra = {}

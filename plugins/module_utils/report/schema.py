@@ -192,6 +192,7 @@ RESULT_SCHEMA = {
         "cluster": {
             "type": "object",
             "properties": {
+                "name": {"type": "string", "description": "The cluster's inventory host name (fleet runs)."},
                 "server": {"type": "string"},
                 "version": {"type": "string"},
                 "nodes": _COUNT,
