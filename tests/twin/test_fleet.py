@@ -3,6 +3,7 @@ the CS directory through aliyun-python-sdk-core, `down --cluster` making one clu
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -11,6 +12,7 @@ from aliyunsdkcore.acs_exception.exceptions import ServerException
 
 from tests.support.alibaba import cloud_state
 from tests.support.fleet import Fleet, cs, cs_error, ecs, list_all
+from tests.support.twin import REPO, run_playbook
 
 EXTRA = 1000
 
@@ -131,6 +133,50 @@ def test_counter_counts_front_calls_per_action(fleet):
     # the front's own reads of its members (the listing asked each for its detail) are not client calls
     assert after["cs:DescribeClusterDetail"] - before.get("cs:DescribeClusterDetail", 0) == 1
     assert fleet.status()["cloud_requests"] == after
+
+
+FLEET_PLAYBOOK = """
+- name: Every cluster of the fleet, reached through its own host vars
+  hosts: k8s_clusters
+  gather_facts: false
+  tasks:
+    - name: nodes of this host's cluster
+      kubernetes.core.k8s_info:
+        kind: Node
+        kubeconfig: "{{ k8s_kubeconfig }}"
+      register: nodes
+    - name: what the inventory says about this host
+      ansible.builtin.set_fact:
+        seen:
+          nodes: "{{ nodes.resources | map(attribute='metadata.name') | sort }}"
+          ack_cluster_id: "{{ ack_cluster_id }}"
+          ack_region: "{{ ack_region }}"
+          ack_cs_endpoint: "{{ ack_cs_endpoint }}"
+          ack_ecs_endpoint: "{{ ack_ecs_endpoint }}"
+          key_set: "{{ alibaba_access_key_id | length > 0 and alibaba_access_key_secret | length > 0 }}"
+          ontap_hostname: "{{ ontap_hostname }}"
+          bench_fio_runtime: "{{ bench_fio_runtime }}"
+"""
+
+
+def test_fleet_inventory_gives_each_host_its_clusters_vars(fleet):
+    path = fleet.dir / "fleet-inventory.yml"
+    path.write_text(FLEET_PLAYBOOK)
+    run = run_playbook(path, inventory=REPO / "inventories" / "twin-fleet", record_dir=fleet.dir,
+                       env={**os.environ, "STORAGEPERF_TWIN_DIR": str(fleet.dir)})
+    assert run.rc == 0, run.stdout + run.stderr
+    seen = {r["host"]: r["result"]["ansible_facts"]["seen"] for r in run.results if r["task"] == "what the inventory says about this host"}
+    assert sorted(seen) == ["twin-1", "twin-2", "twin-3"]
+    for name, vars_ in seen.items():
+        t = fleet.member(name)
+        a = t.cloud["alibaba"]
+        assert vars_["nodes"] == sorted(node_names(t))
+        assert (vars_["ack_cluster_id"], vars_["ack_region"], vars_["ack_cs_endpoint"], vars_["ack_ecs_endpoint"]) == \
+            (a["cluster_id"], a["region"], a["cs_endpoint"], a["ecs_endpoint"])
+        assert vars_["key_set"] is True
+        assert vars_["ontap_hostname"] == t.cloud["ontap"]["management_lif"]
+        assert str(vars_["bench_fio_runtime"]) == "5"
+    assert len({v["ack_cluster_id"] for v in seen.values()}) == 3
 
 
 def test_down_one_cluster_leaves_the_others_serving(fleet):
