@@ -1,0 +1,147 @@
+"""A fleet of three twin clusters run as one inventory (inventories/twin-fleet) with -f 3.
+
+Every playbook runs on all three at once; each cluster keeps its own run id, result document and
+report directory; a cluster that becomes unreachable mid-run fails alone while the others finish, and
+the job's set_stats (what AWX keeps as artifacts, read here through ansible-runner) hold every cluster.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support.fleet import Fleet
+from tests.support.twin import REPO, VENV_BIN, PlaybookRun, run_playbook
+
+INVENTORY = REPO / "inventories" / "twin-fleet"
+HOSTS = ["twin-1", "twin-2", "twin-3"]
+SMALL_BENCH = {"volumes": 8, "pvcs_per_pod": 4}
+
+
+def fleet_env(fleet: Fleet, reports: Path) -> dict[str, str]:
+    # no KUBECONFIG / K8S_AUTH_*: each host brings its own cluster through the inventory
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("K8S_AUTH_", "KUBECONFIG"))}
+    env.update(STORAGEPERF_TWIN_DIR=str(fleet.dir), HOME=str(fleet.dir / "home"), ANSIBLE_FORKS="3",
+               PATH=f"{VENV_BIN}:{env.get('PATH', '')}")
+    reports.mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def run_on_fleet(fleet: Fleet, playbook: str, reports: Path, extra_vars: dict | None = None) -> PlaybookRun:
+    return run_playbook(REPO / "playbooks" / playbook, inventory=INVENTORY, env=fleet_env(fleet, reports),
+                        extra_vars={"reports_dir": str(reports), **(extra_vars or {})}, record_dir=fleet.dir)
+
+
+def recap(run: PlaybookRun) -> dict[str, dict[str, int]]:
+    """PLAY RECAP counts per host: {'twin-1': {'ok': 5, 'failed': 0, ...}}."""
+    out = {}
+    for line in run.stdout.split("PLAY RECAP", 1)[1].splitlines()[1:]:
+        if ":" not in line:
+            continue
+        host, counts = line.split(":", 1)
+        out[host.strip()] = {k: int(v) for k, v in (pair.split("=") for pair in counts.split())}
+    return out
+
+
+def server_of(fleet: Fleet, host: str) -> str:
+    return yaml.safe_load((fleet.dir / host / "kubeconfig").read_text())["clusters"][0]["cluster"]["server"]
+
+
+def results_per_cluster(reports: Path) -> dict[str, list[dict]]:
+    return {d.name: [json.loads(p.read_text()) for p in sorted(d.glob("*/result.json"))]
+            for d in sorted(reports.iterdir()) if d.is_dir()}
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    with Fleet(tmp_path_factory.mktemp("fleet"), clusters=3, nodes=2) as f:
+        yield f
+
+
+def test_tuning_playbooks_run_on_every_cluster_at_once(fleet, tmp_path):
+    info = run_on_fleet(fleet, "cluster_info.yml", tmp_path)
+    assert info.rc == 0, info.stdout + info.stderr
+    assert sorted(h for h in recap(info) if h != "localhost") == HOSTS
+    servers = {r["host"]: r["result"]["api_host"] for r in info.results if r["task"] == "Read the cluster's storage facts"}
+    assert servers == {h: server_of(fleet, h) for h in HOSTS} and len(set(servers.values())) == 3
+
+    for playbook in ("enable_parallel_attach.yml", "tune_trident.yml"):
+        run = run_on_fleet(fleet, playbook, tmp_path)
+        assert run.rc == 0, run.stdout + run.stderr
+        counts = recap(run)
+        assert all(counts[h]["failed"] == 0 and counts[h]["changed"] > 0 for h in HOSTS), counts
+
+    # each cluster's own ACK cluster id was changed, through one shared cloud endpoint
+    stats = [r for r in run_on_fleet(fleet, "enable_parallel_attach.yml", tmp_path).results
+             if "Publish what changed" in r["task"]]
+    published = {}
+    for r in stats:
+        published.update(r["result"]["ansible_stats"]["data"]["ack_parallel_attach"])
+    assert sorted(published) == HOSTS and not any(p["changed"] for p in published.values())  # idempotent rerun
+
+
+def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
+    reports = tmp_path / "reports"
+    run = run_on_fleet(fleet, "bench_csi_lifecycle.yml", reports, SMALL_BENCH)
+    assert run.rc == 0, run.stdout + run.stderr
+    docs = results_per_cluster(reports)
+    assert sorted(docs) == HOSTS and all(len(d) == 1 for d in docs.values())
+    run_ids = {h: d[0]["run_id"] for h, d in docs.items()}
+    assert len(set(run_ids.values())) == 3
+    for host, [doc] in docs.items():
+        assert doc["status"] == "ok" and doc["cluster"]["name"] == host
+        assert doc["cluster"]["server"] == server_of(fleet, host)
+        [variant] = doc["variants"]
+        steps = variant["runs"][0]["steps"]
+        assert len(steps) == 8 and all(s["status"] == "ok" and s["count"] == 8 for s in steps), steps
+        assert (reports / host / doc["run_id"] / "report.html").is_file()
+    published = {}
+    for r in run.results:
+        if "Publish the outcome" in r["task"]:
+            published.update(r["result"]["ansible_stats"]["data"]["bench_csi_lifecycle"])
+    assert {h: p["run_id"] for h, p in published.items()} == run_ids
+
+
+def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tmp_path):
+    """Through ansible-runner, the engine AWX runs jobs with: twin-2's API server stops after its preflight."""
+    ansible_runner = pytest.importorskip("ansible_runner")
+    reports = tmp_path / "reports"
+    with Fleet(tmp_path / "fleet", clusters=3, nodes=2) as fleet:
+        env = fleet_env(fleet, reports)
+        env.update(ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(REPO / "collections"))
+        stopped = []
+
+        def on_event(event: dict) -> bool:
+            data = event.get("event_data") or {}
+            # the preflight reached twin-2: from here on its cluster is gone, mid-run
+            if (event.get("event") == "runner_on_ok" and data.get("host") == "twin-2"
+                    and data.get("task", "").startswith("Check the inputs and the cluster") and not stopped):
+                fleet.down("twin-2")
+                stopped.append(True)
+            return True
+
+        (tmp_path / "job").mkdir()
+        job = ansible_runner.run(private_data_dir=str(tmp_path / "job"), project_dir=str(REPO),
+                                 playbook=str(REPO / "playbooks" / "bench_csi_lifecycle.yml"),
+                                 inventory=str(INVENTORY), envvars=env, forks=3, quiet=True,
+                                 extravars={"reports_dir": str(reports), **SMALL_BENCH}, event_handler=on_event)
+        assert stopped, "twin-2's preflight never finished"
+        assert job.status == "failed"
+        assert set(job.stats["failures"]) == {"twin-2"}, job.stats
+        assert {"twin-1", "twin-3"} <= set(job.stats["ok"])
+
+        docs = results_per_cluster(reports)
+        for host in ("twin-1", "twin-3"):
+            [doc] = docs[host]
+            assert doc["status"] == "ok" and all(s["status"] == "ok" for s in doc["variants"][0]["runs"][0]["steps"])
+        [failed] = docs["twin-2"]
+        assert failed["status"] == "failed" and failed["cluster"]["name"] == "twin-2"
+
+        [final] = [e for e in job.events if e["event"] == "playbook_on_stats"]
+        artifacts = final["event_data"]["artifact_data"]
+        assert set(artifacts["bench_csi_lifecycle"]) == set(HOSTS)
+        assert artifacts["bench_csi_lifecycle"]["twin-2"]["status"] == "failed"
+        assert {artifacts["bench_csi_lifecycle"][h]["status"] for h in ("twin-1", "twin-3")} == {"ok"}
