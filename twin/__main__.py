@@ -34,6 +34,8 @@ def _args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--node-pools", type=int, default=1, help="node pools the nodes are spread over")
     p.add_argument("--time-scale", type=float, default=1.0, help="multiply every calibrated latency by this")
     p.add_argument("--crds", default="snapshot,trident", help="CRD sets to install at start (comma list, or 'none')")
+    p.add_argument("--ack-extra-clusters", type=int, default=0,
+                   help="synthetic ACK clusters (cloud side only, no API server) to list next to the real ones")
     p.add_argument("--name", help="fault name (fault verb)")
     p.add_argument("--rule", help="fault rule as JSON (fault verb)")
     p.add_argument("--clear", action="store_true", help="clear the named fault, or all (fault verb)")
@@ -83,7 +85,8 @@ def up(a: argparse.Namespace) -> int:
     for f in ("ready", "kubeconfig", "cloud.json"):
         (d / f).unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "twin", "serve", "--dir", str(d), "--nodes", str(a.nodes),
-           "--node-pools", str(a.node_pools), "--time-scale", str(a.time_scale), "--crds", a.crds]
+           "--node-pools", str(a.node_pools), "--time-scale", str(a.time_scale), "--crds", a.crds,
+           "--ack-extra-clusters", str(a.ack_extra_clusters)]
     logf = open(d / "twin.log", "ab")
     proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent, stdout=logf, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
@@ -140,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
         crds = tuple(c for c in a.crds.split(",") if c and c != "none")
         (a.dir / "twin.pid").write_text(str(os.getpid())) if not (a.dir / "twin.pid").exists() else None
-        asyncio.run(serve(a.dir.resolve(), nodes=a.nodes, node_pools=a.node_pools, time_scale=a.time_scale, crds=crds))
+        asyncio.run(serve(a.dir.resolve(), nodes=a.nodes, node_pools=a.node_pools, time_scale=a.time_scale, crds=crds,
+                          extra_clusters=a.ack_extra_clusters))
         return 0
     if a.verb == "status":
         print(json.dumps(_admin(a.dir.resolve(), "stats", {}), indent=2))

@@ -53,8 +53,14 @@ class Cluster:
     alibaba: dict[str, Any]
 
     def __init__(self, directory: Path, *, nodes: int = 3, node_pools: int = 1, time_scale: float = 1.0,
-                 crds: tuple[str, ...] = ("snapshot", "trident"), seed: str = "") -> None:
+                 crds: tuple[str, ...] = ("snapshot", "trident"), seed: str = "", name: str = "",
+                 extra_clusters: int = 0, fleet_token: str = "") -> None:
         self.dir = Path(directory)
+        self.name = name  # the ACK cluster name (a fleet's twin-1..twin-N); empty: the single twin's default
+        self.extra_clusters = extra_clusters  # synthetic ACK clusters next to this one (twin/cloud/ack_clusters.py)
+        self.fleet_token = fleet_token  # set when a fleet front (twin/fleet.py) relays the cloud calls
+        self.api_runner: web.AppRunner | None = None
+        self.cloud_requests: Any = None  # () -> {"product:Action": calls}, set by twin/cloud/alibaba.py
         self.node_count = nodes
         self.node_pools = node_pools
         self.time_scale = time_scale
@@ -101,6 +107,7 @@ class Cluster:
         exec_runner.bind(self)
         api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),))
         server_url = await self.serve_app(api.app)
+        self.api_runner = self.runners[-1]
         for cls in all_controllers():
             c = cls(self)
             self.controllers.append(c)
@@ -157,13 +164,30 @@ class Cluster:
             self.settings.update(body)
             return web.json_response(self.settings)
         if verb == "stats":
-            return web.json_response({"objects": sum(len(v) for v in self.store.objects.values()),
-                                      "resourceVersion": self.store.rv, "requests": self.store.request_count,
-                                      "nodes": self.nodes})
+            return web.json_response(self.stats())
+        if verb == "stop_apiserver":
+            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self.stop_apiserver()))
+            return web.json_response({"apiserver": "stopping"})
         handler = self.admin_handlers.get(verb)
         if handler:
             return web.json_response(await handler(body))
         return web.json_response({"error": f"unknown verb {verb}"}, status=404)
+
+    def stats(self) -> dict[str, Any]:
+        return {"objects": sum(len(v) for v in self.store.objects.values()), "resourceVersion": self.store.rv,
+                "requests": self.store.request_count, "nodes": self.nodes,
+                "apiserver": "serving" if self.api_runner is not None else "stopped",
+                "cloud_requests": self.cloud_requests() if self.cloud_requests else {}}
+
+    async def stop_apiserver(self) -> None:
+        """`down --cluster NAME`: close the Kubernetes API server's port (clients get connection refused);
+        controllers and cloud endpoints go on, as when a cluster's API server becomes unreachable."""
+        runner, self.api_runner = self.api_runner, None
+        if runner is not None:
+            self.runners.remove(runner)
+            await runner.cleanup()
+            (self.dir / "ready").unlink(missing_ok=True)
+            log.info("API server stopped (down --cluster)")
 
     async def stop(self) -> None:
         for t in self.tasks:

@@ -2,7 +2,12 @@
 
 Shapes follow the alibabacloud_cs20151215 models (REFERENCE.md, "ACK parallel disk attach"):
 DescribeClusterDetail, ListClusterAddonInstances, GetClusterAddonInstance, ModifyClusterAddon,
-DescribeClusterNodePools, DescribeClusterNodePoolDetail, ModifyClusterNodePool, DescribeClusterNodes.
+DescribeClusterNodePools, DescribeClusterNodePoolDetail, ModifyClusterNodePool, DescribeClusterNodes, and the
+cluster directory (twin/cloud/ack_clusters.py): DescribeClustersV1, DescribeClusterUserKubeconfig,
+DescribeClusterAddonsVersion, over this cluster and the synthetic ones (`up --ack-extra-clusters N`).
+
+A fleet (`up --clusters N`) serves one AckApi per cluster process behind twin/fleet.py's front, which
+subclasses this class: `dispatch`, `all_details` and `kubeconfig_for` are what it overrides.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from aiohttp import web
 
+from . import ack_clusters
 from .addons import AddonUpdates, parse_config
 from .errors import CsError, PopError, request_id
 from .gateway import Gateway
@@ -24,18 +30,29 @@ if TYPE_CHECKING:
 CREATED = "2025-01-06T10:21:33+08:00"
 NODEPOOL_UPDATE_SECONDS = 10.0  # ModifyClusterNodePool keeps the pool `updating` this long (scaled)
 MAX_PAGE_SIZE = 100
+TRUSTED_HEADER = "X-Twin-Fleet-Token"  # set by twin/fleet.py on calls it already authenticated and counted
 
 Handler = Callable[[web.Request, dict], Awaitable[Any]]
 
 
+def not_found(cid: str) -> CsError:
+    return CsError(404, "ErrorClusterNotFound", f"cluster {cid} not found")
+
+
 class AckApi:
-    def __init__(self, cluster: Cluster, gateway: Gateway, addons: AddonUpdates) -> None:
+    def __init__(self, cluster: Cluster | None, gateway: Gateway, addons: AddonUpdates | None,
+                 extra: dict[str, dict[str, Any]] | None = None, trusted_token: str = "") -> None:
         self.cluster = cluster
         self.gw = gateway
         self.addons = addons
+        self.extra = extra or {}  # synthetic clusters by id (DescribeClusterDetail docs)
+        self.trusted_token = trusted_token  # a fleet front's calls carry it instead of being signed again
         self.pool_state: dict[str, str] = {}
         self.app = web.Application()
         r = self.app.router
+        r.add_get("/api/v1/clusters", self._wrap("DescribeClustersV1", self.list_clusters))
+        r.add_get("/k8s/{cid}/user_config", self._wrap("DescribeClusterUserKubeconfig", self.user_config))
+        r.add_get("/clusters/{cid}/components/version", self._wrap("DescribeClusterAddonsVersion", self.addons_version))
         r.add_get("/clusters/{cid}", self._wrap("DescribeClusterDetail", self.cluster_detail))
         r.add_get("/clusters/{cid}/addon_instances", self._wrap("ListClusterAddonInstances", self.list_addons))
         r.add_get("/clusters/{cid}/addon_instances/{name}", self._wrap("GetClusterAddonInstance", self.get_addon))
@@ -48,6 +65,7 @@ class AckApi:
 
     @property
     def cloud(self) -> Any:
+        assert self.cluster is not None
         return self.cluster.cloud
 
     # plumbing ---------------------------------------------------------------------------------
@@ -57,8 +75,10 @@ class AckApi:
         async def handle(request: web.Request) -> web.Response:
             rid = request_id()
             body = await request.read()
+            trusted = bool(self.trusted_token) and request.headers.get(TRUSTED_HEADER) == self.trusted_token
             try:
-                verify_roa(request, body, self.gw.credentials)
+                if not trusted:
+                    verify_roa(request, body, self.gw.credentials)
             except PopError as e:
                 self.gw.rejected[e.code] += 1
                 return e.response(rid)
@@ -67,22 +87,64 @@ class AckApi:
             except PopError as e:
                 return e.response(rid)
             try:
-                if request.match_info["cid"] != self.cloud.cluster_id:
-                    raise CsError(404, "ErrorClusterNotFound", f"cluster {request.match_info['cid']} not found")
                 doc = json.loads(body) if body else {}
-                result = await fn(request, doc)
+                result = await self.dispatch(action, fn, request, doc, body)
             except PopError as e:
                 self.gw.served(name, error=True)
                 return e.response(rid)
             except ValueError:
                 self.gw.served(name, error=True)
                 return CsError(400, "ErrorInvalidJson", "the request body is not valid JSON").response(rid)
+            if isinstance(result, web.Response):  # a fleet front's proxied answer
+                self.gw.served(name, error=result.status >= 400,
+                               detail=request.match_info.get("name") or request.match_info.get("np") or "")
+                return result
             self.gw.served(name, detail=request.match_info.get("name") or request.match_info.get("np") or "")
             resp = web.Response(body=json.dumps(result), content_type="application/json")
             resp.headers["x-acs-request-id"] = rid
             return resp
 
         return handle
+
+    async def dispatch(self, action: str, fn: Handler, request: web.Request, doc: dict, body: bytes) -> Any:
+        """Run the handler for this cluster, answer for a synthetic one, or ErrorClusterNotFound."""
+        cid = request.match_info.get("cid")
+        if cid is None or cid == self.cloud.cluster_id:
+            return await fn(request, doc)
+        if cid in self.extra:
+            return self.synthetic(action, self.extra[cid], request)
+        raise not_found(cid)
+
+    def synthetic(self, action: str, detail: dict[str, Any], request: web.Request) -> Any:
+        """What a cloud-only cluster answers: its detail, default addons, no node pools, no nodes."""
+        cid = detail["cluster_id"]
+        addons = ack_clusters.synthetic_addons()
+        if action == "DescribeClusterDetail":
+            return detail
+        if action == "DescribeClusterUserKubeconfig":
+            return ack_clusters.user_config(ack_clusters.unreachable_kubeconfig(cid), request.query)
+        if action == "DescribeClusterAddonsVersion":
+            return ack_clusters.addons_version((a["name"], a["version"]) for a in addons.values())
+        if action == "ListClusterAddonInstances":
+            return {"addons": [{"name": a["name"], "version": a["version"], "state": a["state"]} for a in addons.values()]}
+        if action == "GetClusterAddonInstance" and request.match_info["name"] in addons:
+            return dict(addons[request.match_info["name"]],
+                        logging={"capable": False, "enabled": False, "log_project": "", "logstore": ""})
+        if action == "DescribeClusterNodePools":
+            return {"nodepools": []}
+        if action == "DescribeClusterNodes":
+            return {"nodes": [], "page": {"page_number": 1, "page_size": 10, "total_count": 0}}
+        if action in ("GetClusterAddonInstance", "ModifyClusterAddon"):
+            raise CsError(404, "ErrorAddonNotFound", f"addon {request.match_info['name']} is not installed in cluster {cid}")
+        raise CsError(404, "ErrorNodePoolNotFound", f"node pool {request.match_info.get('np', '')} not found in cluster {cid}")
+
+    async def all_details(self) -> list[dict[str, Any]]:
+        """DescribeClusterDetail of every cluster this account has: the real ones first, then the synthetic."""
+        return [await self.cluster_detail(None, {}), *self.extra.values()]
+
+    def kubeconfig_for(self, cid: str) -> str:
+        assert self.cluster is not None
+        return (self.cluster.dir / "kubeconfig").read_text()
 
     async def _unknown(self, request: web.Request) -> web.Response:
         return PopError(404, "InvalidAction.NotFound",
@@ -102,14 +164,23 @@ class AckApi:
         return p
 
     # cluster ----------------------------------------------------------------------------------
-    async def cluster_detail(self, request: web.Request, doc: dict) -> dict:
+    async def cluster_detail(self, request: web.Request | None, doc: dict) -> dict:
         c = self.cloud
-        return {"cluster_id": c.cluster_id, "name": c.cluster_name, "region_id": c.region, "state": "running",
-                "cluster_type": c.cluster_type, "profile": "Default", "cluster_spec": "ack.pro.small",
-                "current_version": c.cluster_version, "init_version": c.cluster_version,
-                "zone_id": next(iter(c.instances.values())).zone if c.instances else "", "vpc_id": "vpc-twin",
-                "size": len(c.instances), "resource_group_id": "rg-twin", "created": CREATED, "updated": CREATED,
-                "deletion_protection": False, "tags": [], "meta_data": json.dumps({"Addons": []})}
+        return ack_clusters.detail_doc(cluster_id=c.cluster_id, name=c.cluster_name, region_id=c.region,
+                                       cluster_type=c.cluster_type, cluster_spec="ack.pro.small",
+                                       version=c.cluster_version, size=len(c.instances),
+                                       zone_id=next(iter(c.instances.values())).zone if c.instances else "",
+                                       tags=list(c.cluster_tags))
+
+    # the directory: every cluster of the account -------------------------------------------------
+    async def list_clusters(self, request: web.Request, doc: dict) -> dict:
+        return ack_clusters.list_clusters(await self.all_details(), request.query)
+
+    async def user_config(self, request: web.Request, doc: dict) -> dict:
+        return ack_clusters.user_config(self.kubeconfig_for(request.match_info["cid"]), request.query)
+
+    async def addons_version(self, request: web.Request, doc: dict) -> dict:
+        return ack_clusters.addons_version((a.name, a.version) for a in self.cloud.addons.values())
 
     # addons -----------------------------------------------------------------------------------
     async def list_addons(self, request: web.Request, doc: dict) -> dict:
@@ -127,6 +198,7 @@ class AckApi:
         if config is None:
             raise CsError(400, "ErrorInvalidAddonConfig",
                           'config must be a JSON object serialised as a string, e.g. {"config": "{\\"FeatureGate\\": \\"\\"}"}')
+        assert self.addons is not None
         if self.addons.busy(name):
             raise CsError(400, "ErrorAddonStatusConflict",
                           f"addon {name} is {self.cloud.addons[name].state}; retry after it is active or failed")
@@ -173,6 +245,7 @@ class AckApi:
             self.cloud.set_node_pool_tags(pool.id, [{"key": str(t["key"]), "value": str(t.get("value", ""))}
                                                     for t in tags])
         self.pool_state[np] = "updating"
+        assert self.cluster is not None
         asyncio.get_running_loop().call_later(NODEPOOL_UPDATE_SECONDS * self.cluster.time_scale,
                                               self.pool_state.pop, np, None)
         return {"nodepool_id": np, "task_id": "T-" + secrets.token_hex(10), "request_id": request_id()}

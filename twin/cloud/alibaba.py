@@ -4,6 +4,8 @@ cloud.json gets {"alibaba": {region, cluster_id, cs_endpoint, ecs_endpoint, acce
 sts: {...}}}. The endpoints are plain HTTP on loopback (aliyun-python-sdk-core's default protocol), written with
 their scheme so that a client defaulting bare hosts to HTTPS still reaches them.
 
+`--ack-extra-clusters N` adds N synthetic clusters to the ACK account (twin/cloud/ack_clusters.py).
+
 Admin door, POST /_twin/alibaba (the twin's bearer token):
   {}                                   -> call counts per "product:Action" (calls, ok, throttled, failed,
                                           rejected, writes, max_in_flight), resource_types_seen
@@ -22,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .ack import AckApi
+from .ack_clusters import synthetic_clusters
 from .addons import AddonUpdates
 from .csi_workloads import CsiWorkloads
 from .ecs import EcsApi
@@ -40,8 +43,9 @@ async def start(cluster: Cluster) -> dict[str, Any]:
     workloads.ensure()
     cluster.cloud.subscribe(workloads.on_change)
     addons = AddonUpdates(cluster, roll=workloads.roll)
-    ack = AckApi(cluster, gw, addons)
-    ecs = EcsApi(cluster, gw)
+    extra = synthetic_clusters(cluster.extra_clusters, cluster.seed)
+    ack = AckApi(cluster, gw, addons, extra=extra, trusted_token=cluster.fleet_token)
+    ecs = EcsApi(cluster, gw, trusted_token=cluster.fleet_token)
     cs_url = await cluster.serve_app(ack.app, tls=False)
     ecs_url = await cluster.serve_app(ecs.app, tls=False)
 
@@ -60,6 +64,7 @@ async def start(cluster: Cluster) -> dict[str, Any]:
 
     cluster.admin_handlers["alibaba"] = admin
     cluster.alibaba = {"gateway": gw, "addons": addons, "workloads": workloads}  # for in-process tests
+    cluster.cloud_requests = lambda: dict(gw.calls)  # `python -m twin status` shows them
     return {"alibaba": {
         "region": cluster.cloud.region, "cluster_id": cluster.cloud.cluster_id,
         "cs_endpoint": cs_url, "ecs_endpoint": ecs_url,

@@ -118,6 +118,7 @@ class CloudState:
         self.cluster_name = "storageperf-twin"
         self.cluster_version = CLUSTER_VERSION
         self.cluster_type = "ManagedKubernetes"
+        self.cluster_tags: list[dict[str, str]] = []  # DescribeClusterDetail/DescribeClustersV1 tags [{key, value}]
         self.addons: dict[str, Addon] = {}
         self.node_pools: dict[str, NodePool] = {}
         self.instances: dict[str, Instance] = {}
@@ -147,6 +148,9 @@ class CloudState:
     @classmethod
     def for_cluster(cls, cluster: Cluster) -> CloudState:
         st = cls.from_nodes(cluster.nodes, cluster.seed)
+        if getattr(cluster, "name", ""):
+            st.cluster_name = cluster.name
+            st.cluster_tags = [{"key": "env", "value": "twin"}, {"key": "twin-fleet", "value": cluster.name}]
         cluster.admin_handlers["cloud"] = st.admin
         return st
 
