@@ -54,11 +54,12 @@ class Cluster:
 
     def __init__(self, directory: Path, *, nodes: int = 3, node_pools: int = 1, time_scale: float = 1.0,
                  crds: tuple[str, ...] = ("snapshot", "trident"), seed: str = "", name: str = "",
-                 extra_clusters: int = 0, fleet_token: str = "") -> None:
+                 extra_clusters: int = 0, fleet_token: str = "", node_offset: int = 0) -> None:
         self.dir = Path(directory)
         self.name = name  # the ACK cluster name (a fleet's twin-1..twin-N); empty: the single twin's default
         self.extra_clusters = extra_clusters  # synthetic ACK clusters next to this one (twin/cloud/ack_clusters.py)
         self.fleet_token = fleet_token  # set when a fleet front (twin/fleet.py) relays the cloud calls
+        self.node_offset = node_offset  # a fleet member's nodes are numbered from here (distinct names and IPs)
         self.api_runner: web.AppRunner | None = None
         self.cloud_requests: Any = None  # () -> {"product:Action": calls}, set by twin/cloud/alibaba.py
         self.node_count = nodes
@@ -96,7 +97,7 @@ class Cluster:
         self.ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.ssl.load_cert_chain(crt, key)
         self._install_crds()
-        self.nodes = nodes.register(self.store, self.node_count, self.node_pools, self.seed)
+        self.nodes = nodes.register(self.store, self.node_count, self.node_pools, self.seed, offset=self.node_offset)
         # cloud state (ACK addons, ECS instances/disks) and Trident's backend registry, read by the storage controllers
         from .cloud.state import CloudState
         self.cloud = CloudState.for_cluster(self)
@@ -113,6 +114,11 @@ class Cluster:
             self.controllers.append(c)
             self.tasks.append(asyncio.ensure_future(self._supervise(c)))
         cloud_doc = await cloud.start(self)
+        if self.fleet_token:
+            # the fleet front's door to this member (stats, faults, stop_apiserver), open when the API server is not
+            admin = web.Application()
+            admin.router.add_post("/_twin/{verb}", self._admin)
+            cloud_doc["fleet_admin"] = await self.serve_app(admin, tls=False)
         self._write_kubeconfig(server_url, ca)
         write_atomic(self.dir / "cloud.json", json.dumps(cloud_doc, indent=2))
         write_atomic(self.dir / "ready", server_url + "\n", 0o644)
@@ -150,7 +156,8 @@ class Cluster:
 
     # admin (the twin's own control door: faults, settings) ------------------------------------
     async def _admin(self, request: web.Request) -> web.Response:
-        if request.headers.get("Authorization") != f"Bearer {self.token}":
+        auth = request.headers.get("Authorization")
+        if auth != f"Bearer {self.token}" and not (self.fleet_token and auth == f"Bearer {self.fleet_token}"):
             return web.json_response({"error": "unauthorized"}, status=401)
         verb = request.match_info["verb"]
         body = await request.json() if request.can_read_body else {}

@@ -52,13 +52,15 @@ def node_object(i: int, pool: str, instance: str) -> dict:
     }
 
 
-def register(store: Store, count: int, pools: int = 1, seed: str = "") -> list[dict]:
-    """Create `count` nodes spread over `pools` node pools; returns [{name, instance_id, nodepool_id}]."""
+def register(store: Store, count: int, pools: int = 1, seed: str = "", offset: int = 0) -> list[dict]:
+    """Create `count` nodes spread over `pools` node pools; returns [{name, instance_id, nodepool_id}].
+
+    offset: the first node's number (a fleet's clusters get distinct node names and addresses)."""
     nodes_rt = store.rt("", "v1", "nodes")
     csinode_rt = store.rt("storage.k8s.io", "v1", "csinodes")
     out = []
-    for i in range(count):
-        pool = f"np{hashlib.sha1(f'{seed}pool{i % pools}'.encode()).hexdigest()[:24]}"
+    for i in range(offset, offset + count):
+        pool = f"np{hashlib.sha1(f'{seed}pool{(i - offset) % pools}'.encode()).hexdigest()[:24]}"
         inst = instance_id(i, seed)
         node = node_object(i, pool, inst)
         created = store.create(nodes_rt, None, node)

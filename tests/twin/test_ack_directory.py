@@ -8,43 +8,11 @@ import json
 import pytest
 import yaml
 from aliyunsdkcore.acs_exception.exceptions import ServerException
-from aliyunsdkcore.client import AcsClient
-from aliyunsdkcore.request import CommonRequest
 
+from tests.support.fleet import cs, cs_error, list_all
 from tests.support.twin import Twin
 
 EXTRA = 1000
-
-
-def cs(cloud: dict, path: str, query: dict | None = None, secret: str | None = None) -> dict:
-    """One signed ROA GET against the twin's ACK endpoint, as plugins/module_utils/aliyun.py sends it."""
-    a = cloud["alibaba"]
-    client = AcsClient(ak=a["access_key_id"], secret=secret or a["access_key_secret"], region_id=a["region"],
-                       auto_retry=False)
-    req = CommonRequest(domain=a["cs_endpoint"].split("//", 1)[1], version="2015-12-15", uri_pattern=path)
-    req.set_method("GET")
-    req.set_protocol_type("http")
-    req.add_header("Accept", "application/json")
-    for k, v in (query or {}).items():
-        req.add_query_param(k, str(v))
-    return json.loads(client.do_action_with_exception(req))
-
-
-def cs_error(exc: ServerException) -> dict:
-    """ACK's own error body, which the SDK leaves unparsed after 'ServerResponseBody:'."""
-    return json.loads(exc.get_error_msg().split(":", 1)[1])
-
-
-def list_all(cloud: dict, **query) -> tuple[list[dict], list[dict]]:
-    """Every cluster, page by page (page_size 100); also the page_info of each page."""
-    clusters, infos, number = [], [], 1
-    while True:
-        page = cs(cloud, "/api/v1/clusters", dict(query, page_size=100, page_number=number))
-        clusters += page["clusters"]
-        infos.append(page["page_info"])
-        if number * 100 >= page["page_info"]["total_count"]:
-            return clusters, infos
-        number += 1
 
 
 def requests(twin: Twin) -> dict:
