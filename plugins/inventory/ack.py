@@ -271,11 +271,18 @@ def write_private(path, text):
 
 
 def private_dir(path):
-    try:
-        os.makedirs(path, mode=0o700)
-    except OSError as e:
-        if e.errno != errno.EEXIST or not os.path.isdir(path):
-            raise AnsibleError("kubeconfig_dir %s cannot be created: %s" % (path, e.strerror or to_native(e)))
+    """Create `path` and any missing parent with mode 0700 (os.makedirs gives parents the umask's mode)."""
+    missing = []
+    head = path
+    while head and not os.path.isdir(head):
+        missing.append(head)
+        head = os.path.dirname(head)
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except OSError as e:
+            if e.errno != errno.EEXIST or not os.path.isdir(d):
+                raise AnsibleError("kubeconfig_dir %s cannot be created: %s" % (path, e.strerror or to_native(e)))
 
 
 def parse_expiration(text):
