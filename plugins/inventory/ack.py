@@ -150,6 +150,7 @@ keyed_groups:
 groups:
   big: ack_node_count >= 50
 
+---
 # all.ack.yml - every cluster in any state, named by id, through a VPC endpoint, cached for 10 minutes
 plugin: storageperf.k8s.ack
 endpoint: cs-vpc.cn-hangzhou.aliyuncs.com

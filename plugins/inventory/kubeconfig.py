@@ -61,7 +61,8 @@ EXAMPLES = r"""
 # clusters.kubeconfig.yml - every context of ~/.kube/config (or of $KUBECONFIG)
 plugin: storageperf.k8s.kubeconfig
 
-# fleet.kubeconfig.yml - the prod contexts of three files, grouped by file and by API server host
+---
+# fleet.kubeconfig.yml - the prod and lab contexts of three files, grouped by file and by API server host
 plugin: storageperf.k8s.kubeconfig
 kubeconfigs:
   - ~/.kube/prod-hangzhou.yaml
@@ -69,6 +70,7 @@ kubeconfigs:
   - kubeconfigs/lab.yaml          # next to this file
 contexts:
   - "prod-*"
+  - "lab-*"
 keyed_groups:
   - key: k8s_kubeconfig | basename | splitext | first
     prefix: kubeconfig
@@ -80,6 +82,7 @@ compose:
   # a virtualenv with the kubernetes client instead of the controller's Python
   ansible_python_interpreter: "'/opt/k8s-venv/bin/python'"
 
+---
 # Keep the listing in a JSON file cache for an hour (the files are read again when they change)
 plugin: storageperf.k8s.kubeconfig
 cache: true
@@ -92,16 +95,12 @@ import fnmatch
 import os
 import re
 
+import yaml  # an ansible-core dependency
 from ansible.errors import AnsibleParserError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
 from ansible_collections.storageperf.k8s.plugins.plugin_utils.cluster_inventory import ClusterInventory, host_name
-
-try:
-    import yaml
-except ImportError:  # pragma: no cover - ansible-core depends on PyYAML
-    yaml = None
 
 CONFIG_SUFFIXES = (".kubeconfig.yml", ".kubeconfig.yaml")
 _PLUGIN_LINE = re.compile(r"^plugin:\s*[\"']?storageperf\.k8s\.kubeconfig[\"']?\s*(#.*)?$", re.MULTILINE)
@@ -225,9 +224,12 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
                 out.append(os.path.normpath(p))
         return out
 
-    def _list(self, paths, patterns):
+    def _list(self, paths, patterns, source):
         found = []
         for path in paths:
+            if not self.get_option("kubeconfigs") and not os.path.exists(path):
+                raise AnsibleParserError("kubeconfig %s (the default: KUBECONFIG, else ~/.kube/config) does not exist: "
+                                         "set kubeconfigs in %s" % (path, source))
             contexts = read_contexts(path)
             if not contexts:
                 self.display.warning("kubeconfig %s has no contexts" % path)
@@ -240,14 +242,12 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
 
     def parse(self, inventory, loader, path, cache=True):
         super(InventoryModule, self).parse(inventory, loader, path)
-        if yaml is None:
-            raise AnsibleParserError("storageperf.k8s.kubeconfig needs PyYAML")
         self._read_config_data(path)
         paths = self._paths(path)
         patterns = [str(p) for p in self.get_option("contexts") or []]
         # a file that changed (mtime or size) is read again even within cache_timeout
         query = {"files": [[p, _signature(p)] for p in paths], "contexts": patterns}
-        listing = self.cached_listing(path, cache, query, lambda: self._list(paths, patterns))
+        listing = self.cached_listing(path, cache, query, lambda: self._list(paths, patterns, path))
         names = unique_names([host_name(e["context"]) for e in listing])
         for name, entry in zip(names, listing):
             self.add_cluster(name, {

@@ -136,6 +136,15 @@ def test_a_missing_file_fails_naming_it(tmp_path):
     assert f"kubeconfig {tmp_path / 'nowhere.yaml'} cannot be read" in listing.stderr
 
 
+def test_no_kubeconfig_anywhere_says_where_it_looked(tmp_path):
+    inv = source(tmp_path, name="default.kubeconfig.yml")
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    listing = list_inventory(inv, base_env=env, env={"HOME": str(tmp_path / "empty-home")})
+    assert listing.rc != 0
+    assert f"kubeconfig {tmp_path / 'empty-home' / '.kube' / 'config'} (the default: KUBECONFIG, else ~/.kube/config) " \
+        f"does not exist: set kubeconfigs in {inv}" in listing.stderr
+
+
 def test_cache_keeps_the_listing_and_never_serves_an_edited_file(tmp_path, two_files):
     a, _b = two_files
     cache_dir = tmp_path / "cache"
