@@ -87,6 +87,8 @@ def _fleet_admin(fleet: dict, verb: str, body: dict) -> dict:
             return json.loads(r.read())
     except urllib.error.HTTPError as e:
         raise SystemExit(json.loads(e.read()).get("error") or str(e)) from None
+    except urllib.error.URLError as e:
+        raise SystemExit(f"the fleet's front does not answer ({e.reason}): is it up?") from None
 
 
 def _admin(d: Path, verb: str, body: dict, cluster: str | None = None) -> dict:
@@ -114,7 +116,8 @@ def up(a: argparse.Namespace) -> int:
     d.mkdir(parents=True, exist_ok=True)
     pid = _pid(d)
     if pid and _alive(pid) and (d / "ready").exists():
-        print(f"twin already running (pid {pid}); kubeconfig: {d / 'kubeconfig'}")
+        where = d / ("fleet.json" if (d / "fleet.json").exists() else "kubeconfig")
+        print(f"twin already running (pid {pid}); {where.name}: {where}")
         return 0
     if a.clusters < 1:
         print("--clusters must be 1 or more", file=sys.stderr)

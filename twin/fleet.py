@@ -198,7 +198,10 @@ class Fleet:
         if verb == "stats":
             clusters = {}
             for m in self.members.values():
-                stats = await self.member_admin(m, "stats", {})
+                try:
+                    stats = await self.member_admin(m, "stats", {})
+                except (aiohttp.ClientError, ValueError) as e:  # the member process is gone
+                    stats = {"apiserver": "stopped", "process": f"exited ({m.proc.poll()}): {e}"}
                 clusters[m.name] = {"cluster_id": m.cluster_id, **stats}
             return web.json_response({"clusters": clusters, "extra_clusters": self.extra_clusters,
                                       "cloud_requests": dict(self.gw.calls)})
