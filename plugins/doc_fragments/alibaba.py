@@ -13,7 +13,9 @@ options:
   access_key_id:
     description:
       - AccessKey id of a RAM user (or an STS AccessKey id with O(security_token)).
-      - Falls back to E(ALIBABA_CLOUD_ACCESS_KEY_ID).
+      - Falls back to E(ALIBABA_CLOUD_ACCESS_KEY_ID). When neither the key nor the secret is given either way, the
+        aliyun CLI profile in C(~/.aliyun/config.json) named by E(ALIBABA_CLOUD_PROFILE) (else its current one,
+        mode C(AK) or C(StsToken)) provides all three.
     type: str
     aliases: [alibaba_access_key_id]
   access_key_secret:

@@ -4,10 +4,10 @@
 """Alibaba Cloud calls for the collection: ACK (CS, ROA style) and ECS (RPC style) through aliyun-python-sdk-core.
 
 Every call is a CommonRequest signed by the SDK (signature 1.0, HMAC-SHA1). On top of the SDK this adds what a
-module needs at scale: credentials from options or the ALIBABA_CLOUD_* environment, endpoint overrides,
-retries of throttling (`Throttling*`) and transient server errors with capped, jittered exponential backoff,
-per-action call counts, bounded parallel calls on a thread pool, paging helpers, and errors that say what to
-fix and never carry the secret. The SDK's own retry is switched off so that every attempt is counted and
+module needs at scale: credentials from options, the ALIBABA_CLOUD_* environment or the aliyun CLI profile,
+endpoint overrides, retries of throttling (`Throttling*`) and transient server errors with capped, jittered
+exponential backoff, per-action call counts, bounded parallel calls on a thread pool, paging helpers, and errors
+that say what to fix and never carry the secret. The SDK's own retry is switched off so that every attempt is counted and
 backed off here.
 """
 from __future__ import absolute_import, division, print_function
@@ -52,6 +52,8 @@ ENV_ACCESS_KEY_ID = "ALIBABA_CLOUD_ACCESS_KEY_ID"
 ENV_ACCESS_KEY_SECRET = "ALIBABA_CLOUD_ACCESS_KEY_SECRET"
 ENV_SECURITY_TOKEN = "ALIBABA_CLOUD_SECURITY_TOKEN"
 ENV_REGION = "ALIBABA_CLOUD_REGION_ID"
+ENV_PROFILE = "ALIBABA_CLOUD_PROFILE"
+ENV_CLI_PROFILE_DISABLED = "ALIBABA_CLOUD_CLI_PROFILE_DISABLED"
 
 # The options every Alibaba-facing module shares (module_defaults group `alibaba`).
 ALIBABA_AUTH_ARG_SPEC = dict(
@@ -103,19 +105,69 @@ def split_endpoint(endpoint):
     return text, "https"
 
 
+def cli_profile_path(environ=None):
+    """The aliyun CLI's ~/.aliyun/config.json, or None when there is no home to look in."""
+    if environ is None:
+        return os.path.join(os.path.expanduser("~"), ".aliyun", "config.json")
+    home = environ.get("HOME")
+    return os.path.join(home, ".aliyun", "config.json") if home else None
+
+
+def cli_profile_credentials(environ=None):
+    """(access_key_id, access_key_secret, security_token) of the aliyun CLI profile, or None without a config file.
+
+    As the Alibaba Cloud default credential chain reads it: the profile named by ALIBABA_CLOUD_PROFILE, else the
+    file's `current`; ALIBABA_CLOUD_CLI_PROFILE_DISABLED=true skips the file. Only the static modes (AK, StsToken)
+    are taken: the others need calls to STS or the metadata service that this client does not make.
+    """
+    env = os.environ if environ is None else environ
+    path = cli_profile_path(environ)
+    if str(env.get(ENV_CLI_PROFILE_DISABLED, "")).lower() == "true" or not path or not os.path.isfile(path):
+        return None
+    try:
+        with open(path) as f:
+            config = json.load(f)
+    except (OSError, ValueError) as e:
+        raise AliyunError("cannot read the aliyun CLI profiles in %s: %s" % (path, e), code="InvalidProfile") from None
+    name = env.get(ENV_PROFILE) or (config.get("current") if isinstance(config, dict) else None)
+    profiles = config.get("profiles") if isinstance(config, dict) else None
+    profile = next((p for p in profiles or [] if isinstance(p, dict) and p.get("name") == name), None)
+    if profile is None:
+        if not env.get(ENV_PROFILE):
+            return None  # a config file without a usable current profile: as if there were none
+        raise AliyunError("%s=%s names no profile in %s" % (ENV_PROFILE, name, path), code="InvalidProfile")
+    mode = profile.get("mode") or "AK"
+    if mode not in ("AK", "StsToken"):
+        raise AliyunError("the aliyun CLI profile %r in %s uses mode %s, which this collection cannot use: choose an "
+                          "AK or StsToken profile with %s, or set %s and %s"
+                          % (name, path, mode, ENV_PROFILE, ENV_ACCESS_KEY_ID, ENV_ACCESS_KEY_SECRET),
+                          code="InvalidProfile")
+    key_id, secret = profile.get("access_key_id"), profile.get("access_key_secret")
+    if not key_id or not secret:
+        raise AliyunError("the aliyun CLI profile %r in %s has no access_key_id/access_key_secret" % (name, path),
+                          code="InvalidProfile")
+    return key_id, secret, (profile.get("sts_token") or None) if mode == "StsToken" else None
+
+
 def credentials_from(params, environ=None):
-    """(access_key_id, access_key_secret, security_token) from options, else the ALIBABA_CLOUD_* variables."""
+    """(access_key_id, access_key_secret, security_token) from options, else the ALIBABA_CLOUD_* variables, else
+    the aliyun CLI profile (the order of the Alibaba Cloud default credential chain)."""
     env = os.environ if environ is None else environ
     key_id = params.get("access_key_id") or env.get(ENV_ACCESS_KEY_ID)
     secret = params.get("access_key_secret") or env.get(ENV_ACCESS_KEY_SECRET)
     token = params.get("security_token") or env.get(ENV_SECURITY_TOKEN)
+    if not key_id and not secret:
+        found = cli_profile_credentials(environ)
+        if found:
+            return found
     missing = []
     if not key_id:
         missing.append("access_key_id (or %s)" % ENV_ACCESS_KEY_ID)
     if not secret:
         missing.append("access_key_secret (or %s)" % ENV_ACCESS_KEY_SECRET)
     if missing:
-        raise AliyunError("no Alibaba Cloud credentials: set %s" % " and ".join(missing), code="MissingCredentials")
+        raise AliyunError("no Alibaba Cloud credentials: set %s, or name an aliyun CLI profile with %s"
+                          % (" and ".join(missing), ENV_PROFILE), code="MissingCredentials")
     return key_id, secret, token
 
 
