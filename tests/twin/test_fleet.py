@@ -187,8 +187,8 @@ def test_down_one_cluster_leaves_the_others_serving(fleet):
     assert refused.returncode != 0 and "refused" in refused.stderr
     assert len(node_names(t1)) == 2 and len(node_names(t3)) == 2
     status = fleet.status()["clusters"]
-    assert {n: s["apiserver"] for n, s in status.items()} == {"twin-1": "serving", "twin-2": "stopped",
-                                                             "twin-3": "serving"}
+    expected = {"twin-1": "serving", "twin-2": "stopped", "twin-3": "serving"}
+    assert {n: s["apiserver"] for n, s in status.items()} == expected
     # the cloud still knows the cluster: its API server is unreachable, not deleted
     names = [c["name"] for c in cs(t1.cloud, "/api/v1/clusters", {"name": "twin-"})["clusters"]]
     assert names == ["twin-1", "twin-2", "twin-3"]
