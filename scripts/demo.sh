@@ -10,19 +10,33 @@ export ANSIBLE_COLLECTIONS_PATH="$ROOT/collections"
 TWIN_DIR=${STORAGEPERF_TWIN_DIR:-$ROOT/.twin}
 # 0.01 makes the seeds' minutes take seconds; the twin keeps their ratios (docs/calibration.md).
 TIME_SCALE=${TIME_SCALE:-0.01}
+# CLUSTERS=3 make demo: a fleet of twin clusters, every playbook on all of them at once (inventories/twin-fleet)
+CLUSTERS=${CLUSTERS:-1}
 export STORAGEPERF_TWIN_DIR=$TWIN_DIR
+INVENTORY=inventories/twin
+FORKS=()
+if ((CLUSTERS < 1 || CLUSTERS > 3)); then
+  echo "CLUSTERS=$CLUSTERS: the demo runs 1 cluster (inventories/twin) or a fleet of 2 or 3 (inventories/twin-fleet)" >&2
+  exit 2
+elif ((CLUSTERS > 1)); then
+  INVENTORY=inventories/twin-fleet
+  FORKS=(--forks "$CLUSTERS" --limit "$(seq -s, -f 'twin-%g' 1 "$CLUSTERS")")
+fi
 
-python -m twin up --dir "$TWIN_DIR" --nodes 3 --time-scale "$TIME_SCALE"
+python -m twin up --dir "$TWIN_DIR" --nodes 3 --time-scale "$TIME_SCALE" --clusters "$CLUSTERS"
 trap 'python -m twin down --dir "$TWIN_DIR" >/dev/null' EXIT
 
-ansible-playbook -i inventories/twin playbooks/cluster_info.yml
+ansible-playbook -i "$INVENTORY" "${FORKS[@]}" playbooks/cluster_info.yml
 
 reports=()
 for pb in bench_attach_stress bench_csi_lifecycle; do
   if [[ -f playbooks/$pb.yml ]]; then
-    ansible-playbook -i inventories/twin "playbooks/$pb.yml" -e compare=true
-    latest=$(ls -td reports/*/*/ 2>/dev/null | head -1 || true)
-    [[ -n $latest && -f $latest/report.html ]] && reports+=("$ROOT/${latest%/}/report.html")
+    ansible-playbook -i "$INVENTORY" "${FORKS[@]}" "playbooks/$pb.yml" -e compare=true
+    # the newest run of each cluster (reports/<cluster>/<run id>/)
+    for cluster_dir in reports/*/; do
+      latest=$(ls -td "$cluster_dir"*/ 2>/dev/null | head -1 || true)
+      [[ -n $latest && -f $latest/report.html && $latest -nt $TWIN_DIR/twin.pid ]] && reports+=("$ROOT/${latest%/}/report.html")
+    done
   fi
 done
 
