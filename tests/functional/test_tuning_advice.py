@@ -167,3 +167,20 @@ def test_a_fleet_each_cluster_its_own_report_and_a_broken_one_fails_alone(twin, 
     assert not (REPO / "playbooks" / "reports").exists()
     assert alibaba["access_key_secret"] not in proc.stdout
     assert os.listdir(workdir) == ["reports"]
+
+
+def test_pmem_blocked_by_an_invalid_node_type_then_on_after_deploy_pmem(twin, tmp_path):
+    node1, node2 = sorted(n["metadata"]["name"] for n in twin.kubectl_json("get", "nodes")["items"])[:2]
+    twin.kubectl("label", "node", node1, "pmem.csi.alibabacloud.com/type=pmem")  # the plugin exits on this value
+    pm = by_name(advise(twin, tmp_path / "reports"))["pmem_storageclasses"]
+    assert pm["state"] == "blocked" and pm["current"]["pmem_nodes"] == {node1: "pmem"}
+    assert pm["reasons"][0].startswith(f"node {node1} is labelled pmem.csi.alibabacloud.com/type=pmem")
+
+    twin.kubectl("label", "node", node1, "pmem.csi.alibabacloud.com/type-")
+    deploy = twin.playbook(REPO / "playbooks" / "deploy_pmem.yml", extra_vars={"nodes": [node1, node2]})
+    assert deploy.rc == 0, deploy.stdout + deploy.stderr
+    pm = by_name(advise(twin, tmp_path / "reports"))["pmem_storageclasses"]
+    assert pm["state"] == "on" and pm["reasons"] == []
+    assert pm["current"] == {"pmem_nodes": {node1: "lvm", node2: "lvm"},
+                             "storageclasses": ["csi-pmem-direct", "csi-pmem-lvm"]}
+    assert pm["seed"] == "001" and "92.0k IOPS" in pm["expected"] and pm["apply_with"] == "playbooks/deploy_pmem.yml"
