@@ -199,9 +199,9 @@ def discover(client, namespace=None):
     elif controller is not None:
         install = Install("tridentctl", ns, None, controller, None, operator)
     else:
-        raise TridentNotInstalled("Trident is not installed (no TridentOrchestrator, no Deployment with label %s or named %s in "
-                           "namespace %s): install Trident first, or set namespace to where it runs"
-                           % (CONTROLLER_LABEL, " or ".join(CONTROLLER_NAMES), ns))
+        raise TridentNotInstalled("Trident is not installed (no TridentOrchestrator, no Deployment with label %s or named "
+                                  "%s in namespace %s): install Trident first, or set namespace to where it runs"
+                                  % (CONTROLLER_LABEL, " or ".join(CONTROLLER_NAMES), ns))
     install.version, install.version_source = detect_version(client, install)
     return install
 

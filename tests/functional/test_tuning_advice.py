@@ -95,8 +95,8 @@ def test_fresh_cluster_then_the_same_tunings_on_after_their_playbooks(twin, tmp_
     assert t["parallel_attach"]["current"]["instances_tagged"] == 3
     assert t["trident_concurrency"]["state"] == "on" and t["trident_concurrency"]["current"]["controller_flag"] == "true"
     assert t["snapshot_controller_tuning"]["state"] == "on"
-    assert t["snapshot_controller_tuning"]["current"]["effective"] == {"worker_threads": 25, "kube_api_qps": 75,
-                                                                        "kube_api_burst": 150}
+    tuned = {"worker_threads": 25, "kube_api_qps": 75, "kube_api_burst": 150}
+    assert t["snapshot_controller_tuning"]["current"]["effective"] == tuned
     # under concurrency Trident's operator renders --worker-threads=25 on the sidecars
     assert t["csi_sidecar_tuning"]["state"] == "on"
     assert len(list((reports / "localhost").glob("advice-*Z.json"))) >= 1
