@@ -188,6 +188,16 @@ def args_diff_text(name, field, values):
     return "%s.%s:\n%s" % (name, field, "".join("  - %s\n" % v for v in values))
 
 
+# Labels and owners that mean an operator rewrites this Deployment.
+OPERATOR_HINTS = ("app", "controller.csi.trident.netapp.io")
+
+
+def operator_managed(deployment):
+    md = deployment.get("metadata", {})
+    labels = md.get("labels") or {}
+    return bool(md.get("ownerReferences")) or labels.get(OPERATOR_HINTS[0]) == OPERATOR_HINTS[1]
+
+
 # Tuning the client-side rate limits and workers of Kubernetes controllers ---------------------------------
 
 # The flags of kubernetes-csi controllers (snapshot-controller, csi-provisioner, csi-attacher,

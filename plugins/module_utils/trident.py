@@ -57,6 +57,10 @@ class TridentError(Exception):
         self.details = details
 
 
+class TridentNotInstalled(TridentError):
+    """Nothing of Trident in the cluster (as opposed to an install that cannot be switched)."""
+
+
 # versions -------------------------------------------------------------------------------------------
 def parse_version(text):
     """"25.06.1", "v26.02.0", "26.06.0-custom.1" -> (25, 6, 1); None when it is not a Trident version."""
@@ -195,9 +199,9 @@ def discover(client, namespace=None):
     elif controller is not None:
         install = Install("tridentctl", ns, None, controller, None, operator)
     else:
-        raise TridentError("Trident is not installed (no TridentOrchestrator, no Deployment with label %s or named %s in "
-                           "namespace %s): install Trident first, or set namespace to where it runs"
-                           % (CONTROLLER_LABEL, " or ".join(CONTROLLER_NAMES), ns))
+        raise TridentNotInstalled("Trident is not installed (no TridentOrchestrator, no Deployment with label %s or named "
+                                  "%s in namespace %s): install Trident first, or set namespace to where it runs"
+                                  % (CONTROLLER_LABEL, " or ".join(CONTROLLER_NAMES), ns))
     install.version, install.version_source = detect_version(client, install)
     return install
 

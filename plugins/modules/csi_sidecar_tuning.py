@@ -132,6 +132,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.container_args imp
     TUNING_FLAGS,
     ContainerArgsError,
     apply_plan,
+    operator_managed,
     pick_container,
     plan_diff,
     plan_edits,
@@ -146,15 +147,6 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
     client_from_module,
 )
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import WaitTimeout, wait_for_rollout
-
-# Labels and owners that mean an operator rewrites this Deployment.
-OPERATOR_HINTS = ("app", "controller.csi.trident.netapp.io")
-
-
-def operator_managed(deployment):
-    md = deployment.get("metadata", {})
-    labels = md.get("labels") or {}
-    return bool(md.get("ownerReferences")) or labels.get(OPERATOR_HINTS[0]) == OPERATOR_HINTS[1]
 
 
 def main():

@@ -144,7 +144,6 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.container_args imp
     apply_plan,
     plan_diff,
     plan_edits,
-    pick_container,
     running_values,
     tuning_values,
     tuning_wanted,
@@ -156,34 +155,10 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
     client_from_module,
 )
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import WaitTimeout, wait_for_rollout
-
-LABEL_SELECTORS = ("app.kubernetes.io/name=snapshot-controller", "app=snapshot-controller")
-FALLBACK = ("kube-system", "snapshot-controller")
-
-
-def find_deployment(client, name, namespace):
-    """The snapshot-controller Deployment: by name, else by label, else kube-system/snapshot-controller."""
-    if name:
-        ns = namespace or FALLBACK[0]
-        dep = client.get("apps/v1", "Deployment", name, namespace=ns, missing_ok=True)
-        if dep is None:
-            raise ContainerArgsError("Deployment %s/%s not found: check name and namespace (omit both to let the "
-                                     "module find the snapshot-controller by its labels)" % (ns, name))
-        return dep
-    for selector in LABEL_SELECTORS:
-        items, _ = client.list("apps/v1", "Deployment", namespace=namespace, label_selector=selector)
-        if len(items) == 1:
-            return items[0]
-        if len(items) > 1:
-            raise ContainerArgsError("several Deployments match %s: %s; set name and namespace to choose one" % (
-                selector, ", ".join("%s/%s" % (d["metadata"]["namespace"], d["metadata"]["name"]) for d in items)))
-    dep = client.get("apps/v1", "Deployment", FALLBACK[1], namespace=namespace or FALLBACK[0], missing_ok=True)
-    if dep is None:
-        raise ContainerArgsError(
-            "no snapshot-controller Deployment found (labels %s, or %s/%s): install the external-snapshotter's "
-            "snapshot-controller, or set name and namespace" % (" or ".join(LABEL_SELECTORS), namespace or FALLBACK[0],
-                                                                FALLBACK[1]))
-    return dep
+from ansible_collections.storageperf.k8s.plugins.module_utils.snapshot_controller import (
+    find_deployment,
+    pick_snapshot_container,
+)
 
 
 def main():
@@ -214,11 +189,7 @@ def main():
             dep = find_deployment(client, p["name"], p["namespace"])
             md = dep["metadata"]
             result["deployment"] = dict(namespace=md["namespace"], name=md["name"])
-            if p["container"]:
-                index, container = pick_container(dep, [p["container"]])
-            else:
-                index, container = pick_container(dep, ["snapshot-controller"], image_hint="snapshot-controller",
-                                                  only_fallback=True)
+            index, container = pick_snapshot_container(dep, p["container"])
             if p["state"] == "present":
                 errors = validate_tuning(settings, current=tuning_values(container))
                 if errors:

@@ -1,0 +1,260 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which tunings a cluster has on, which it could turn on, and what blocks the others. Reads only.
+
+Every check is the one the tuning's own module runs before it changes anything (version and driver
+preflights, disks without a serial number, finding the Deployments and reading their flags); this file only
+turns their answers into one verdict per tuning:
+- on: the cluster runs with the tuning;
+- available: it is off and nothing the preflight checks stands in the way;
+- blocked: it is off (or cannot be told) and the preflight names what stands in the way;
+- not_applicable: the cluster lacks what the tuning tunes (no Trident, no ACK cluster id, no PMEM nodes).
+The figures each tuning is expected to bring are in tuning_seeds.TUNINGS.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.storageperf.k8s.plugins.module_utils import cluster_facts, pmem, trident
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack_cluster import DISK_DRIVER, cluster_info
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack_parallel_attach import version_problems
+from ansible_collections.storageperf.k8s.plugins.module_utils.container_args import (
+    OPERATOR_HINTS, UPSTREAM_RATE_DEFAULTS, ContainerArgsError, image_basename, operator_managed, tuning_values)
+from ansible_collections.storageperf.k8s.plugins.module_utils.snapshot_controller import (
+    SnapshotControllerMissing, find_deployment, pick_snapshot_container)
+from ansible_collections.storageperf.k8s.plugins.module_utils.tuning_seeds import ORDER, TUNINGS
+
+STATES = ("on", "available", "blocked", "not_applicable")
+
+# Worker threads the kubernetes-csi binaries use without --worker-threads (REFERENCE.md, external-snapshotter,
+# external-provisioner, external-attacher, external-resizer main.go).
+SNAPSHOT_CONTROLLER_DEFAULT_WORKERS = 10
+SIDECAR_DEFAULT_WORKERS = {"csi-provisioner": 100, "csi-attacher": 10, "csi-snapshotter": 10, "csi-resizer": 10}
+# ack_parallel_attach warns at this DiskQuantity (its disk_quantity_warning default): parallel attach helps little there.
+LOW_DISK_QUANTITY = 16
+EXAMPLES = 3
+
+
+def entry(name, state, reasons=None, current=None, expected=None, apply_with=None):
+    """One row of the advice, with the seed's figure, the seed and the playbook from the table."""
+    row = TUNINGS[name]
+    return {"name": name, "state": state, "reasons": [r for r in (reasons or []) if r], "current": current or {},
+            "recommended": copy.deepcopy(row["recommended"]), "expected": expected or row["expected"],
+            "seed": row["seed"], "apply_with": apply_with or row["apply_with"]}
+
+
+def _number(value):
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None  # e.g. "$(QPS)" from an env var: cannot be told, so it does not count as tuned
+
+
+def _effective(values, default_workers):
+    """The three settings as the binary runs them: the flag's value, else the binary's default."""
+    defaults = dict(UPSTREAM_RATE_DEFAULTS, worker_threads=default_workers)
+    return dict((k, _number(v if v is not None else defaults.get(k))) for k, v in values.items())
+
+
+def _short_of(effective, recommended):
+    """Settings below the recommendation (an unreadable value counts as below)."""
+    return sorted(k for k, want in recommended.items() if effective.get(k) is None or effective[k] < want)
+
+
+# ACK parallel disk attach (seed 000) -------------------------------------------------------------------------
+def _disk_text(d):
+    where = d.get("node_name") or d.get("instance_id") or "no instance"
+    users = ", PV %s" % d["pv"] if d.get("pv") else ""
+    return "%s on %s%s" % (d["disk_id"], where, users)
+
+
+def parallel_attach(ack_client, cluster_id, k8s, facts):
+    name = "parallel_attach"
+    if not cluster_id:
+        return entry(name, "not_applicable", [
+            "no ACK cluster id given (host variable ack_cluster_id, module option cluster_id): parallel disk attach is "
+            "an ACK feature, read through the ACK and ECS APIs"])
+    info = cluster_info(ack_client, cluster_id, k8s)
+    addons, provisioner, summary = info["addons"], info["provisioner"], info["parallel_attach"]
+    reasons = version_problems(info["cluster"], addons, provisioner)
+    blocked = bool(reasons)
+    legacy = info["disks_without_serial"]
+    if legacy:
+        blocked = True
+        reasons.append("%d disk(s) without a serial number (created before 2020-06-10), e.g. %s: the controller cannot "
+                       "attach such a disk again once it is detached; migrate their data to new disks first"
+                       % (len(legacy), "; ".join(_disk_text(d) for d in legacy[:EXAMPLES])))
+    low = sorted(set((n["instance_type"], n["disk_quantity"]) for n in info["nodes"]
+                     if n.get("disk_quantity") is not None and n["disk_quantity"] <= LOW_DISK_QUANTITY))
+    for itype, quantity in low:
+        reasons.append("note: instance type %s attaches at most %s disks, so parallel attach helps little on its nodes"
+                       % (itype, quantity))
+    current = {
+        "cluster_id": info["cluster"].get("cluster_id"),
+        "cluster_version": info["cluster"].get("version"),
+        "provisioner": provisioner,
+        "addons": dict((a, {"version": addons[a].get("version"), "feature_gate": addons[a].get("feature_gate")})
+                       for a in ("csi-plugin", provisioner) if a in addons),
+        "controller_gates": summary["controller_gates"], "node_gates": summary["node_gates"],
+        "node_pools_tagged": summary["node_pools_tagged"], "node_pools_total": summary["node_pools_total"],
+        "instances_tagged": summary["instances_tagged"], "instances_total": summary["instances_total"],
+        "disks_without_serial": len(legacy),
+        "disk_quantity": dict((n["instance_type"], n["disk_quantity"]) for n in info["nodes"] if n.get("instance_type")),
+        "csi_node_limits": dict((node, limits.get(DISK_DRIVER)) for node, limits in facts["csi_node_limits"].items()
+                                if DISK_DRIVER in limits),
+    }
+    state = "on" if summary["enabled"] else "blocked" if blocked else "available"
+    return entry(name, state, reasons, current)
+
+
+# Trident concurrent core (seed 002) --------------------------------------------------------------------------
+def _trident_expected(drivers):
+    row = TUNINGS["trident_concurrency"]
+    known = [row["expected_by_driver"][d] for d in drivers if d in row["expected_by_driver"]]
+    return "%s (seed 002)" % "; ".join(known) if known else row["expected"]
+
+
+def trident_concurrency(k8s, namespace):
+    name = "trident_concurrency"
+    try:
+        install = trident.discover(k8s, namespace)
+    except trident.TridentNotInstalled as e:
+        return entry(name, "not_applicable", [e.msg])
+    except trident.TridentError as e:
+        return entry(name, "blocked", [e.msg])
+    backends = trident.list_backends(k8s, install.namespace)
+    observed = trident.observed(install)
+    drivers = sorted(set(b["driver"] for b in backends if b.get("driver")))
+    current = dict(observed, install=install.summary(),
+                   backends=[{"name": b["name"], "driver": b.get("driver")} for b in backends])
+    if observed["controller_flag"] is not None:
+        on = trident.as_bool(observed["controller_flag"])
+    else:
+        on = trident.as_bool(observed["current_enable_concurrency"])
+    reasons, blocked = [], False
+    try:
+        trident.preflight(install, backends, allow_tech_preview=False)
+    except trident.TridentError as e:
+        blocked = True
+        reasons.append(e.msg)
+    apply_with = None
+    if install.method == "tridentctl" and not on:
+        reasons.append(trident.tridentctl_message(install, True))
+        apply_with = "tridentctl install --enable-concurrency (reinstall; see reasons)"
+    state = "on" if on else "blocked" if blocked else "available"
+    return entry(name, state, reasons, current, expected=_trident_expected(drivers), apply_with=apply_with)
+
+
+# snapshot-controller (seed 002, external-snapshotter issue 1344) ----------------------------------------------
+def snapshot_controller_tuning(k8s, facts, trident_installed):
+    name = "snapshot_controller_tuning"
+    row = TUNINGS[name]
+    apply_with = row["apply_with"] if trident_installed else row["apply_with_without_trident"]
+    try:
+        dep = find_deployment(k8s, None, None)
+        _index, container = pick_snapshot_container(dep)
+    except SnapshotControllerMissing as e:
+        reasons = [str(e)]
+        if not facts["snapshot_crds_installed"]:
+            reasons.append("the VolumeSnapshot CRDs (snapshot.storage.k8s.io/v1) are not installed either")
+        return entry(name, "not_applicable", reasons, apply_with=apply_with)
+    except ContainerArgsError as e:
+        return entry(name, "blocked", [str(e)], apply_with=apply_with)
+    values = tuning_values(container)
+    effective = _effective(values, SNAPSHOT_CONTROLLER_DEFAULT_WORKERS)
+    short = _short_of(effective, row["recommended"])
+    md = dep["metadata"]
+    current = dict(values, deployment="%s/%s" % (md["namespace"], md["name"]), container=container.get("name"),
+                   effective=effective, below_recommended=short)
+    return entry(name, "available" if short else "on", [], current, apply_with=apply_with)
+
+
+# kubernetes-csi sidecars of CSI controller Deployments -------------------------------------------------------
+def _sidecar_kind(container):
+    for candidate in (container.get("name"), image_basename(container.get("image"))):
+        if candidate in SIDECAR_DEFAULT_WORKERS:
+            return candidate
+    return None
+
+
+def csi_sidecar_tuning(k8s):
+    name = "csi_sidecar_tuning"
+    row = TUNINGS[name]
+    deployments, _rv = k8s.list("apps/v1", "Deployment")
+    current, short_deps, reasons = {}, [], []
+    for dep in deployments:
+        sidecars = {}
+        for c in dep.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []:
+            kind = _sidecar_kind(c)
+            if kind is None:
+                continue
+            values = tuning_values(c)
+            effective = _effective(values, SIDECAR_DEFAULT_WORKERS[kind])
+            sidecars[c["name"]] = dict(values, effective=effective, below_recommended=_short_of(effective, row["recommended"]))
+        if not sidecars:
+            continue
+        md = dep["metadata"]
+        key = "%s/%s" % (md["namespace"], md["name"])
+        managed = operator_managed(dep)
+        current[key] = {"operator_managed": managed, "sidecars": sidecars}
+        if any(s["below_recommended"] for s in sidecars.values()):
+            short_deps.append((key, dep, managed))
+    if not current:
+        return entry(name, "not_applicable", [
+            "no Deployment in the cluster runs a kubernetes-csi sidecar (%s); managed CSI controllers such as ACK's "
+            "managed-csiprovisioner run outside the cluster" % ", ".join(sorted(SIDECAR_DEFAULT_WORKERS))])
+    apply_with, state = None, "on"
+    for key, dep, managed in short_deps:
+        state = "available"
+        trident_owned = (dep["metadata"].get("labels") or {}).get(OPERATOR_HINTS[0]) == OPERATOR_HINTS[1]
+        if trident_owned:
+            apply_with = row["apply_with_operator"]
+        elif managed:
+            state = "blocked"
+            reasons.append("Deployment %s is owned by an operator (ownerReferences), which would revert edited "
+                           "sidecar flags: change them through that operator's settings" % key)
+    return entry(name, state, reasons, current, apply_with=apply_with)
+
+
+# PMEM local volumes (seed 001) -------------------------------------------------------------------------------
+def pmem_storageclasses(facts):
+    name = "pmem_storageclasses"
+    labelled = [n for n in facts["nodes"] if pmem.TYPE_LABEL in n["labels"]]
+    if not labelled:
+        return entry(name, "not_applicable", [
+            "no node is labelled %s: the cluster has no nodes prepared for persistent memory (PMEM instance types "
+            "such as ecs.re6p); deploy_pmem.yml -e nodes=<node,...> prepares them" % pmem.TYPE_LABEL])
+    reasons = [pmem.node_type_problem({"metadata": {"name": n["name"], "labels": n["labels"]}}) for n in labelled]
+    reasons = [r for r in reasons if r]
+    if pmem.DRIVER not in [d["name"] for d in facts["csi_drivers"]]:
+        reasons.append("the CSIDriver %s is not installed: install the csi-local-plugin add-on first" % pmem.DRIVER)
+    classes = sorted(sc["name"] for sc in facts["storage_classes"]
+                     if sc["provisioner"] == pmem.DRIVER and sc["parameters"].get("volumeType") == "PMEM")
+    current = {"pmem_nodes": dict((n["name"], n["labels"][pmem.TYPE_LABEL]) for n in labelled),
+               "storageclasses": classes}
+    state = "on" if classes else "blocked" if reasons else "available"
+    return entry(name, state, reasons, current)
+
+
+# the whole cluster ------------------------------------------------------------------------------------------
+def summarize(tunings):
+    return dict((s, sum(1 for t in tunings if t["state"] == s)) for s in STATES)
+
+
+def advise(k8s, ack_client=None, cluster_id=None, trident_namespace=None):
+    """The advice for one cluster: {"cluster": {server, version}, "tunings": [...], "summary": {state: n}}."""
+    facts = cluster_facts.gather(k8s)
+    by_name = {
+        "parallel_attach": parallel_attach(ack_client, cluster_id, k8s, facts),
+        "trident_concurrency": trident_concurrency(k8s, trident_namespace),
+    }
+    by_name["snapshot_controller_tuning"] = snapshot_controller_tuning(
+        k8s, facts, by_name["trident_concurrency"]["state"] != "not_applicable")
+    by_name["csi_sidecar_tuning"] = csi_sidecar_tuning(k8s)
+    by_name["pmem_storageclasses"] = pmem_storageclasses(facts)
+    tunings = [by_name[n] for n in ORDER]
+    return {"cluster": {"server": facts["api_host"], "version": facts["server_version"]["git_version"]},
+            "tunings": tunings, "summary": summarize(tunings)}

@@ -1,0 +1,52 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Finding the external-snapshotter's snapshot-controller Deployment and its container.
+
+Shared by snapshot_controller_tuning (which edits its flags) and the tuning advisor (which only reads them).
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.container_args import ContainerArgsError, pick_container
+
+LABEL_SELECTORS = ("app.kubernetes.io/name=snapshot-controller", "app=snapshot-controller")
+FALLBACK = ("kube-system", "snapshot-controller")
+CONTAINER = "snapshot-controller"
+
+
+class SnapshotControllerMissing(ContainerArgsError):
+    """No snapshot-controller Deployment where one was looked for (as opposed to an ambiguous one)."""
+
+
+def find_deployment(client, name, namespace):
+    """The snapshot-controller Deployment: by name, else by label, else kube-system/snapshot-controller."""
+    if name:
+        ns = namespace or FALLBACK[0]
+        dep = client.get("apps/v1", "Deployment", name, namespace=ns, missing_ok=True)
+        if dep is None:
+            raise SnapshotControllerMissing("Deployment %s/%s not found: check name and namespace (omit both to let "
+                                            "the module find the snapshot-controller by its labels)" % (ns, name))
+        return dep
+    for selector in LABEL_SELECTORS:
+        items, _ = client.list("apps/v1", "Deployment", namespace=namespace, label_selector=selector)
+        if len(items) == 1:
+            return items[0]
+        if len(items) > 1:
+            raise ContainerArgsError("several Deployments match %s: %s; set name and namespace to choose one" % (
+                selector, ", ".join("%s/%s" % (d["metadata"]["namespace"], d["metadata"]["name"]) for d in items)))
+    dep = client.get("apps/v1", "Deployment", FALLBACK[1], namespace=namespace or FALLBACK[0], missing_ok=True)
+    if dep is None:
+        raise SnapshotControllerMissing(
+            "no snapshot-controller Deployment found (labels %s, or %s/%s): install the external-snapshotter's "
+            "snapshot-controller, or set name and namespace" % (" or ".join(LABEL_SELECTORS), namespace or FALLBACK[0],
+                                                                FALLBACK[1]))
+    return dep
+
+
+def pick_snapshot_container(deployment, container=None):
+    """(index, container): the named one, else the snapshot-controller by name or image, else the only one."""
+    if container:
+        return pick_container(deployment, [container])
+    return pick_container(deployment, [CONTAINER], image_hint=CONTAINER, only_fallback=True)

@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What each tuning is expected to bring, from the seed documents, and what applies it: the one table.
+
+Every figure the advisor quotes lives here, with the seed it comes from, so that a figure is corrected in
+one place. The seeds are in the project's shared seeds directory (000 ACK parallel attach, 001 PMEM, 002
+Trident concurrent core and the snapshot-controller, 003 GlusterD).
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+TUNINGS = {
+    "parallel_attach": {
+        "seed": "000",
+        # the seed's own run: `date` before and after `kubectl rollout status` (19:21:36 -> 19:24:55, 20:02:54 -> 20:03:31)
+        "expected": "28 pods x 2 disks on one node: 3m19s -> 37s to start, ~5x (seed 000)",
+        "apply_with": "playbooks/enable_parallel_attach.yml",
+        "recommended": {"provisioner_feature_gates": {"DiskADController": True, "DiskParallelAttach": True},
+                        "csi_plugin_feature_gates": {"DiskADController": True},
+                        "ecs_tags": {"supportConcurrencyAttach": "true"}},
+    },
+    "trident_concurrency": {
+        "seed": "002",
+        # per backend driver: NetApp's average over all operations, and the 100-volume benchmark's sum of step times
+        "expected_by_driver": {
+            "ontap-nas": "ONTAP NAS +707% (~8.1x); 100 volumes 28m35s -> 3m40s",
+            "ontap-nas-economy": "ONTAP NAS economy +472% (~5.7x); 100 volumes 20m52s -> 4m27s",
+            "ontap-san": "ONTAP SAN +449% (~5.5x); 100 volumes 17m31s -> 3m58s",
+            "ontap-san-economy": "ONTAP SAN economy +285% (~3.9x); 100 volumes 9m41s -> 3m04s",
+        },
+        "expected": "3.9x to 8.1x volume operations per second, by backend driver (seed 002)",
+        "apply_with": "playbooks/tune_trident.yml",
+        "recommended": {"enableConcurrency": True},
+    },
+    "snapshot_controller_tuning": {
+        "seed": "002",
+        "expected": ("80 snapshots 143s -> 17s (external-snapshotter issue 1344, cited by seed 002); with Trident's "
+                     "concurrent core, 100 snapshots 3m03s -> 16s, which the seed reaches only with this tuning"),
+        "apply_with": "playbooks/tune_trident.yml",
+        "apply_with_without_trident": "role storageperf.k8s.snapshot_controller_tuning",
+        # the seed's `kubectl edit` of the snapshot-controller
+        "recommended": {"worker_threads": 25, "kube_api_qps": 75, "kube_api_burst": 150},
+    },
+    "csi_sidecar_tuning": {
+        "seed": "002",
+        "expected": ("no figure of its own: the sidecars Trident's operator renders under concurrency (25 workers, "
+                     "QPS max(k8sAPIQPS/4, 10) = 25, burst 50) are part of seed 002's 3.9x-8.1x"),
+        "apply_with": "module storageperf.k8s.csi_sidecar_tuning",
+        "apply_with_operator": "playbooks/tune_trident.yml (its operator renders the sidecars' flags)",
+        "recommended": {"worker_threads": 25, "kube_api_qps": 25, "kube_api_burst": 50},
+    },
+    "pmem_storageclasses": {
+        "seed": "001",
+        "expected": ("fio 4k randwrite, 50 jobs: PMEM-LVM 92.0k IOPS / 381 MB/s vs SSD 37.3k / 153 MB/s (~2.5x); "
+                     "sysbench MySQL 122,156 vs 49,812 per second (seed 001)"),
+        "apply_with": "playbooks/deploy_pmem.yml",
+        "recommended": {"storageclasses": ["csi-pmem-lvm", "csi-pmem-direct"]},
+    },
+}
+
+ORDER = ("parallel_attach", "trident_concurrency", "snapshot_controller_tuning", "csi_sidecar_tuning",
+         "pmem_storageclasses")
