@@ -68,6 +68,17 @@ def test_tuning_playbooks_run_on_every_cluster_at_once(fleet, tmp_path):
     servers = {r["host"]: r["result"]["api_host"] for r in info.results if r["task"] == "Read the cluster's storage facts"}
     assert servers == {h: server_of(fleet, h) for h in HOSTS} and len(set(servers.values())) == 3
 
+    def advice(reports: Path) -> dict[str, dict[str, str]]:
+        run = run_on_fleet(fleet, "advise.yml", reports)
+        assert run.rc == 0, run.stdout + run.stderr
+        files = {d.name: sorted(d.glob("advice-*.json")) for d in reports.iterdir() if d.is_dir()}
+        assert sorted(files) == HOSTS and all(len(f) == 1 for f in files.values()), files
+        return {h: {t["name"]: t["state"] for t in json.loads(f[0].read_text())["tunings"]} for h, f in files.items()}
+
+    before = advice(tmp_path / "advice-before")
+    assert all(b["parallel_attach"] == "available" and b["trident_concurrency"] == "available"
+               for b in before.values()), before
+
     for playbook in ("enable_parallel_attach.yml", "tune_trident.yml"):
         run = run_on_fleet(fleet, playbook, tmp_path)
         assert run.rc == 0, run.stdout + run.stderr
@@ -81,6 +92,10 @@ def test_tuning_playbooks_run_on_every_cluster_at_once(fleet, tmp_path):
     for r in stats:
         published.update(r["result"]["ansible_stats"]["data"]["ack_parallel_attach"])
     assert sorted(published) == HOSTS and not any(p["changed"] for p in published.values())  # idempotent rerun
+
+    after = advice(tmp_path / "advice-after")
+    assert all(a["parallel_attach"] == "on" and a["trident_concurrency"] == "on" and
+               a["snapshot_controller_tuning"] == "on" for a in after.values()), after
 
 
 def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
