@@ -45,7 +45,8 @@ def test_tarball_ships_only_what_users_need(tmp_path):
         assert wanted in top, f"{wanted} is missing from the build"
     for wanted in ("plugins/modules/cluster_info.py", "plugins/module_utils/k8s.py", "meta/runtime.yml",
                    "meta/execution-environment.yml", "docs/awx.md", "docs/result.schema.json",
-                   "inventories/examples/ack.yml", "changelogs/changelog.yaml", "tests/sanity/ignore-2.19.txt"):
+                   "inventories/examples/ack.yml", "changelogs/changelog.yaml", "tests/sanity/ignore-2.19.txt",
+                   "tests/unit/requirements.txt"):
         assert wanted in names, f"{wanted} is missing from the build"
     assert any(n.startswith("tests/unit/plugins/") and n.endswith(".py") for n in names)
     # every user-facing page under docs/ ships, only the twin's and the developers' pages stay behind

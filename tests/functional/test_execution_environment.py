@@ -68,6 +68,8 @@ def test_runtime_requirements_are_what_the_plugins_import():
     imported = set().union(*_distributions(_third_party_imports("plugins")).values())
     assert runtime <= imported, f"requirements.txt lists what no plugin imports: {sorted(runtime - imported)}"
     assert not runtime & (TWIN_ONLY | DEV_ONLY), "twin or development packages in the collection's runtime"
+    # the shipped unit tests' own list (ansible-test units installs it) keeps up with the runtime
+    assert runtime <= set(_requirements("tests/unit/requirements.txt"))
 
 
 def test_twin_requirements_cover_the_twin_and_stay_out_of_the_runtime():
