@@ -1,7 +1,8 @@
 """Print the twin's storage figures beside the seeds' (seed 000 attach-stress, seed 002 Trident 100 volumes).
 
     .venv/bin/python benchmarks/calibration.py [--time-scale 0.01] [--only seed000,seed002,snapshot]
-                                                [--drivers ontap-nas] [--markdown]
+                                                [--drivers ontap-nas] [--json FILE] [--markdown]
+    .venv/bin/python benchmarks/calibration.py --from-json FILE --markdown   # tables of a saved run, no twin
 
 Every figure is measured on a fresh twin through real clients (kubectl for the seed 000 manifest, the
 kubernetes Python client with watches elsewhere) at the given time scale and scaled back to cluster seconds
@@ -425,7 +426,8 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
-def report(res: dict[str, Any], time_scale: float) -> str:
+def report(res: dict[str, Any], time_scale: float, heading: str = "##") -> str:
+    """The tables; `heading` is the Markdown level of each table's title."""
     out = [f"Twin at --time-scale {time_scale}, figures scaled back to cluster seconds.", ""]
     if "seed000" in res:
         r = res["seed000"]
@@ -433,7 +435,7 @@ def report(res: dict[str, Any], time_scale: float) -> str:
         rows = [[name, fmt(SEED000[k]), fmt(r[k]), f"{r[k] / SEED000[k]:.2f}"]
                 for name, k in (("serial (gates off)", "serial"), ("parallel (gates + tag)", "parallel"))]
         rows.append(["serial / parallel", f"{seed_ratio:.1f}x", f"{twin_ratio:.1f}x", f"{twin_ratio / seed_ratio:.2f}"])
-        out += ["## Seed 000: attach-stress, 28 pods x 2 disks on one node, scale 0 -> 28", "",
+        out += [f"{heading} Seed 000: attach-stress, 28 pods x 2 disks on one node, scale 0 -> 28", "",
                 table(rows, ["step", "seed", "twin", "twin/seed"]), "",
                 f"Max disks attaching at once on the node: serial {r['max_attaching_serial']}, parallel "
                 f"{r['max_attaching_parallel']} (limit 32). Scale 28 -> 0 until no VolumeAttachment (serial detach): "
@@ -443,8 +445,8 @@ def report(res: dict[str, Any], time_scale: float) -> str:
         rows = [[k, fmt(ISSUE_1344[k]), fmt(r[k]), f"{r[k] / ISSUE_1344[k]:.2f}"] for k in ("default", "tuned")]
         issue_ratio, twin_ratio = ISSUE_1344["default"] / ISSUE_1344["tuned"], r["default"] / r["tuned"]
         rows.append(["default / tuned", f"{issue_ratio:.1f}x", f"{twin_ratio:.1f}x", f"{twin_ratio / issue_ratio:.2f}"])
-        out += ["## external-snapshotter #1344: 80 VolumeSnapshots (Trident concurrency on; default = QPS 5 / burst 10 "
-                "with 100 workers as in the issue, tuned = 25 workers, QPS 75, burst 150)", "",
+        out += [f"{heading} external-snapshotter #1344: 80 VolumeSnapshots (Trident concurrency on; default = QPS 5 / "
+                "burst 10 with 100 workers as in the issue, tuned = 25 workers, QPS 75, burst 150)", "",
                 table(rows, ["snapshot-controller", "issue", "twin", "twin/issue"]), ""]
     for sc, r in (res.get("seed002") or {}).items():
         rows = []
@@ -461,7 +463,7 @@ def report(res: dict[str, Any], time_scale: float) -> str:
         tot_off = sum(r.get("off", {}).values()) or float("nan")
         tot_on = sum(r.get("on", {}).values()) or float("nan")
         rows.append(["sum", "", fmt(tot_off), "", "", fmt(tot_on), "", "", ratio(tot_off, tot_on, "x")])
-        out += [f"## Seed 002: {sc}, 100 volumes (25 pods x 4 PVCs), concurrency OFF vs ON", "",
+        out += [f"{heading} Seed 002: {sc}, 100 volumes (25 pods x 4 PVCs), concurrency OFF vs ON", "",
                 table(rows, ["step", "seed OFF", "twin OFF", "twin/seed", "seed ON", "twin ON", "twin/seed",
                              "seed ratio", "twin ratio"]), ""]
         d = r.get("on_default_snapshot_controller")
@@ -472,15 +474,37 @@ def report(res: dict[str, Any], time_scale: float) -> str:
     return "\n".join(out)
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--time-scale", type=float, default=0.01)
     p.add_argument("--only", default="seed000,snapshot,seed002")
     p.add_argument("--drivers", default="ontap-nas,ontap-nas-economy,ontap-san,ontap-san-economy")
     p.add_argument("--volumes", type=int, default=100)
     p.add_argument("--modes", default="off,on", help="Trident concurrency runs of seed 002 (off,on)")
-    p.add_argument("--json", help="also write the raw figures here")
-    a = p.parse_args()
+    p.add_argument("--json", metavar="FILE", help="also write the raw figures here")
+    p.add_argument("--markdown", action="store_true",
+                   help="print the tables as docs/calibration.md has them (titles at level 4, under a run's heading); "
+                        "the raw figures go to --json, or to stderr without it")
+    p.add_argument("--from-json", metavar="FILE",
+                   help="print the tables of figures an earlier --json run saved, without starting a twin "
+                        "(give that run's --time-scale)")
+    return p
+
+
+def main() -> int:
+    a = build_parser().parse_args()
+    if a.from_json:
+        res = json.loads(Path(a.from_json).read_text())
+    else:
+        res = measure(a)
+    if not a.json and not a.from_json:
+        # the raw figures first, so a report bug cannot lose a long run (to stderr when stdout is to be Markdown)
+        print(json.dumps(res), file=sys.stderr if a.markdown else sys.stdout)
+    print(report(res, a.time_scale, heading="####" if a.markdown else "##"))
+    return 0
+
+
+def measure(a: argparse.Namespace) -> dict[str, Any]:
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` prints where a run waits
     only = set(a.only.split(","))
     res: dict[str, Any] = {}
@@ -493,10 +517,7 @@ def main() -> int:
                                  tuple(m == "on" for m in a.modes.split(",")))
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=2))
-    else:
-        print(json.dumps(res))  # the raw figures first, so a report bug cannot lose a long run
-    print(report(res, a.time_scale))
-    return 0
+    return res
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ install_debian_packages() {
 install_venv() {
   local stamp=.venv/.requirements.sha
   local want
-  want=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -d' ' -f1)
+  # every file that requirements-dev.txt includes (requirements.txt, requirements-twin.txt) is one of these
+  want=$(cat requirements*.txt | sha256sum | cut -d' ' -f1)
   if [[ -x .venv/bin/python && -f $stamp && $(cat $stamp) == "$want" ]]; then return; fi
   log "creating .venv with the pinned requirements"
   [[ -x .venv/bin/python ]] || "$PY" -m venv .venv

@@ -1,6 +1,8 @@
-"""The built collection ships without the twin, tests, reports or .venv, and runs from a fresh path."""
+"""The built collection ships what its users need and nothing of the twin or of this repository's development,
+and runs from a fresh path."""
 from __future__ import annotations
 
+import json
 import subprocess
 import tarfile
 
@@ -15,16 +17,54 @@ def _build(tmp_path):
     return tarball
 
 
-def test_tarball_leaves_out_the_twin_and_tests(tmp_path):
+# What serves only the twin or this repository's development, never the collection's users.
+NOT_SHIPPED_TOP = ("twin", ".venv", ".twin", "reports", "collections", "build", "benchmarks", "scripts", ".ci",
+                   ".cache", ".config", "extensions", "Makefile", "ansible.cfg", ".ansible-lint", ".gitignore",
+                   "pyproject.toml", "requirements-dev.txt", "requirements-twin.txt", "execution-environment.yml")
+NOT_SHIPPED_UNDER = ("inventories/twin/", "inventories/twin-fleet/", "inventories/gluster-local/", "tests/twin/",
+                     "tests/functional/", "tests/support/", "tests/integration/", "tests/output/")
+NOT_SHIPPED_FILES = ("docs/twin.md", "docs/calibration.md", "docs/development.md", "tests/conftest.py",
+                     "tests/__init__.py", "changelogs/.plugin-cache.yaml")
+
+
+def test_tarball_ships_only_what_users_need(tmp_path):
     tarball = _build(tmp_path)
     names = tarfile.open(tarball).getnames()
     top = {n.split("/", 1)[0] for n in names}
-    for unwanted in ("twin", "tests", ".venv", "reports", "collections", "build", "benchmarks", ".twin"):
+    for unwanted in NOT_SHIPPED_TOP:
         assert unwanted not in top, f"{unwanted} leaked into the build"
-    for wanted in ("plugins", "roles", "playbooks", "meta", "MANIFEST.json", "README.md"):
-        assert wanted in top
-    assert "plugins/modules/cluster_info.py" in names
-    assert "plugins/module_utils/k8s.py" in names
+    for prefix in NOT_SHIPPED_UNDER:
+        leaked = [n for n in names if (n + "/").startswith(prefix)]
+        assert not leaked, f"{prefix} leaked into the build: {leaked[:5]}"
+    for unwanted in NOT_SHIPPED_FILES:
+        assert unwanted not in names, f"{unwanted} leaked into the build"
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+
+    for wanted in ("plugins", "roles", "playbooks", "meta", "docs", "changelogs", "MANIFEST.json", "FILES.json",
+                   "README.md", "LICENSE", "CHANGELOG.rst", "requirements.txt", "bindep.txt"):
+        assert wanted in top, f"{wanted} is missing from the build"
+    for wanted in ("plugins/modules/cluster_info.py", "plugins/module_utils/k8s.py", "meta/runtime.yml",
+                   "meta/execution-environment.yml", "docs/awx.md", "docs/result.schema.json",
+                   "inventories/examples/ack.yml", "changelogs/changelog.yaml", "tests/sanity/ignore-2.19.txt",
+                   "tests/unit/requirements.txt"):
+        assert wanted in names, f"{wanted} is missing from the build"
+    assert any(n.startswith("tests/unit/plugins/") and n.endswith(".py") for n in names)
+    # every user-facing page under docs/ ships, only the twin's and the developers' pages stay behind
+    shipped_docs = {n for n in names if n.startswith("docs/") and n != "docs/"}
+    in_repo = {f"docs/{p.name}" for p in (REPO / "docs").iterdir() if p.is_file()}
+    assert shipped_docs == in_repo - {"docs/twin.md", "docs/calibration.md", "docs/development.md"}
+
+
+def test_galaxy_metadata_names_the_project_and_the_license_text_ships(tmp_path):
+    tarball = _build(tmp_path)
+    with tarfile.open(tarball) as tar:
+        manifest = json.load(tar.extractfile("MANIFEST.json"))["collection_info"]
+        license_text = tar.extractfile("LICENSE").read().decode()
+    urls = {k: manifest[k] for k in ("repository", "documentation", "homepage", "issues")}
+    assert all(u and u.startswith("https://github.com/storageperf/storageperf.k8s") for u in urls.values()), urls
+    assert manifest["license"] == ["GPL-3.0-or-later"]
+    assert "GNU GENERAL PUBLIC LICENSE" in license_text and "Version 3, 29 June 2007" in license_text
+    assert "How to Apply These Terms to Your New Programs" in license_text  # the full text, not a stub
 
 
 def test_installed_tarball_runs_playbooks_from_a_fresh_path(tmp_path, twin):

@@ -1,0 +1,160 @@
+"""The execution environment and the requirement files: the EE gets the collection's runtime needs on the community
+EE base image, and nothing of the twin, the tests or the controller pin of development.
+
+`ansible-builder create` writes the build context only; no image is built (no registry is reachable here)."""
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import shutil
+import subprocess
+import sys
+
+import yaml
+from bindep.depends import Depends
+
+from tests.support.twin import REPO, VENV_BIN
+
+BASE_IMAGE = "ghcr.io/ansible-community/community-ee-base:latest"
+TWIN_ONLY = {"aiohttp", "jsonpatch", "kubernetes-validate", "cryptography"}
+DEV_ONLY = {"ansible-core", "ansible-runner", "pytest", "hypothesis", "molecule", "ansible-lint", "ansible-builder"}
+# what scripts/setup.sh and the tests need on a Debian machine, never inside an EE
+TEST_PACKAGES = {"python3-venv", "unzip", "iproute2", "e2fsprogs", "util-linux", "fio", "sysbench", "mariadb-server",
+                 "mariadb-client", "glusterfs-server", "glusterfs-client", "chromium"}
+
+
+def _requirements(name):
+    """{normalised distribution name: line} of one requirements file, without its -r includes."""
+    out = {}
+    for line in (REPO / name).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-"):
+            out[re.split(r"[=<>!~;\[ ]", line, maxsplit=1)[0].lower().replace("_", "-")] = line
+    return out
+
+
+def _third_party_imports(tree):
+    """Top-level names of the modules that Python files under `tree` import, standard library and Ansible left out."""
+    names = set()
+    for path in (REPO / tree).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return {n for n in names if n not in sys.stdlib_module_names and n not in ("ansible", "ansible_collections", tree)}
+
+
+def _distributions(modules):
+    by_module = importlib.metadata.packages_distributions()
+    return {m: {d.lower().replace("_", "-") for d in by_module.get(m, [])} for m in modules}
+
+
+def _direct_dependencies(dists):
+    deps = set()
+    for d in dists:
+        for req in importlib.metadata.requires(d) or []:
+            if "extra ==" not in req:
+                deps.add(re.split(r"[=<>!~;\[ (]", req, maxsplit=1)[0].lower().replace("_", "-"))
+    return deps
+
+
+def test_runtime_requirements_are_what_the_plugins_import():
+    runtime = set(_requirements("requirements.txt"))
+    provided = runtime | _direct_dependencies(runtime)   # urllib3 comes with kubernetes
+    for module, dists in _distributions(_third_party_imports("plugins")).items():
+        assert dists & provided, f"plugins import {module} ({dists or 'not installed'}), which requirements.txt lacks"
+    imported = set().union(*_distributions(_third_party_imports("plugins")).values())
+    assert runtime <= imported, f"requirements.txt lists what no plugin imports: {sorted(runtime - imported)}"
+    assert not runtime & (TWIN_ONLY | DEV_ONLY), "twin or development packages in the collection's runtime"
+    # the shipped unit tests' own list (ansible-test units installs it) keeps up with the runtime
+    assert runtime <= set(_requirements("tests/unit/requirements.txt"))
+
+
+def test_twin_requirements_cover_the_twin_and_stay_out_of_the_runtime():
+    twin = set(_requirements("requirements-twin.txt"))
+    assert TWIN_ONLY <= twin
+    have = twin | set(_requirements("requirements.txt"))
+    for module, dists in _distributions(_third_party_imports("twin")).items():
+        assert dists & have, f"twin imports {module} ({dists}), which neither requirements file names"
+
+
+def test_dev_requirements_include_both_and_pin_the_controller():
+    text = (REPO / "requirements-dev.txt").read_text().splitlines()
+    assert "-r requirements.txt" in text and "-r requirements-twin.txt" in text
+    dev = _requirements("requirements-dev.txt")
+    assert dev["ansible-core"].startswith("ansible-core==")
+    assert dev["ansible-builder"] == "ansible-builder==3.2.0"
+
+
+def test_setup_stamp_hashes_every_requirements_file_it_installs():
+    setup = (REPO / "scripts" / "setup.sh").read_text()
+    stamp_line = next(line for line in setup.splitlines() if "sha256sum" in line)
+    assert "requirements*.txt" in stamp_line or all(
+        f in stamp_line for f in ("requirements.txt", "requirements-twin.txt", "requirements-dev.txt"))
+
+
+def _bindep_packages(profiles):
+    return {rule[0] for rule in Depends((REPO / "bindep.txt").read_text()).active_rules(profiles)}
+
+
+def test_bindep_gives_the_ee_runtime_packages_only_and_setup_everything_it_tests_with():
+    fedora_ee = _bindep_packages(["default", "platform:rpm", "platform:redhat", "platform:fedora"])
+    assert fedora_ee == {"python3"}
+    debian_tests = _bindep_packages(["test", "platform:dpkg", "platform:debian"])
+    assert TEST_PACKAGES | {"python3"} <= debian_tests
+    assert not TEST_PACKAGES & _bindep_packages(["default", "platform:dpkg", "platform:debian"])
+    # scripts/setup.sh selects the Debian packages with its own sed, test profile included
+    sed_expr = re.search(r"sed -n '([^']+)' bindep.txt", (REPO / "scripts" / "setup.sh").read_text()).group(1)
+    selected = subprocess.run(["sed", "-n", sed_expr, str(REPO / "bindep.txt")], check=True, capture_output=True,
+                              text=True).stdout.split()
+    assert set(selected) == debian_tests
+
+
+def _build_context(tmp_path):
+    """The EE's build context as `ansible-builder create` writes it, from a copy of the files the EE names."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("execution-environment.yml", "requirements.txt", "bindep.txt"):
+        shutil.copy(REPO / name, src / name)
+    subprocess.run([str(VENV_BIN / "ansible-galaxy"), "collection", "build", "--force", "--output-path",
+                    str(src / "build"), str(REPO)], check=True, capture_output=True, text=True)
+    ctx = tmp_path / "context"
+    subprocess.run([str(VENV_BIN / "ansible-builder"), "create", "-f", str(src / "execution-environment.yml"),
+                    "-c", str(ctx), "--output-filename", "Containerfile"], cwd=src, check=True, capture_output=True,
+                   text=True)
+    return ctx
+
+
+def test_ansible_builder_creates_a_context_on_the_community_base(tmp_path):
+    ee = yaml.safe_load((REPO / "execution-environment.yml").read_text())
+    assert ee["version"] == 3
+    ctx = _build_context(tmp_path)
+    containerfile = (ctx / "Containerfile").read_text()
+    assert f'ARG EE_BASE_IMAGE="{BASE_IMAGE}"' in containerfile
+    assert "FROM $EE_BASE_IMAGE AS base" in containerfile
+    assert "fedora:40" not in containerfile
+    # no controller pin: the base image's ansible-core, held to meta/runtime.yml's floor
+    refs = re.search(r'ARG ANSIBLE_INSTALL_REFS="([^"]*)"', containerfile).group(1).split()
+    requires = yaml.safe_load((REPO / "meta" / "runtime.yml").read_text())["requires_ansible"]
+    assert refs == [f"ansible-core{requires}", "ansible-runner"]
+    # the collection's own requirement files, as they are
+    assert (ctx / "_build" / "requirements.txt").read_text() == (REPO / "requirements.txt").read_text()
+    assert (ctx / "_build" / "bindep.txt").read_text() == (REPO / "bindep.txt").read_text()
+    assert "COPY _build/requirements.txt requirements.txt" in containerfile
+    assert "COPY _build/bindep.txt bindep.txt" in containerfile
+    # the collection itself (this version's tarball) and its one dependency, installed from requirements.yml
+    version = yaml.safe_load((REPO / "galaxy.yml").read_text())["version"]
+    tarball = f"build/storageperf-k8s-{version}.tar.gz"
+    galaxy = yaml.safe_load((ctx / "_build" / "requirements.yml").read_text())["collections"]
+    assert {"name": tarball, "type": "file"} in galaxy
+    assert {"name": "kubernetes.core", "version": ">=5.0.0"} in galaxy
+    assert (ctx / "_build" / tarball).is_file()
+    assert "ansible-galaxy collection install" in containerfile
+
+
+def test_collection_names_its_ee_dependencies_for_other_ees():
+    """Any EE that installs the collection finds the same runtime files through its meta/execution-environment.yml."""
+    meta = yaml.safe_load((REPO / "meta" / "execution-environment.yml").read_text())["dependencies"]
+    assert meta == {"python": "requirements.txt", "system": "bindep.txt"}
