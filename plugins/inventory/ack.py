@@ -182,8 +182,6 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import (
     AliyunError)
 from ansible_collections.storageperf.k8s.plugins.plugin_utils.cluster_inventory import ClusterInventory, host_name
 
-CONFIG_SUFFIXES = (".ack.yml", ".ack.yaml")
-_PLUGIN_LINE = re.compile(r"^plugin:\s*[\"']?storageperf\.k8s\.ack[\"']?\s*(#.*)?$", re.MULTILINE)
 FILTER_KEYS = ("name", "tags", "cluster_type", "cluster_spec", "state")
 LIST_PATH = "/api/v1/clusters"
 EXPIRY_MARGIN = timedelta(minutes=5)
@@ -322,20 +320,7 @@ def unique_names(records, hostnames):
 class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cacheable):
 
     NAME = "storageperf.k8s.ack"
-
-    def verify_file(self, path):
-        if not super(InventoryModule, self).verify_file(path):
-            return False
-        if path.endswith(CONFIG_SUFFIXES):
-            return True
-        if not path.endswith((".yml", ".yaml")):
-            return False
-        try:
-            with open(path, "rb") as f:
-                head = f.read(65536).decode("utf-8", "replace")
-        except (IOError, OSError):
-            return False
-        return bool(_PLUGIN_LINE.search(head))
+    CONFIG_SUFFIXES = (".ack.yml", ".ack.yaml")
 
     # options ------------------------------------------------------------------------------------
     def _filters(self):

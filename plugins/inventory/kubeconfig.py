@@ -93,7 +93,6 @@ cache_timeout: 3600
 
 import fnmatch
 import os
-import re
 
 import yaml  # an ansible-core dependency
 from ansible.errors import AnsibleParserError
@@ -102,8 +101,6 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructa
 
 from ansible_collections.storageperf.k8s.plugins.plugin_utils.cluster_inventory import ClusterInventory, host_name
 
-CONFIG_SUFFIXES = (".kubeconfig.yml", ".kubeconfig.yaml")
-_PLUGIN_LINE = re.compile(r"^plugin:\s*[\"']?storageperf\.k8s\.kubeconfig[\"']?\s*(#.*)?$", re.MULTILINE)
 
 
 def default_kubeconfigs(environ=None):
@@ -193,21 +190,7 @@ def _signature(path):
 class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cacheable):
 
     NAME = "storageperf.k8s.kubeconfig"
-
-    def verify_file(self, path):
-        if not super(InventoryModule, self).verify_file(path):
-            return False
-        if path.endswith(CONFIG_SUFFIXES):
-            return True
-        if not path.endswith((".yml", ".yaml")):
-            return False
-        # any YAML file that names this plugin, so that `auto` can hand it over whatever its name
-        try:
-            with open(path, "rb") as f:
-                head = f.read(65536).decode("utf-8", "replace")
-        except (IOError, OSError):
-            return False
-        return bool(_PLUGIN_LINE.search(head))
+    CONFIG_SUFFIXES = (".kubeconfig.yml", ".kubeconfig.yaml")
 
     def _paths(self, source):
         configured = self.get_option("kubeconfigs")

@@ -51,7 +51,29 @@ def base_vars():
 
 
 class ClusterInventory(object):
-    """Mixin for an InventoryModule(BaseInventoryPlugin, Constructable, Cacheable) whose hosts are clusters."""
+    """Mixin for an InventoryModule(BaseInventoryPlugin, Constructable, Cacheable) whose hosts are clusters.
+
+    The plugin class sets NAME and CONFIG_SUFFIXES (the file endings that name it, e.g. ``.ack.yml``).
+    """
+
+    CONFIG_SUFFIXES = ()
+
+    def verify_file(self, path):
+        """A file ending in one of CONFIG_SUFFIXES, or any YAML file whose `plugin:` line names this plugin (so
+        that the `auto` plugin hands it over whatever its name)."""
+        if not super(ClusterInventory, self).verify_file(path):
+            return False
+        if path.endswith(self.CONFIG_SUFFIXES):
+            return True
+        if not path.endswith((".yml", ".yaml")):
+            return False
+        try:
+            with open(path, "rb") as f:
+                head = f.read(65536).decode("utf-8", "replace")
+        except (IOError, OSError):
+            return False
+        line = r"^plugin:\s*[\"']?%s[\"']?\s*(#.*)?$" % re.escape(self.NAME)
+        return bool(re.search(line, head, re.MULTILINE))
 
     def cluster_group(self):
         group = self.get_option("cluster_group")
