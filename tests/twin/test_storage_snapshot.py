@@ -82,12 +82,27 @@ def test_snapshot_lifecycle_retain_policy(twin):
     assert storage(twin, "trident")["snapshots"] == snaps  # the ONTAP snapshot stays
 
 
+class StoppedClockBucket(TokenBucket):
+    """The bucket on a clock the test moves: reservations then depend on the arithmetic alone, not on how much
+    real time a loaded machine let pass between two calls."""
+
+    clock = 1000.0
+
+    def _now(self) -> float:
+        return self.clock
+
+
 def test_token_bucket_starts_full_then_refills_at_qps():
-    b = TokenBucket(qps=5, burst=10, time_scale=1.0)
+    b = StoppedClockBucket(qps=5, burst=10, time_scale=1.0)
     waits = [b.reserve() for _ in range(15)]
     assert waits[:10] == [0.0] * 10
-    # the 11th..15th wait 0.2, 0.4, ... s: one token every 1/qps seconds (a few microseconds have passed)
-    assert [round(w, 2) for w in waits[10:]] == [0.2, 0.4, 0.6, 0.8, 1.0]
+    # the 11th..15th wait 0.2, 0.4, ... s: one token every 1/qps seconds
+    assert waits[10:] == pytest.approx([0.2, 0.4, 0.6, 0.8, 1.0])
+    # two seconds later the debt of 5 tokens is paid and 5 are back; never more than burst
+    b.clock += 2.0
+    assert [b.reserve() for _ in range(6)] == pytest.approx([0.0] * 5 + [0.2])
+    b.clock += 3600.0
+    assert [b.reserve() for _ in range(11)] == pytest.approx([0.0] * 10 + [0.2])
     assert parse_args(["--v=5", "--kube-api-qps", "75", "--leader-election"]) == {
         "v": "5", "kube-api-qps": "75", "leader-election": "true"}
 
