@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.support.twin import Twin
-from tests.twin.storage_helpers import admin, apply, gone, phase, pvc_manifest, storage, wait_for
+from tests.twin.storage_helpers import admin, apply, kube_wait, pvc_manifest, storage, wait_for
 from twin.controllers.tokenbucket import TokenBucket, parse_args
 
 G = "snapshot.storage.kubernetes.io/"
@@ -25,7 +25,7 @@ def snapshot(name, claim, cls="trident-snapshotclass"):
 
 
 def ready(twin, name):
-    wait_for(f"{name} readyToUse", lambda: twin.kubectl_json("get", "volumesnapshot", name).get("status", {}).get("readyToUse"))
+    kube_wait(twin, "jsonpath={.status.readyToUse}=true", f"volumesnapshot/{name}")
     return twin.kubectl_json("get", "volumesnapshot", name)
 
 
@@ -39,7 +39,7 @@ def test_snapshot_controller_deployment_runs_at_the_defaults(twin):
 
 def test_snapshot_lifecycle_delete_policy(twin):
     apply(twin, pvc_manifest("data", "ontap-nas", mode="ReadWriteMany"))
-    wait_for("data Bound", lambda: phase(twin, "pvc", "data") == "Bound")
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/data")
     before = storage(twin, "trident")["snapshots"]
     apply(twin, snapshot("data-snap", "data"))
     vs = ready(twin, "data-snap")
@@ -62,8 +62,8 @@ def test_snapshot_lifecycle_delete_policy(twin):
     assert storage(twin, "trident")["snapshots"] == before + 1
 
     twin.kubectl("delete", "volumesnapshot", "data-snap", "--wait=false")
-    wait_for("snapshot gone", lambda: gone(twin, "volumesnapshot", "data-snap"))
-    wait_for("content gone", lambda: gone(twin, "volumesnapshotcontent", st["boundVolumeSnapshotContentName"], None))
+    kube_wait(twin, "delete", "volumesnapshot/data-snap")
+    kube_wait(twin, "delete", "volumesnapshotcontent/" + st["boundVolumeSnapshotContentName"], namespace=None)
     assert storage(twin, "trident")["snapshots"] == before
 
 
@@ -71,12 +71,12 @@ def test_snapshot_lifecycle_retain_policy(twin):
     apply(twin, {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotClass",
                  "metadata": {"name": "trident-retain"}, "driver": "csi.trident.netapp.io", "deletionPolicy": "Retain"},
           pvc_manifest("kept-src", "ontap-nas", mode="ReadWriteMany"))
-    wait_for("kept-src Bound", lambda: phase(twin, "pvc", "kept-src") == "Bound")
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/kept-src")
     apply(twin, snapshot("kept-snap", "kept-src", "trident-retain"))
     content_name = ready(twin, "kept-snap")["status"]["boundVolumeSnapshotContentName"]
     snaps = storage(twin, "trident")["snapshots"]
     twin.kubectl("delete", "volumesnapshot", "kept-snap")
-    wait_for("snapshot gone", lambda: gone(twin, "volumesnapshot", "kept-snap"))
+    kube_wait(twin, "delete", "volumesnapshot/kept-snap")
     content = twin.kubectl_json("get", "volumesnapshotcontent", content_name)
     assert content["spec"]["deletionPolicy"] == "Retain" and not content["metadata"].get("finalizers")
     assert storage(twin, "trident")["snapshots"] == snaps  # the ONTAP snapshot stays
@@ -118,8 +118,7 @@ def test_snapshot_controller_paced_by_its_deployment_args(twin_factory):
     # second, which the twin can issue on a busy machine; the ratio is what the test is about
     tw = twin_factory(nodes=2, time_scale=0.01)
     apply(tw, *[pvc_manifest(f"d{i}", "alicloud-disk-essd", "20Gi") for i in range(24)])
-    wait_for("24 disks Bound", lambda: sum(1 for p in tw.kubectl_json("get", "pvc")["items"]
-                                           if p["status"].get("phase") == "Bound") == 24, 120)
+    kube_wait(tw, "jsonpath={.status.phase}=Bound", *(f"pvc/d{i}" for i in range(24)))
     rates = []
     for batch, qps in ((range(0, 12), 0.5), (range(12, 24), 1.5)):
         args = ["--v=5", "--leader-election=true", f"--kube-api-qps={qps}"]
