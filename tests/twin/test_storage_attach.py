@@ -6,8 +6,8 @@ the twin's scheduled time) on the same twin.
 """
 from __future__ import annotations
 
-from tests.twin.storage_helpers import (ATTACH_STRESS, DISK, admin, apply, enable_parallel_attach, events, gone,
-                                        pvc_manifest, storage, wait_for)
+from tests.twin.storage_helpers import (ATTACH_STRESS, DISK, admin, apply, enable_parallel_attach, events, kube_wait,
+                                        pvc_manifest, storage, wait_event, wait_for)
 
 
 def node_stats(twin, node):
@@ -113,14 +113,12 @@ def test_disk_without_serial_number_cannot_be_attached_by_the_controller(twin_fa
           {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "uses-old"},
            "spec": {"containers": [{"name": "c", "image": "busybox", "volumeMounts": [{"name": "d", "mountPath": "/d"}]}],
                     "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "old"}}]}})
-    wait_for("claim bound", lambda: twin.kubectl_json("get", "pvc", "old")["status"].get("phase") == "Bound")
-    failed = wait_for("FailedAttachVolume", lambda: events(twin, "FailedAttachVolume"))
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/old")
+    failed = wait_event(twin, "uses-old", "FailedAttachVolume")
     assert "InvalidArgument" in failed[0]["message"] and "serial number" in failed[0]["message"]
     va = vas(twin)
     assert len(va) == 1 and va[0]["status"]["attached"] is False and "serial" in va[0]["status"]["attachError"]["message"]
     # with DiskADController off the node attaches by itself, serial number or not
     admin(twin, "cloud", {"addon": "csi-plugin", "feature_gates": "DiskADController=false"})
     wait_for("attached", lambda: all(v["status"]["attached"] for v in vas(twin)), 120)
-    wait_for("pod ready", lambda: gone(twin, "pod", "nonexistent") and any(
-        c["type"] == "Ready" and c["status"] == "True"
-        for c in twin.kubectl_json("get", "pod", "uses-old")["status"].get("conditions", [])), 120)
+    kube_wait(twin, "condition=Ready", "pod/uses-old")

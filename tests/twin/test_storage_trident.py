@@ -3,7 +3,7 @@ lock (one backend operation at a time) against per-volume locks with at most 20 
 economy pools and the backend registry."""
 from __future__ import annotations
 
-from tests.twin.storage_helpers import admin, apply, pvc_manifest, storage, wait_for
+from tests.twin.storage_helpers import admin, apply, kube_wait, pvc_manifest, storage, wait_for
 
 
 def torc(twin):
@@ -18,13 +18,11 @@ def main_args(twin):
 
 def bind_all(twin, sc, prefix, n, mode="ReadWriteMany"):
     apply(twin, *[pvc_manifest(f"{prefix}-{i}", sc, mode=mode) for i in range(n)])
-    wait_for(f"{n} {prefix} claims Bound", lambda: sum(
-        1 for p in twin.kubectl_json("get", "pvc")["items"]
-        if p["metadata"]["name"].startswith(prefix + "-") and p["status"].get("phase") == "Bound") == n, 120)
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", *(f"pvc/{prefix}-{i}" for i in range(n)))
 
 
 def test_trident_objects_at_start(twin):
-    wait_for("Installed", lambda: torc(twin).get("status", {}).get("status") == "Installed")
+    kube_wait(twin, "jsonpath={.status.status}=Installed", "tridentorchestrator/trident", namespace=None)
     st = torc(twin)["status"]
     assert st["version"] == "26.06.0"
     assert st["currentInstallationParams"]["enableConcurrency"] == "false"
