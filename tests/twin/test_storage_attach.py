@@ -6,6 +6,9 @@ the twin's scheduled time) on the same twin.
 """
 from __future__ import annotations
 
+from kubernetes import client
+
+from tests.support.waits import watch_until
 from tests.twin.storage_helpers import (ATTACH_STRESS, DISK, admin, apply, enable_parallel_attach, events, kube_wait,
                                         pvc_manifest, storage, wait_event, wait_for)
 
@@ -22,9 +25,9 @@ def vas(twin):
     return twin.kubectl_json("get", "volumeattachments")["items"]
 
 
-def scheduled(twin, n):
-    pods = twin.kubectl_json("get", "pods", "-l", "app=attach-stress")["items"]
-    return len([p for p in pods if p["spec"].get("nodeName")]) >= n
+def watch_pods(twin, done, what):
+    core = client.CoreV1Api(twin.api_client())
+    watch_until(core.list_namespaced_pod, done, what, "default", label_selector="app=attach-stress")
 
 
 def scale(twin, replicas):
@@ -33,13 +36,14 @@ def scale(twin, replicas):
         # measures attaching, not how fast the StatefulSet controller and the scheduler bring the pods
         admin(twin, "fault", {"name": "stall:attachdetach-controller", "rule": {}})
         twin.kubectl("scale", "sts", "attach-stress", "--replicas", str(replicas))
-        wait_for("pods scheduled", lambda: scheduled(twin, replicas), 120)
+        watch_pods(twin, lambda pods: sum(1 for p in pods if p.spec.node_name) >= replicas, "pods scheduled")
         admin(twin, "fault", {"clear": True, "name": "stall:attachdetach-controller"})
         twin.kubectl("rollout", "status", "sts", "attach-stress", "--timeout=300s", timeout=320)
         return
     twin.kubectl("scale", "sts", "attach-stress", "--replicas", "0")
-    wait_for("pods gone", lambda: not twin.kubectl_json("get", "pods", "-l", "app=attach-stress")["items"], 120)
-    wait_for("volume attachments gone", lambda: not vas(twin), 120)
+    watch_pods(twin, lambda pods: not pods, "pods gone")
+    watch_until(client.StorageV1Api(twin.api_client()).list_volume_attachment, lambda v: not v,
+                "volume attachments gone")
 
 
 def test_attach_stress_serial_then_parallel(twin_factory):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from kubernetes import client
 
 from tests.support.twin import Twin
+from tests.support.waits import watch_until
 from tests.twin.storage_helpers import admin, apply, kube_wait, pvc_manifest, storage, wait_for
 from twin.controllers.tokenbucket import TokenBucket, parse_args
 
@@ -133,8 +135,8 @@ def test_snapshot_controller_paced_by_its_deployment_args(twin_factory):
         log = admin(tw, "storage", {"only": ["throttles"], "log": True, "since": start})
         log = log["throttles"]["snapshot-controller"]["log"]
         rates.append(pacing(log, 10))
-    wait_for("source claims released", lambda: not any(
-        G + "pvc-as-source-protection" in p["metadata"].get("finalizers", []) for p in tw.kubectl_json("get", "pvc")["items"]))
+    watch_until(client.CoreV1Api(tw.api_client()).list_namespaced_persistent_volume_claim, lambda pvcs: not any(
+        G + "pvc-as-source-protection" in (p.metadata.finalizers or []) for p in pvcs), "source claims released", "default")
     calls = storage(tw, "throttles")["snapshot-controller"]["calls"]
     assert calls == {"snapshot": 9 * 24, "kube": 6 * 24}  # #1344: ~9 calls per snapshot on the snapshot clientset
     # after the initial burst the calls follow qps: 1.5 / 0.5 = 3, measured in one run
