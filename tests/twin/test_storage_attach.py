@@ -10,7 +10,7 @@ from kubernetes import client
 
 from tests.support.waits import watch_until
 from tests.twin.storage_helpers import (ATTACH_STRESS, DISK, admin, apply, enable_parallel_attach, events, kube_wait,
-                                        pvc_manifest, storage, wait_event, wait_for)
+                                        pvc_manifest, storage, wait_event)
 
 
 def node_stats(twin, node):
@@ -124,5 +124,6 @@ def test_disk_without_serial_number_cannot_be_attached_by_the_controller(twin_fa
     assert len(va) == 1 and va[0]["status"]["attached"] is False and "serial" in va[0]["status"]["attachError"]["message"]
     # with DiskADController off the node attaches by itself, serial number or not
     admin(twin, "cloud", {"addon": "csi-plugin", "feature_gates": "DiskADController=false"})
-    wait_for("attached", lambda: all(v["status"]["attached"] for v in vas(twin)), 120)
+    watch_until(client.StorageV1Api(twin.api_client()).list_volume_attachment,
+                lambda v: all(a.status and a.status.attached for a in v), "attached")
     kube_wait(twin, "condition=Ready", "pod/uses-old")
