@@ -142,8 +142,11 @@ def test_interrupted_run_is_completed_by_the_next_run(twin_factory):
 
 def test_run_stopped_while_waiting_for_an_addon_is_completed(twin_factory):
     """A run stopped after the provisioner change (here: a wait_timeout too short) leaves csi-plugin for the next."""
-    twin = twin_factory(nodes=2, time_scale=0.05)  # addon updates take 1.5 s here
-    run = run_module(twin, "ack_parallel_attach", {"wait_timeout": 1})
+    # Time scale 0.3: a node pool update (10 s) takes 3 s here and an addon update (30 s) 9 s, and wait_timeout 5
+    # lies between them by seconds. At 0.05 (0.5 s and 1.5 s against 1 s) the module's last poll before giving up
+    # came ~0.06 s before the addon settled, so a slow poll on a loaded machine saw it done and the run completed.
+    twin = twin_factory(nodes=2, time_scale=0.3)
+    run = run_module(twin, "ack_parallel_attach", {"wait_timeout": 5})
     assert run.rc != 0
     assert "still updating" in run.task(TASK)["result"]["msg"] and "wait_timeout" in run.task(TASK)["result"]["msg"]
     assert cloud_calls(twin)["journal"][-1] == "cs:ModifyClusterAddon managed-csiprovisioner"

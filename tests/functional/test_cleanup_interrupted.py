@@ -5,9 +5,11 @@ import json
 import os
 import signal
 import subprocess
-import time
+
+from kubernetes import client
 
 from tests.support.twin import COLLECTIONS, REPO, VENV_BIN
+from tests.support.waits import watch_until
 
 LIFECYCLE = REPO / "playbooks" / "bench_csi_lifecycle.yml"
 CLEANUP = REPO / "playbooks" / "cleanup.yml"
@@ -20,16 +22,12 @@ def test_interrupted_run_is_cleaned_up_completely(twin, tmp_path):
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        # wait until the run is in the middle of something: its pods exist (publish) or snapshots do
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            pods = twin.kubectl_json("get", "pods", "-A", "-l", "storageperf.k8s/run-id")["items"]
-            if len(pods) >= 5:
-                break
-            assert proc.poll() is None, "the run ended before it could be interrupted"
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the run never got to its pods")
+        # wait until the run is in the middle of something: its pods exist (publish), seen on a watch
+        core = client.CoreV1Api(twin.api_client())
+        pods = watch_until(core.list_pod_for_all_namespaces, lambda pods: len(pods) >= 5 or proc.poll() is not None,
+                           "the run's pods", label_selector="storageperf.k8s/run-id")
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        assert len(pods) >= 5
     finally:
         # what Ctrl-C and an AWX cancel do: SIGINT to ansible-playbook, which stops its workers (SIGTERM),
         # and the bench_run module records the repetition as interrupted and leaves at once

@@ -8,13 +8,14 @@ from __future__ import annotations
 import base64
 import json
 import ssl
-import time
 import urllib.error
 import urllib.request
 
 import pytest
 from kubernetes import client
 from netapp_lib.api.zapi import zapi
+
+from tests.support.waits import watch_until
 
 CLAIMS = [("ontap-nas", 5), ("ontap-nas-economy", 2)]
 
@@ -29,10 +30,8 @@ def ontap(twin):
                 "metadata": {"name": f"{sc}-{i}"},
                 "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": sc,
                          "resources": {"requests": {"storage": "2Gi"}}}})
-    deadline = time.monotonic() + 120
-    while sum(p.status.phase == "Bound" for p in core.list_namespaced_persistent_volume_claim("lif").items) < 7:
-        assert time.monotonic() < deadline, "PVCs not bound"
-        time.sleep(0.2)
+    watch_until(core.list_namespaced_persistent_volume_claim, lambda pvcs: sum(p.status.phase == "Bound" for p in pvcs)
+                == 7, "PVCs bound", "lif")
     cfg = twin.cloud["ontap"]
     pvs = [pv for pv in core.list_persistent_volume().items if pv.spec.csi.driver == "csi.trident.netapp.io"]
     return cfg, {pv.spec.storage_class_name + "/" + pv.spec.csi.volume_attributes["internalName"] for pv in pvs}

@@ -5,25 +5,16 @@ playbook would get it. What ONTAP lists must match the PVs' internal names exact
 """
 from __future__ import annotations
 
-import time
-
 import yaml
 from kubernetes import client
+
+from tests.support.waits import watch_until
 
 NS = "ontap-check"
 CLAIMS = {"nas": ("ontap-nas", 3), "naseco": ("ontap-nas-economy", 2), "saneco": ("ontap-san-economy", 2),
           "san": ("ontap-san", 1)}
 CONNECTION = {"hostname": "{{ ontap_hostname }}", "username": "{{ ontap_username }}",
               "password": "{{ ontap_password }}", "ca_cert": "{{ ontap_ca_cert }}", "svm": "{{ ontap_svm }}"}
-
-
-def wait_until(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def trident_pvs(core):
@@ -60,8 +51,8 @@ def test_ontap_listing_matches_pvs_over_rest_and_zapi_and_is_empty_after_cleanup
                 "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": sc,
                          "resources": {"requests": {"storage": "1Gi"}}}})
     total = sum(c for _, c in CLAIMS.values())
-    wait_until(lambda: sum(p.status.phase == "Bound" for p in core.list_namespaced_persistent_volume_claim(NS).items)
-               == total, 120, "PVCs bound")
+    watch_until(core.list_namespaced_persistent_volume_claim, lambda pvcs: sum(p.status.phase == "Bound" for p in pvcs)
+                == total, "PVCs bound", NS)
     pvs = trident_pvs(core)
     names = sorted(pv.spec.csi.volume_attributes["internalName"] for pv in pvs)
     by_class = {pv.spec.storage_class_name: pv.spec.csi.volume_attributes["internalName"] for pv in pvs}
@@ -116,7 +107,9 @@ def test_ontap_listing_matches_pvs_over_rest_and_zapi_and_is_empty_after_cleanup
 
     # cleanup: delete the claims; Trident deletes the volumes, qtrees, LUNs and the emptied pools
     core.delete_namespace(NS)
-    wait_until(lambda: not trident_pvs(core), 120, "Trident PVs deleted")
+    watch_until(core.list_persistent_volume, lambda pvs: not [pv for pv in pvs if pv.spec.csi
+                                                             and pv.spec.csi.driver == "csi.trident.netapp.io"],
+                "Trident PVs deleted")
     after = twin.playbook(write_play(tmp_path / "after_cleanup.yml", [
         info_task("REST after cleanup", "rest_after", expected=[]),
         info_task("ZAPI after cleanup", "zapi_after", use_rest="never", expected=[]),

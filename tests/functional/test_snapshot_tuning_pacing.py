@@ -19,20 +19,12 @@ import yaml
 from kubernetes import client, watch
 
 from tests.support.twin import REPO
+from tests.support.waits import watch_until
 
 SNAPSHOTS = 30
 TIME_SCALE = 0.2  # the default batch then takes several seconds: the client clock resolves it well
 GROUP, VERSION = "snapshot.storage.k8s.io", "v1"
 NS = "pacing"
-
-
-def wait_until(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class EventClock(threading.Thread):
@@ -44,6 +36,7 @@ class EventClock(threading.Thread):
         self.events: list[tuple[float, str, dict]] = []
         self.w = watch.Watch()
         self.started = threading.Event()
+        self.changed = threading.Condition()
 
     def run(self):
         lister = (self.api.list_namespaced_custom_object if self.namespaced else self.api.list_cluster_custom_object)
@@ -53,9 +46,17 @@ class EventClock(threading.Thread):
         try:
             for ev in self.w.stream(lister, GROUP, VERSION, plural=self.plural, resource_version=rv,
                                     timeout_seconds=600, **kwargs):
-                self.events.append((time.monotonic(), ev["type"], ev["object"]))
+                with self.changed:
+                    self.events.append((time.monotonic(), ev["type"], ev["object"]))
+                    self.changed.notify_all()
         except Exception as e:  # the connection closed by stop(): the events so far are what counts
             self.error = e
+
+    def wait_for(self, predicate, what, bound=300):
+        """Until predicate() holds, re-checked on every event received (the bound is for a hang)."""
+        with self.changed:
+            if not self.changed.wait_for(predicate, timeout=bound):
+                raise AssertionError(f"{what}: not reached within {bound} s")
 
     def stop(self):
         self.w.stop()
@@ -87,7 +88,7 @@ def batch(twin, api, prefix):
                 out[name] = t
         return out
 
-    wait_until(lambda: len(ready_times()) == SNAPSHOTS, 300, f"{SNAPSHOTS} snapshots of {prefix} readyToUse")
+    snaps.wait_for(lambda: len(ready_times()) == SNAPSHOTS, f"{SNAPSHOTS} snapshots of {prefix} readyToUse")
     end = max(ready_times().values())
     for clock in (snaps, contents):
         clock.stop()
@@ -104,17 +105,18 @@ def test_snapshot_pacing_follows_the_tuned_qps(twin_factory, tmp_path):
     core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
     # Trident's concurrent core on (the seed's setting), so the snapshot-controller is what throttles
     twin.kubectl("patch", "tridentorchestrator", "trident", "--type=merge", "-p", '{"spec":{"enableConcurrency":true}}')
-    wait_until(lambda: "--enable_concurrency=true" in twin.kubectl(
-        "-n", "trident", "get", "deployment", "trident-controller", "-o",
-        "jsonpath={.spec.template.spec.containers[0].args}").stdout, 120, "trident-main --enable_concurrency=true")
+    watch_until(client.AppsV1Api(api_client).list_namespaced_deployment,
+                lambda deps: any("--enable_concurrency=true" in (d.spec.template.spec.containers[0].args or [])
+                                 for d in deps), "trident-main --enable_concurrency=true", "trident",
+                field_selector="metadata.name=trident-controller")
     core.create_namespace({"metadata": {"name": NS}})
     for i in range(SNAPSHOTS):
         core.create_namespaced_persistent_volume_claim(NS, {
             "metadata": {"name": f"data-{i:03d}"},
             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "ontap-nas",
                      "resources": {"requests": {"storage": "1Gi"}}}})
-    wait_until(lambda: all(p.status.phase == "Bound" for p in core.list_namespaced_persistent_volume_claim(NS).items),
-               300, "PVCs bound")
+    watch_until(core.list_namespaced_persistent_volume_claim,
+                lambda pvcs: len(pvcs) == SNAPSHOTS and all(p.status.phase == "Bound" for p in pvcs), "PVCs bound", NS)
 
     default_ready, default_writes, default_s = batch(twin, custom, "default")
 

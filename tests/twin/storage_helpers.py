@@ -28,7 +28,11 @@ def storage(twin: Twin, only: str, **body: Any) -> dict[str, Any]:
 
 
 def wait_for(what: str, fn: Callable[[], Any], timeout: float = 60.0, every: float = 0.05) -> Any:
-    """Poll fn until it returns something truthy; fail naming `what` after timeout (a bound, not a measurement)."""
+    """Poll fn until it returns something truthy; fail naming `what` after timeout (a bound, not a measurement).
+
+    Only for state that no watch shows (the twin's own counters behind /_twin/storage, or a predicate over
+    several objects); an API object's phase, condition or deletion is awaited with kube_wait, an event with
+    wait_event."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
@@ -37,6 +41,26 @@ def wait_for(what: str, fn: Callable[[], Any], timeout: float = 60.0, every: flo
             return last
         time.sleep(every)
     raise AssertionError(f"timed out waiting for {what}; last value: {last!r}")
+
+
+def kube_wait(twin: Twin, condition: str, *objects: str, namespace: str | None = "default", bound: int = 120) -> None:
+    """`kubectl wait --for=<condition> <objects>`: kubectl watches; the bound is for a hang, not a measurement."""
+    ns = ["-n", namespace] if namespace else []
+    twin.kubectl("wait", *ns, f"--for={condition}", *objects, f"--timeout={bound}s", timeout=bound + 60)
+
+
+def wait_event(twin: Twin, name: str, reason: str, namespace: str = "default", count: int = 1,
+               bound: int = 120) -> list[dict[str, Any]]:
+    """Until `count` events `reason` about `name` exist (a list, then a watch from its resourceVersion); returns
+    them as kubectl shows them."""
+    from kubernetes import client
+
+    from tests.support.waits import watch_until
+
+    core = client.CoreV1Api(twin.api_client())
+    watch_until(core.list_namespaced_event, lambda evs: len(evs) >= count, f"{count} {reason} event(s) about {name}",
+                namespace, field_selector=f"involvedObject.name={name},reason={reason}", bound=bound)
+    return [e for e in events(twin, reason, namespace) if e["involvedObject"]["name"] == name]
 
 
 def events(twin: Twin, reason: str, namespace: str = "default") -> list[dict[str, Any]]:

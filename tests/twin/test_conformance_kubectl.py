@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import uuid
 
 import pytest
@@ -143,9 +144,23 @@ def test_get_prints_server_side_table_columns_and_wide(twin, ns):
     assert nsrow[0].split() == ["NAME", "STATUS", "AGE"] and nsrow[1].split()[1] == "Active"
     nodes = twin.kubectl("get", "nodes", "-o", "wide").stdout.splitlines()
     assert nodes[0].split()[:6] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP"]
-    # a watch prints rows of the same table
-    proc = k(twin, ns, "get", "configmap", "cfg", "--watch-only=false", "--request-timeout=1s", "-w", check=False)
-    assert "cfg" in proc.stdout and "DATA" in proc.stdout
+    # a watch prints rows of the same table. Read until the object's row, then stop kubectl: a 1 s request
+    # timeout ended the watch before, and on a loaded machine it also cut the list that comes first
+    watcher = subprocess.Popen(["kubectl", "-n", ns, "get", "configmap", "cfg", "--watch-only=false", "-w"],
+                               env=twin.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    bound = threading.Timer(120, watcher.kill)  # for a watch that never prints the row, not a measurement
+    bound.start()
+    rows = []
+    try:
+        for line in watcher.stdout:
+            rows.append(line.split())
+            if rows[-1][:1] == ["cfg"]:
+                break
+    finally:
+        bound.cancel()
+        watcher.kill()
+        watcher.communicate()
+    assert rows[0][:2] == ["NAME", "DATA"] and rows[-1][:2] == ["cfg", "2"], rows
 
 
 def test_get_custom_resource_columns(twin, ns):

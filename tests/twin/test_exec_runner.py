@@ -37,6 +37,15 @@ def pod(name: str, node: str = "node-a", host_network: bool = False, **spec) -> 
             "spec": {"nodeName": node, "hostNetwork": host_network, **spec}}
 
 
+async def first_of(event: asyncio.Event, task: asyncio.Future, bound: float = 300) -> None:
+    """Until the container said what the test waits for, or ended (its exit then shows in the assertions).
+
+    The bound is for a container that hangs silently, not a measurement."""
+    said = asyncio.ensure_future(event.wait())
+    await asyncio.wait({said, task}, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
+    said.cancel()
+
+
 def run(p: dict, container: dict, mounts: dict[str, str] | None = None) -> tuple[int, list[str]]:
     lines: list[str] = []
     code = asyncio.run(exec_runner.run(p, container, mounts or {}, lines.append))
@@ -89,12 +98,14 @@ def test_the_default_entrypoint_is_the_program(tmp_path):
 def test_cancel_kills_the_process_group(tmp_path):
     async def scenario() -> tuple[int, list[int]]:
         p = pod("sleeper", terminationGracePeriodSeconds=1)
-        c = {"name": "c", "image": "xridge/fio", "command": ["sh", "-c", "sleep 1000 & sleep 1000; wait"]}
-        task = asyncio.ensure_future(exec_runner.run(p, c, {}, lambda line: None))
-        for _ in range(100):
-            await asyncio.sleep(0.05)
-            if exec_runner.running():
-                break
+        # the container says when its child is running: the test cancels on that line, however long the
+        # namespace setup took on this machine
+        c = {"name": "c", "image": "xridge/fio", "command": ["sh", "-c", "sleep 1000 & echo started; sleep 1000; wait"]}
+        lines: list[str] = []
+        started = asyncio.Event()
+        task = asyncio.ensure_future(exec_runner.run(p, c, {}, lambda line: (lines.append(line), started.set())))
+        await first_of(started, task)
+        assert lines == ["started"], lines
         pids = exec_runner.running()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -119,12 +130,11 @@ CLIENT = ("python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', 
 def test_host_network_pods_share_their_nodes_network_only():
     async def scenario():
         out: list[str] = []
+        listening = asyncio.Event()
         server = asyncio.ensure_future(exec_runner.run(
-            pod("db", "node-a", True), {"name": "s", "image": "xridge/fio", "command": ["sh", "-c", SERVER]}, {}, out.append))
-        for _ in range(200):
-            await asyncio.sleep(0.05)
-            if out:
-                break
+            pod("db", "node-a", True), {"name": "s", "image": "xridge/fio", "command": ["sh", "-c", SERVER]}, {},
+            lambda line: (out.append(line), listening.set())))
+        await first_of(listening, server)
         other: list[str] = []
         other_code = await exec_runner.run(pod("elsewhere", "node-b", True),
                                            {"name": "c", "image": "xridge/fio", "command": ["sh", "-c", CLIENT]},
@@ -137,7 +147,7 @@ def test_host_network_pods_share_their_nodes_network_only():
         same_code = await exec_runner.run(pod("client", "node-a", True),
                                           {"name": "c", "image": "xridge/fio", "command": ["sh", "-c", CLIENT]},
                                           {}, same.append)
-        server_code = await asyncio.wait_for(server, 10)
+        server_code = await asyncio.wait_for(server, 120)  # it exits once it served the client: a bound for a hang
         return out, (other_code, other), (own_code, own), (same_code, same), server_code
 
     out, other, own, same, server_code = asyncio.run(scenario())
@@ -156,15 +166,20 @@ def test_mysql_image_initialises_the_volume_and_keeps_the_password_out_of_the_lo
 
     async def scenario():
         db_log: list[str] = []
+        ready = asyncio.Event()
+
+        def db_line(line: str) -> None:
+            db_log.append(line)
+            if "ready for connections" in line:
+                ready.set()
+
         db = asyncio.ensure_future(exec_runner.run(
             pod("mysql", "node-m", True, terminationGracePeriodSeconds=10),
             {"name": "mysql", "image": "mysql:5.6", "env": [{"name": "MYSQL_ROOT_PASSWORD", "value": password},
                                                             {"name": "MYSQL_DATABASE", "value": "sbtest"}]},
-            {"/var/lib/mysql": str(datadir)}, db_log.append))
-        for _ in range(600):
-            await asyncio.sleep(0.1)
-            if any("ready for connections" in line for line in db_log) or db.done():
-                break
+            {"/var/lib/mysql": str(datadir)}, db_line))
+        await first_of(ready, db)
+        assert ready.is_set(), db_log[-20:]
         client_log: list[str] = []
         code = await exec_runner.run(
             pod("client", "node-m", True),
@@ -244,8 +259,9 @@ def test_jobs_run_fio_on_pmem_in_memory_and_on_disk(twin):
     twin.down()
     assert not os.path.ismount(mount)
     assert not image.exists()
-    for _ in range(50):  # the loop device is released once the lazily unmounted filesystem is
-        if str(image) not in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout:
-            break
+    # the kernel frees the loop device once the lazily unmounted filesystem's last user is gone, and tells no
+    # one (no udev here): polled, with a bound for a device that is never freed, not a measurement
+    deadline = time.monotonic() + 120
+    while str(image) in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout:
+        assert time.monotonic() < deadline, f"loop device {device} still holds {image}"
         time.sleep(0.1)
-    assert str(image) not in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout

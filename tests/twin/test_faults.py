@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from tests.support.twin import Twin
-from tests.twin.storage_helpers import apply, events, phase, pvc_manifest, storage, wait_for
+from tests.twin.storage_helpers import apply, events, kube_wait, phase, pvc_manifest, storage, wait_event
 
 
 @pytest.fixture(scope="module")
@@ -25,15 +25,10 @@ def fault(twin, name, rule=None):
     return twin.twin_cmd("fault", "--name", name, "--rule", json.dumps(rule))
 
 
-def all_bound(twin, prefix, n):
-    return sum(1 for p in twin.kubectl_json("get", "pvc")["items"]
-               if p["metadata"]["name"].startswith(prefix) and p["status"].get("phase") == "Bound") == n
-
-
 def test_a_fraction_of_provisions_fail_then_succeed_on_retry(twin):
     fault(twin, "provision", {"fraction": 0.5, "count": 3, "driver": "diskplugin.csi.alibabacloud.com"})
     apply(twin, *[pvc_manifest(f"flaky-{i}", "alicloud-disk-essd", "20Gi") for i in range(10)])
-    wait_for("all bound after retries", lambda: all_bound(twin, "flaky-", 10), 120)
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", *(f"pvc/flaky-{i}" for i in range(10)))
     failed = [e for e in events(twin, "ProvisioningFailed") if e["involvedObject"]["name"].startswith("flaky-")]
     assert len(failed) == 3  # `count` bounds the injected failures
     assert all("injected fault: provision failed" in e["message"] and "code = Internal" in e["message"] for e in failed)
@@ -44,18 +39,17 @@ def test_a_fraction_of_provisions_fail_then_succeed_on_retry(twin):
 def test_sticky_failures_keep_failing_the_same_claim(twin):
     fault(twin, "provision", {"fraction": 1.0, "sticky": True, "match": "doomed"})
     apply(twin, pvc_manifest("doomed", "alicloud-disk-essd", "20Gi"), pvc_manifest("fine", "alicloud-disk-essd", "20Gi"))
-    wait_for("fine bound", lambda: phase(twin, "pvc", "fine") == "Bound")
-    wait_for("doomed failed twice", lambda: len([e for e in events(twin, "ProvisioningFailed")
-                                                 if e["involvedObject"]["name"] == "doomed"]) >= 2)
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/fine")
+    wait_event(twin, "doomed", "ProvisioningFailed", count=2)
     assert phase(twin, "pvc", "doomed") == "Pending"
     fault(twin, "provision")
-    wait_for("doomed bound once cleared", lambda: phase(twin, "pvc", "doomed") == "Bound", 120)
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/doomed")
 
 
 def test_a_timed_out_provision_reports_deadline_exceeded(twin):
     fault(twin, "provision", {"mode": "timeout", "seconds": 15, "count": 1, "match": "slow"})
     apply(twin, pvc_manifest("slow", "ontap-san"))
-    wait_for("slow bound", lambda: phase(twin, "pvc", "slow") == "Bound", 120)
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/slow")
     failed = [e for e in events(twin, "ProvisioningFailed") if e["involvedObject"]["name"] == "slow"]
     assert len(failed) == 1 and "code = DeadlineExceeded" in failed[0]["message"]
 
@@ -67,14 +61,12 @@ def test_attach_and_snapshot_faults_surface_in_status_and_events(twin):
           {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "att-user"},
            "spec": {"containers": [{"name": "c", "image": "busybox", "volumeMounts": [{"name": "v", "mountPath": "/v"}]}],
                     "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "att"}}]}})
-    wait_for("pod ready", lambda: any(c["type"] == "Ready" and c["status"] == "True" for c in
-                                      twin.kubectl_json("get", "pod", "att-user")["status"].get("conditions", [])), 120)
+    kube_wait(twin, "condition=Ready", "pod/att-user")
     failed = [e for e in events(twin, "FailedAttachVolume") if e["involvedObject"]["name"] == "att-user"]
     assert len(failed) == 2 and all("injected fault: attach failed" in e["message"] for e in failed)
     apply(twin, {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshot", "metadata": {"name": "att-snap"},
                  "spec": {"volumeSnapshotClassName": "trident-snapshotclass", "source": {"persistentVolumeClaimName": "att"}}})
-    wait_for("snapshot ready", lambda: twin.kubectl_json("get", "volumesnapshot", "att-snap").get(
-        "status", {}).get("readyToUse"), 120)
+    kube_wait(twin, "jsonpath={.status.readyToUse}=true", "volumesnapshot/att-snap")
     assert [e for e in events(twin, "SnapshotCreationFailed")]
     assert storage(twin, "faults")["hits"]["snapshot"] == 1
 
@@ -113,9 +105,8 @@ def test_a_stalled_provisioner_takes_no_work_until_cleared(twin):
     fault(twin, "stall:csi-provisioner", {})
     apply(twin, pvc_manifest("held", "alicloud-disk-essd", "20Gi"))
     # the PV controller is not stalled: it protects and annotates the claim while the provisioner waits
-    wait_for("claim annotated", lambda: twin.kubectl_json("get", "pvc", "held")["metadata"].get(
-        "annotations", {}).get("volume.kubernetes.io/storage-provisioner"))
+    kube_wait(twin, "jsonpath={.metadata.annotations.volume\\.kubernetes\\.io/storage-provisioner}", "pvc/held")
     assert not [e for e in events(twin, "Provisioning") if e["involvedObject"]["name"] == "held"]
     assert phase(twin, "pvc", "held") == "Pending"
     fault(twin, "stall:csi-provisioner")
-    wait_for("held bound", lambda: phase(twin, "pvc", "held") == "Bound")
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/held")

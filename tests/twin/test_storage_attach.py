@@ -6,8 +6,11 @@ the twin's scheduled time) on the same twin.
 """
 from __future__ import annotations
 
-from tests.twin.storage_helpers import (ATTACH_STRESS, DISK, admin, apply, enable_parallel_attach, events, gone,
-                                        pvc_manifest, storage, wait_for)
+from kubernetes import client
+
+from tests.support.waits import watch_until
+from tests.twin.storage_helpers import (ATTACH_STRESS, DISK, admin, apply, enable_parallel_attach, events, kube_wait,
+                                        pvc_manifest, storage, wait_event)
 
 
 def node_stats(twin, node):
@@ -22,9 +25,9 @@ def vas(twin):
     return twin.kubectl_json("get", "volumeattachments")["items"]
 
 
-def scheduled(twin, n):
-    pods = twin.kubectl_json("get", "pods", "-l", "app=attach-stress")["items"]
-    return len([p for p in pods if p["spec"].get("nodeName")]) >= n
+def watch_pods(twin, done, what):
+    core = client.CoreV1Api(twin.api_client())
+    watch_until(core.list_namespaced_pod, done, what, "default", label_selector="app=attach-stress")
 
 
 def scale(twin, replicas):
@@ -33,13 +36,14 @@ def scale(twin, replicas):
         # measures attaching, not how fast the StatefulSet controller and the scheduler bring the pods
         admin(twin, "fault", {"name": "stall:attachdetach-controller", "rule": {}})
         twin.kubectl("scale", "sts", "attach-stress", "--replicas", str(replicas))
-        wait_for("pods scheduled", lambda: scheduled(twin, replicas), 120)
+        watch_pods(twin, lambda pods: sum(1 for p in pods if p.spec.node_name) >= replicas, "pods scheduled")
         admin(twin, "fault", {"clear": True, "name": "stall:attachdetach-controller"})
         twin.kubectl("rollout", "status", "sts", "attach-stress", "--timeout=300s", timeout=320)
         return
     twin.kubectl("scale", "sts", "attach-stress", "--replicas", "0")
-    wait_for("pods gone", lambda: not twin.kubectl_json("get", "pods", "-l", "app=attach-stress")["items"], 120)
-    wait_for("volume attachments gone", lambda: not vas(twin), 120)
+    watch_pods(twin, lambda pods: not pods, "pods gone")
+    watch_until(client.StorageV1Api(twin.api_client()).list_volume_attachment, lambda v: not v,
+                "volume attachments gone")
 
 
 def test_attach_stress_serial_then_parallel(twin_factory):
@@ -113,14 +117,13 @@ def test_disk_without_serial_number_cannot_be_attached_by_the_controller(twin_fa
           {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "uses-old"},
            "spec": {"containers": [{"name": "c", "image": "busybox", "volumeMounts": [{"name": "d", "mountPath": "/d"}]}],
                     "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "old"}}]}})
-    wait_for("claim bound", lambda: twin.kubectl_json("get", "pvc", "old")["status"].get("phase") == "Bound")
-    failed = wait_for("FailedAttachVolume", lambda: events(twin, "FailedAttachVolume"))
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/old")
+    failed = wait_event(twin, "uses-old", "FailedAttachVolume")
     assert "InvalidArgument" in failed[0]["message"] and "serial number" in failed[0]["message"]
     va = vas(twin)
     assert len(va) == 1 and va[0]["status"]["attached"] is False and "serial" in va[0]["status"]["attachError"]["message"]
     # with DiskADController off the node attaches by itself, serial number or not
     admin(twin, "cloud", {"addon": "csi-plugin", "feature_gates": "DiskADController=false"})
-    wait_for("attached", lambda: all(v["status"]["attached"] for v in vas(twin)), 120)
-    wait_for("pod ready", lambda: gone(twin, "pod", "nonexistent") and any(
-        c["type"] == "Ready" and c["status"] == "True"
-        for c in twin.kubectl_json("get", "pod", "uses-old")["status"].get("conditions", [])), 120)
+    watch_until(client.StorageV1Api(twin.api_client()).list_volume_attachment,
+                lambda v: all(a.status and a.status.attached for a in v), "attached")
+    kube_wait(twin, "condition=Ready", "pod/uses-old")

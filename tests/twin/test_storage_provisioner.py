@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.twin import Twin
-from tests.twin.storage_helpers import DISK, admin, apply, events, gone, phase, pvc_manifest, storage, wait_for
+from tests.twin.storage_helpers import DISK, admin, apply, events, gone, kube_wait, phase, pvc_manifest, storage, wait_event
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +15,7 @@ def twin(tmp_path_factory):
 
 
 def bound(twin, name, ns="default"):
-    wait_for(f"{name} Bound", lambda: phase(twin, "pvc", name, ns) == "Bound", 60)
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", f"pvc/{name}", namespace=ns)
     pvc = twin.kubectl_json("get", "pvc", name, "-n", ns)
     return pvc, twin.kubectl_json("get", "pv", pvc["spec"]["volumeName"])
 
@@ -52,8 +52,7 @@ def test_immediate_disk_claim_is_provisioned_with_the_class_parameters(twin):
 
 def test_wait_for_first_consumer_provisions_on_the_selected_node(twin):
     apply(twin, pvc_manifest("wffc", "alicloud-disk-topology"))
-    wait_for("WaitForFirstConsumer event", lambda: any(
-        e["involvedObject"]["name"] == "wffc" for e in events(twin, "WaitForFirstConsumer")))
+    wait_event(twin, "wffc", "WaitForFirstConsumer")
     assert phase(twin, "pvc", "wffc") == "Pending"
     assert not twin.kubectl_json("get", "pvc", "wffc")["spec"].get("volumeName")
     apply(twin, pod("wffc-user", ["wffc"]))
@@ -61,7 +60,7 @@ def test_wait_for_first_consumer_provisions_on_the_selected_node(twin):
     node = pvc["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
     zone = twin.kubectl_json("get", "node", node)["metadata"]["labels"]["topology.kubernetes.io/zone"]
     assert pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == [zone]
-    wait_for("pod on the node", lambda: twin.kubectl_json("get", "pod", "wffc-user")["spec"].get("nodeName") == node)
+    kube_wait(twin, f"jsonpath={{.spec.nodeName}}={node}", "pod/wffc-user")
 
 
 def test_pmem_local_volume_needs_no_attachment(twin):
@@ -77,8 +76,7 @@ def test_pmem_local_volume_needs_no_attachment(twin):
     node = pvc["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
     expr = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]
     assert expr == {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}
-    wait_for("pmem pod ready", lambda: any(c["type"] == "Ready" and c["status"] == "True" for c in
-                                           twin.kubectl_json("get", "pod", "pmem-user")["status"].get("conditions", [])))
+    kube_wait(twin, "condition=Ready", "pod/pmem-user")
     assert not [v for v in twin.kubectl_json("get", "volumeattachments")["items"]
                 if v["spec"]["source"]["persistentVolumeName"] == pv["metadata"]["name"]]
 
@@ -89,8 +87,7 @@ def test_clone_from_snapshot_and_from_pvc(twin):
     apply(twin, {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshot", "metadata": {"name": "origin-snap"},
                  "spec": {"volumeSnapshotClassName": "trident-snapshotclass",
                           "source": {"persistentVolumeClaimName": "origin"}}})
-    wait_for("snapshot ready", lambda: twin.kubectl_json("get", "volumesnapshot", "origin-snap").get(
-        "status", {}).get("readyToUse"))
+    kube_wait(twin, "jsonpath={.status.readyToUse}=true", "volumesnapshot/origin-snap")
     apply(twin, pvc_manifest("from-snap", "ontap-nas", mode="ReadWriteMany", source={
         "apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "origin-snap"}),
         pvc_manifest("from-pvc", "ontap-nas", mode="ReadWriteMany", source={
@@ -109,8 +106,7 @@ def test_clone_from_snapshot_and_from_pvc(twin):
 def test_a_clone_from_a_missing_snapshot_fails_until_it_exists(twin):
     apply(twin, pvc_manifest("early", "ontap-nas", mode="ReadWriteMany", source={
         "apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "not-yet"}))
-    failed = wait_for("ProvisioningFailed", lambda: [e for e in events(twin, "ProvisioningFailed")
-                                                     if e["involvedObject"]["name"] == "early"])
+    failed = wait_event(twin, "early", "ProvisioningFailed")
     assert "not-yet" in failed[0]["message"]
     assert phase(twin, "pvc", "early") == "Pending"
 
@@ -120,7 +116,7 @@ def test_reclaim_delete_removes_backend_volume_and_pv(twin):
     _, pv = bound(twin, "short-lived")
     volumes = storage(twin, "trident")["volumes"]
     twin.kubectl("delete", "pvc", "short-lived", "--wait=false")
-    wait_for("PV deleted", lambda: gone(twin, "pv", pv["metadata"]["name"], None))
+    kube_wait(twin, "delete", "pv/" + pv["metadata"]["name"], namespace=None)
     assert storage(twin, "trident")["volumes"] == volumes - 1
     assert gone(twin, "tridentvolume", pv["metadata"]["name"], "trident")
 
@@ -132,18 +128,17 @@ def test_reclaim_retain_keeps_a_released_pv(twin):
     _, pv = bound(twin, "kept")
     assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
     twin.kubectl("delete", "pvc", "kept")
-    wait_for("PV Released", lambda: phase(twin, "pv", pv["metadata"]["name"], "") == "Released")
+    kube_wait(twin, "jsonpath={.status.phase}=Released", "pv/" + pv["metadata"]["name"], namespace=None)
     assert not gone(twin, "pv", pv["metadata"]["name"], None)
 
 
 def test_pvc_protection_holds_a_claim_in_use(twin):
     apply(twin, pvc_manifest("in-use", "alicloud-disk-essd", "20Gi"), pod("holder", ["in-use"]))
     _, pv = bound(twin, "in-use")
-    wait_for("holder ready", lambda: any(c["type"] == "Ready" and c["status"] == "True" for c in
-                                         twin.kubectl_json("get", "pod", "holder")["status"].get("conditions", [])))
+    kube_wait(twin, "condition=Ready", "pod/holder")
     twin.kubectl("delete", "pvc", "in-use", "--wait=false")
     pvc = twin.kubectl_json("get", "pvc", "in-use")
     assert pvc["metadata"].get("deletionTimestamp") and "kubernetes.io/pvc-protection" in pvc["metadata"]["finalizers"]
     twin.kubectl("delete", "pod", "holder", "--wait=false")
-    wait_for("claim gone", lambda: gone(twin, "pvc", "in-use"), 60)
-    wait_for("PV gone (Delete)", lambda: gone(twin, "pv", pv["metadata"]["name"], None), 60)
+    kube_wait(twin, "delete", "pvc/in-use")
+    kube_wait(twin, "delete", "pv/" + pv["metadata"]["name"], namespace=None)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from kubernetes import client
 
 from tests.support.twin import Twin
-from tests.twin.storage_helpers import admin, apply, gone, phase, pvc_manifest, storage, wait_for
+from tests.support.waits import watch_until
+from tests.twin.storage_helpers import admin, apply, kube_wait, pvc_manifest, storage, wait_for
 from twin.controllers.tokenbucket import TokenBucket, parse_args
 
 G = "snapshot.storage.kubernetes.io/"
@@ -25,7 +27,7 @@ def snapshot(name, claim, cls="trident-snapshotclass"):
 
 
 def ready(twin, name):
-    wait_for(f"{name} readyToUse", lambda: twin.kubectl_json("get", "volumesnapshot", name).get("status", {}).get("readyToUse"))
+    kube_wait(twin, "jsonpath={.status.readyToUse}=true", f"volumesnapshot/{name}")
     return twin.kubectl_json("get", "volumesnapshot", name)
 
 
@@ -39,7 +41,7 @@ def test_snapshot_controller_deployment_runs_at_the_defaults(twin):
 
 def test_snapshot_lifecycle_delete_policy(twin):
     apply(twin, pvc_manifest("data", "ontap-nas", mode="ReadWriteMany"))
-    wait_for("data Bound", lambda: phase(twin, "pvc", "data") == "Bound")
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/data")
     before = storage(twin, "trident")["snapshots"]
     apply(twin, snapshot("data-snap", "data"))
     vs = ready(twin, "data-snap")
@@ -62,8 +64,8 @@ def test_snapshot_lifecycle_delete_policy(twin):
     assert storage(twin, "trident")["snapshots"] == before + 1
 
     twin.kubectl("delete", "volumesnapshot", "data-snap", "--wait=false")
-    wait_for("snapshot gone", lambda: gone(twin, "volumesnapshot", "data-snap"))
-    wait_for("content gone", lambda: gone(twin, "volumesnapshotcontent", st["boundVolumeSnapshotContentName"], None))
+    kube_wait(twin, "delete", "volumesnapshot/data-snap")
+    kube_wait(twin, "delete", "volumesnapshotcontent/" + st["boundVolumeSnapshotContentName"], namespace=None)
     assert storage(twin, "trident")["snapshots"] == before
 
 
@@ -71,23 +73,38 @@ def test_snapshot_lifecycle_retain_policy(twin):
     apply(twin, {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotClass",
                  "metadata": {"name": "trident-retain"}, "driver": "csi.trident.netapp.io", "deletionPolicy": "Retain"},
           pvc_manifest("kept-src", "ontap-nas", mode="ReadWriteMany"))
-    wait_for("kept-src Bound", lambda: phase(twin, "pvc", "kept-src") == "Bound")
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/kept-src")
     apply(twin, snapshot("kept-snap", "kept-src", "trident-retain"))
     content_name = ready(twin, "kept-snap")["status"]["boundVolumeSnapshotContentName"]
     snaps = storage(twin, "trident")["snapshots"]
     twin.kubectl("delete", "volumesnapshot", "kept-snap")
-    wait_for("snapshot gone", lambda: gone(twin, "volumesnapshot", "kept-snap"))
+    kube_wait(twin, "delete", "volumesnapshot/kept-snap")
     content = twin.kubectl_json("get", "volumesnapshotcontent", content_name)
     assert content["spec"]["deletionPolicy"] == "Retain" and not content["metadata"].get("finalizers")
     assert storage(twin, "trident")["snapshots"] == snaps  # the ONTAP snapshot stays
 
 
+class StoppedClockBucket(TokenBucket):
+    """The bucket on a clock the test moves: reservations then depend on the arithmetic alone, not on how much
+    real time a loaded machine let pass between two calls."""
+
+    clock = 1000.0
+
+    def _now(self) -> float:
+        return self.clock
+
+
 def test_token_bucket_starts_full_then_refills_at_qps():
-    b = TokenBucket(qps=5, burst=10, time_scale=1.0)
+    b = StoppedClockBucket(qps=5, burst=10, time_scale=1.0)
     waits = [b.reserve() for _ in range(15)]
     assert waits[:10] == [0.0] * 10
-    # the 11th..15th wait 0.2, 0.4, ... s: one token every 1/qps seconds (a few microseconds have passed)
-    assert [round(w, 2) for w in waits[10:]] == [0.2, 0.4, 0.6, 0.8, 1.0]
+    # the 11th..15th wait 0.2, 0.4, ... s: one token every 1/qps seconds
+    assert waits[10:] == pytest.approx([0.2, 0.4, 0.6, 0.8, 1.0])
+    # two seconds later the debt of 5 tokens is paid and 5 are back; never more than burst
+    b.clock += 2.0
+    assert [b.reserve() for _ in range(6)] == pytest.approx([0.0] * 5 + [0.2])
+    b.clock += 3600.0
+    assert [b.reserve() for _ in range(11)] == pytest.approx([0.0] * 10 + [0.2])
     assert parse_args(["--v=5", "--kube-api-qps", "75", "--leader-election"]) == {
         "v": "5", "kube-api-qps": "75", "leader-election": "true"}
 
@@ -99,12 +116,13 @@ def pacing(log, burst):
 
 
 def test_snapshot_controller_paced_by_its_deployment_args(twin_factory):
-    # QPS 0.5 then 1.5 (a float flag, like client-go's): at time scale 0.01 that is 50 and 150 calls per wall
-    # second, which the twin can issue on a busy machine; the ratio is what the test is about
-    tw = twin_factory(nodes=2, time_scale=0.01)
+    # QPS 0.5 then 1.5 (a float flag, like client-go's). The pacing is read from the times the calls went out, so
+    # it shows the bucket only while the twin issues calls faster than the bucket lets them through: at time
+    # scale 0.03 that is 17 and 50 calls per wall second (at 0.01 it was 150, which a busy twin may not reach, and
+    # the ratio then measured the CPU); the ratio is what the test is about
+    tw = twin_factory(nodes=2, time_scale=0.03)
     apply(tw, *[pvc_manifest(f"d{i}", "alicloud-disk-essd", "20Gi") for i in range(24)])
-    wait_for("24 disks Bound", lambda: sum(1 for p in tw.kubectl_json("get", "pvc")["items"]
-                                           if p["status"].get("phase") == "Bound") == 24, 120)
+    kube_wait(tw, "jsonpath={.status.phase}=Bound", *(f"pvc/d{i}" for i in range(24)))
     rates = []
     for batch, qps in ((range(0, 12), 0.5), (range(12, 24), 1.5)):
         args = ["--v=5", "--leader-election=true", f"--kube-api-qps={qps}"]
@@ -119,8 +137,8 @@ def test_snapshot_controller_paced_by_its_deployment_args(twin_factory):
         log = admin(tw, "storage", {"only": ["throttles"], "log": True, "since": start})
         log = log["throttles"]["snapshot-controller"]["log"]
         rates.append(pacing(log, 10))
-    wait_for("source claims released", lambda: not any(
-        G + "pvc-as-source-protection" in p["metadata"].get("finalizers", []) for p in tw.kubectl_json("get", "pvc")["items"]))
+    watch_until(client.CoreV1Api(tw.api_client()).list_namespaced_persistent_volume_claim, lambda pvcs: not any(
+        G + "pvc-as-source-protection" in (p.metadata.finalizers or []) for p in pvcs), "source claims released", "default")
     calls = storage(tw, "throttles")["snapshot-controller"]["calls"]
     assert calls == {"snapshot": 9 * 24, "kube": 6 * 24}  # #1344: ~9 calls per snapshot on the snapshot clientset
     # after the initial burst the calls follow qps: 1.5 / 0.5 = 3, measured in one run

@@ -3,7 +3,10 @@ lock (one backend operation at a time) against per-volume locks with at most 20 
 economy pools and the backend registry."""
 from __future__ import annotations
 
-from tests.twin.storage_helpers import admin, apply, pvc_manifest, storage, wait_for
+from kubernetes import client
+
+from tests.support.waits import watch_until
+from tests.twin.storage_helpers import admin, apply, kube_wait, pvc_manifest, storage, wait_for
 
 
 def torc(twin):
@@ -18,13 +21,11 @@ def main_args(twin):
 
 def bind_all(twin, sc, prefix, n, mode="ReadWriteMany"):
     apply(twin, *[pvc_manifest(f"{prefix}-{i}", sc, mode=mode) for i in range(n)])
-    wait_for(f"{n} {prefix} claims Bound", lambda: sum(
-        1 for p in twin.kubectl_json("get", "pvc")["items"]
-        if p["metadata"]["name"].startswith(prefix + "-") and p["status"].get("phase") == "Bound") == n, 120)
+    kube_wait(twin, "jsonpath={.status.phase}=Bound", *(f"pvc/{prefix}-{i}" for i in range(n)))
 
 
 def test_trident_objects_at_start(twin):
-    wait_for("Installed", lambda: torc(twin).get("status", {}).get("status") == "Installed")
+    kube_wait(twin, "jsonpath={.status.status}=Installed", "tridentorchestrator/trident", namespace=None)
     st = torc(twin)["status"]
     assert st["version"] == "26.06.0"
     assert st["currentInstallationParams"]["enableConcurrency"] == "false"
@@ -53,8 +54,11 @@ def test_global_lock_then_concurrent_core(twin_factory):
     assert st["concurrency"] is False and st["max_inflight"] == 1, st  # one global lock
 
     twin.kubectl("patch", "tridentorchestrator", "trident", "--type", "merge", "-p", '{"spec":{"enableConcurrency":true}}')
-    wait_for("Installed with concurrency", lambda: torc(twin)["status"].get("status") == "Installed"
-             and torc(twin)["status"]["currentInstallationParams"]["enableConcurrency"] == "true", 60)
+    watch_until(client.CustomObjectsApi(twin.api_client()).list_cluster_custom_object,
+                lambda torcs: any((t.get("status") or {}).get("status") == "Installed"
+                                  and t["status"].get("currentInstallationParams", {}).get("enableConcurrency") == "true"
+                                  for t in torcs), "Installed with concurrency", "trident.netapp.io", "v1",
+                "tridentorchestrators")
     c = main_args(twin)
     assert "--enable_concurrency=true" in c["trident-main"]["args"]
     assert "--worker-threads=25" in c["csi-provisioner"]["args"]

@@ -6,11 +6,12 @@ each, no database); one module fixture starts a throw-away MariaDB to capture th
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
 import subprocess
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -49,11 +50,20 @@ def wrapped(probe_dir) -> str:
     return sysbench(probe_dir, str(WRAPPER), "--time=1", "--threads=2", "--histogram=on", "--percentile=99", "run")
 
 
+def wrapper_line(text: str) -> dict:
+    """The wrapper's own {"storageperf": ...} line as printed: the figures the summary must carry unchanged."""
+    [line] = [line for line in text.splitlines() if line.startswith('{"storageperf":')]
+    return json.loads(line)["storageperf"]
+
+
 def test_json_report_histogram_and_wrapper_line(wrapped):
     s = sysbench_summary(wrapped, "probe")
     assert s["source"] == "json" and s["sysbench_version"] == "1.0.20" and s["threads"] == 2
     assert s["tps"] > 0 and s["qps"] == 0  # the probe runs no SQL
-    assert s["events"] > 0 and 0.9 < s["time_s"] < 5
+    # the run's exact length as sysbench measured it (not the JSON's whole seconds); how long that is beyond the
+    # asked second depends on the machine, so it is compared with what sysbench printed, not with a ceiling
+    printed = wrapper_line(wrapped)
+    assert s["events"] == printed["events"] > 0 and s["time_s"] == printed["time_total"] > 0.9
     assert s["percentile"] == 99 and s["histogram_rows"] > 0
     lat = s["latency_ms"]
     assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p95"] <= lat["p99"] <= lat["p99_9"] <= lat["max"] * 1.05
@@ -64,7 +74,9 @@ def test_json_report_histogram_and_wrapper_line(wrapped):
 def test_step_fits_the_result_document(wrapped):
     step = sysbench_summary(wrapped, "oltp_insert")["step"]
     assert step["name"] == "oltp_insert" and step["label"] == "oltp insert ×2 threads"
-    assert step["metrics"]["tps"] > 0 and step["metrics"]["latency_avg_s"] < 1
+    # seconds, from the wrapper's milliseconds: compared with the printed figure, not with a machine-speed ceiling
+    assert step["metrics"]["tps"] > 0
+    assert step["metrics"]["latency_avg_s"] == pytest.approx(wrapper_line(wrapped)["latency_avg_ms"] / 1000)
     assert 0 < step["latency"]["p50"] <= step["latency"]["p99"] <= step["latency"]["max"] * 1.05
     doc = {"schema_version": 1, "run_id": "sysbench-test", "benchmark": "sysbench", "status": "ok",
            "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T00:00:05Z", "cluster": {}, "components": {},
@@ -171,12 +183,22 @@ def mariadb(tmp_path_factory):
     proc = subprocess.Popen(["mariadbd", "--no-defaults", f"--datadir={d / 'data'}", "--user=root", f"--port={port}",
                              "--bind-address=127.0.0.1", f"--socket={d / 'sock'}", f"--pid-file={d / 'pid'}",
                              "--skip-name-resolve", f"--init-file={d / 'init.sql'}", "--innodb-buffer-pool-size=64M"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ready, up = threading.Event(), []
+
+    def watch_log():
+        # mariadbd says when it accepts connections; the pipe is drained to the end so the server never blocks on
+        # it, and its end (the server died) ends the wait too
+        for line in proc.stderr:
+            if "ready for connections" in line and not up:
+                up.append(line)
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=watch_log, daemon=True).start()
     try:
-        for _ in range(300):
-            if (d / "sock").exists():
-                break
-            time.sleep(0.1)
+        ready.wait(300)  # a bound for a server that hangs, not a measurement
+        assert up, f"mariadbd never became ready for connections (exit code {proc.poll()})"
         opts = [f"--mysql-socket={d / 'sock'}", "--mysql-user=root", "--mysql-db=sbtest", "--tables=2",
                 "--table-size=500", "--db-driver=mysql"]
         sysbench(d, str(WRAPPER), *opts, "prepare", test="oltp_point_select")
