@@ -24,7 +24,7 @@ try:
 
     HAS_BOTO3 = True
 except ImportError:
-    boto3 = None  # type: ignore[assignment]  # optional: the module says how to install it
+    boto3 = None  # optional: the module says how to install it
     HAS_BOTO3 = False
 
 META_SHA256 = "storageperf-sha256"

@@ -20,7 +20,7 @@ description:
   - A cluster without a result (its host failed or was unreachable, or its file cannot be read) is a row with
     its error, never left out. C(fleet.json) follows C(docs/fleet.schema.json) and is validated before it is written.
   - Files are written atomically and only when their content changes. Run it on the host that holds the
-    documents, normally the controller (C(delegate_to: localhost)).
+    documents, normally the controller (C(delegate_to) V(localhost)).
 options:
   entries:
     description:
