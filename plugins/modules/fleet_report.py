@@ -134,6 +134,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.fleet_schema import FleetValidationError
 
 
@@ -162,14 +163,14 @@ def main():
         module.fail_json(msg="%s" % e)
     out_dir = os.path.abspath(os.path.join(p["reports_dir"], name))
     try:
-        written = F.write_fleet(fleet, p["reports_dir"], check_mode=module.check_mode)
+        written = FR.write_fleet(fleet, p["reports_dir"], check_mode=module.check_mode)
     except (IOError, OSError) as e:
         module.fail_json(msg="cannot write the fleet report into %s: %s. Check that reports_dir is writable." % (out_dir, e))
     paths = dict((f, w["path"]) for f, w in written.items())
     changed_files = sorted(f for f, w in written.items() if w["changed"])
     summary = dict(fleet["summary"], kind=fleet["kind"], name=name)
     module.exit_json(changed=bool(changed_files), paths=paths, output_dir=out_dir, name=name, kind=fleet["kind"],
-                     changed_files=changed_files, summary=summary, table=F.table_lines(fleet))
+                     changed_files=changed_files, summary=summary, table=FR.table_lines(fleet))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
 from tests.support.twin import REPO, VENV_BIN, run_playbook
 
 boto3 = pytest.importorskip("boto3", reason="pip install --no-deps -r requirements-s3.txt")
@@ -80,7 +81,7 @@ def collection():
 def fleet_dir(tmp_path):
     fleet = F.build_fleet([{"cluster": "a", "error": "unreachable"}, {"cluster": "b", "error": "unreachable"}],
                           "fleet-upload")
-    F.write_fleet(fleet, str(tmp_path / "reports"))
+    FR.write_fleet(fleet, str(tmp_path / "reports"))
     (tmp_path / "reports" / "fleet-upload" / ".fleet.json.tmp123").write_text("half written")
     return tmp_path / "reports" / "fleet-upload"
 

@@ -1,4 +1,4 @@
-"""fleet.py: real result and advice documents of several clusters -> one validated fleet document, Markdown, HTML."""
+"""fleet.py and fleet_render.py: real result and advice documents of several clusters -> one validated fleet document, Markdown, HTML."""
 from __future__ import annotations
 
 import base64
@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_charts, fleet_schema, sample
 
 REPO = Path(__file__).resolve().parents[4]
@@ -69,7 +70,7 @@ def test_a_failed_cluster_is_a_row_and_the_others_keep_their_numbers(three):
     assert bad["status"] == "error" and bad["error"] == "no result: the host failed or was unreachable"
     assert "variants" not in bad
     assert fleet["clusters"][1]["variants"][1]["sum_wall_s"] == pytest.approx(440.0)
-    md = F.to_markdown(fleet)
+    md = FR.to_markdown(fleet)
     assert "| shanghai | error: no result: the host failed or was unreachable | — | — | — |" in md
     assert "| beijing | ok | 57m 10s | 7m 20s | ~7.8× overall |" in md
 
@@ -93,7 +94,7 @@ def test_unreadable_files_and_failed_steps_are_reported_per_cluster(tmp_path, th
     assert on[0]["wall_s"] == 41.0
     assert rows["late"]["status"] == "failed" and rows["late"]["variants"][0]["sum_wall_s"] == pytest.approx(3430.0)
     assert fleet["summary"]["ok"] == 1 and fleet["summary"]["failed"] == 4
-    md = F.to_markdown(fleet)
+    md = FR.to_markdown(fleet)
     assert "timeout (1 error, 3 unfinished)" in md
 
 
@@ -109,13 +110,13 @@ def test_advice_entries_give_the_cluster_by_tuning_table(tmp_path):
     assert fleet["kind"] == "advice" and fleet["tunings"] == ["trident_concurrency", "parallel_attach"]
     assert fleet["summary"]["states"] == {"on": 1, "available": 1, "blocked": 1, "not_applicable": 1}
     assert fleet["summary"]["failed_clusters"] == ["down"]
-    table = F.advice_table(fleet)
+    table = FR.advice_table(fleet)
     cells = {row[0]["text"]: [c["text"] for c in row[1:]] for row in table["rows"]}
     assert cells == {"ontap": ["ok", "available [1]", "n/a"], "ack": ["ok", "blocked [2]", "on"],
                      "down": ["error: unreachable", "—", "—"]}
     assert [c["cls"] for c in table["rows"][1][2:]] == ["fail", "ok"]
-    assert F.advice_notes(fleet)[1] == (2, "ack", "trident_concurrency", "blocked", "Trident is 24.02; needs >= 25.06")
-    md = F.to_markdown(fleet)
+    assert FR.advice_notes(fleet)[1] == (2, "ack", "trident_concurrency", "blocked", "Trident is 24.02; needs >= 25.06")
+    md = FR.to_markdown(fleet)
     assert "2. **ack** / trident_concurrency (blocked): Trident is 24.02; needs >= 25.06" in md
 
 
@@ -163,7 +164,7 @@ def test_fleet_schema_json_is_in_sync():
 
 def test_html_page_holds_the_tables_and_the_chart(three):
     fleet = F.build_fleet(three[:2] + [{"cluster": "shanghai", "error": "unreachable"}], "fleet-x")
-    html = F.to_html(fleet)
+    html = FR.to_html(fleet)
     assert html.startswith("<!DOCTYPE html>") and 'id="fleet-sums"' in html and 'id="fleet-steps"' in html
     assert "<td class=\"fail\">error: unreachable</td>" in html
     assert "http://" not in html and "https://" not in html.replace("https://10.0.0.1:6443", "")
@@ -177,7 +178,7 @@ def test_html_page_holds_the_tables_and_the_chart(three):
 def test_advice_html_has_the_state_chart():
     fleet = F.build_fleet([{"cluster": "a", "document": advice({"t1": "on", "t2": "blocked"}, {"t2": ["why"]})},
                            {"cluster": "b", "error": "unreachable"}], "fleet-x")
-    html = F.to_html(fleet)
+    html = FR.to_html(fleet)
     assert '<td class="ok">on</td>' in html and '<td class="fail">blocked [1]</td>' in html
     assert '<ol class="reasons">' in html
     if fleet_charts.HAS_MATPLOTLIB:
@@ -186,10 +187,10 @@ def test_advice_html_has_the_state_chart():
 
 def test_write_is_atomic_idempotent_and_check_mode_writes_nothing(tmp_path, three):
     fleet = F.build_fleet(three, "fleet-x")
-    dry = F.write_fleet(fleet, str(tmp_path / "out"), check_mode=True)
+    dry = FR.write_fleet(fleet, str(tmp_path / "out"), check_mode=True)
     assert all(w["changed"] for w in dry.values()) and not (tmp_path / "out").exists()
-    first = F.write_fleet(fleet, str(tmp_path / "out"))
+    first = FR.write_fleet(fleet, str(tmp_path / "out"))
     assert sorted(Path(w["path"]).name for w in first.values()) == ["fleet.html", "fleet.json", "fleet.md"]
     assert json.loads(Path(first["json"]["path"]).read_text())["summary"]["clusters"] == 3
-    second = F.write_fleet(F.build_fleet(three, "fleet-x"), str(tmp_path / "out"))
+    second = FR.write_fleet(F.build_fleet(three, "fleet-x"), str(tmp_path / "out"))
     assert not any(w["changed"] for w in second.values())
