@@ -38,7 +38,9 @@ install_venv() {
   [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
   .venv/bin/pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
   .venv/bin/pip install -q -r requirements-dev.txt 2>&1 | grep -v '^WARNING: Location' || true
-  .venv/bin/python -c 'import ansible, kubernetes, aiohttp, aliyunsdkcore, netapp_lib, molecule' 
+  # boto3 (reports_upload) and the local S3 server of its tests: --no-deps, requirements-s3.txt says why
+  .venv/bin/pip install -q --no-deps -r requirements-s3-dev.txt 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/python -c 'import ansible, kubernetes, aiohttp, aliyunsdkcore, netapp_lib, molecule, boto3, moto, ansible_runner' 
   echo "$want" > $stamp
 }
 

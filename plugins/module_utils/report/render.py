@@ -184,11 +184,7 @@ def to_html(doc, charts=True):
     for table in T.all_tables(doc):
         body.append("<h2>%s</h2>" % esc(table["title"]))
         body.append(table_html(table))
-    if chart_list:
-        body.append("<h2>Charts</h2>")
-        for c in chart_list:
-            body.append('<figure id="%s"><img alt="%s" src="data:image/png;base64,%s"><figcaption>%s</figcaption></figure>'
-                        % (esc(c["id"]), esc(c["alt"]), c["png"], esc(c["title"])))
+    body += figures_html(chart_list)
     problems = T.problem_list(doc)
     if problems:
         body.append("<h2>Problems</h2><ul class=\"problems\">")
@@ -199,10 +195,26 @@ def to_html(doc, charts=True):
     body.append('<footer>storageperf.k8s result schema v%s · %s</footer>' % (
         esc(doc.get("schema_version", "?")), esc(doc.get("finished") or doc.get("started") or "")))
     body.append("</main>")
+    return page_html(title_of(doc), body)
+
+
+def figures_html(chart_list):
+    """The "Charts" section: each chart (charts.py shape) as an embedded PNG figure."""
+    if not chart_list:
+        return []
+    out = ["<h2>Charts</h2>"]
+    for c in chart_list:
+        out.append('<figure id="%s"><img alt="%s" src="data:image/png;base64,%s"><figcaption>%s</figcaption></figure>'
+                   % (esc(c["id"]), esc(c["alt"]), c["png"], esc(c["title"])))
+    return out
+
+
+def page_html(title, body, extra_css=""):
+    """The self-contained page shell (inline CSS, no external references) around body parts."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<title>%s</title><style>%s</style></head><body>\n%s\n</body></html>\n"
-            % (esc(title_of(doc)), CSS, "\n".join(body)))
+            "<title>%s</title><style>%s%s</style></head><body>\n%s\n</body></html>\n"
+            % (esc(title), CSS, extra_css, "\n".join(body)))
 
 
 # --- all formats ------------------------------------------------------------------------

@@ -1,0 +1,249 @@
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet document (fleet.py) as tables, Markdown and a self-contained HTML page, and writing them.
+
+    write_fleet(fleet, "reports")   # reports/<name>/fleet.json, fleet.md, fleet.html (atomic, only what changed)
+
+Tables use tables.py's cell model and render.py's Markdown/HTML table functions inside render.py's
+page shell, so a fleet page looks and reads like a run's report.html.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps, write_text_atomic
+
+FILENAMES = {"json": "fleet.json", "markdown": "fleet.md", "html": "fleet.html"}
+# cell classes of render.CSS: on = ok (green, FLEET_CSS), available = warn, blocked = fail, n/a = skip
+STATE_CLS = {"on": "ok", "available": "warn", "blocked": "fail", "not_applicable": "skip"}
+STATE_TEXT = {"on": "on", "available": "available", "blocked": "blocked", "not_applicable": "n/a"}
+
+
+# --- tables (tables.py cell model) ------------------------------------------------------------
+def _status_cell(row):
+    text = row["status"]
+    if row.get("error"):
+        text += ": " + row["error"]
+    elif row.get("reason"):
+        text += ": " + row["reason"]
+    return T.cell(text, "" if row["status"] == "ok" else "fail")
+
+
+def sums_table(fleet):
+    """Cluster | Status | <variant> sum ... | <last> vs <first>: one row per cluster, failed ones included."""
+    variants = fleet.get("variants") or []
+    ratio = len(variants) >= 2
+    headers = ["Cluster", "Status"] + ["%s · sum of step times" % v for v in variants]
+    if ratio:
+        headers.append("%s vs %s (throughput)" % (variants[-1], variants[0]))
+    rows = []
+    for r in fleet["clusters"]:
+        row = [T.cell(r["cluster"]), _status_cell(r)]
+        by_name = dict((v["name"], v) for v in r.get("variants") or [])
+        for v in variants:
+            total = (by_name.get(v) or {}).get("sum_wall_s")
+            row.append(T.cell(stats.format_duration(total), "" if total is not None else "missing"))
+        if ratio:
+            sp = r.get("speedup") or {}
+            row.append(T.cell(stats.format_ratio(sp.get("overall"), approx=True) + (" overall" if sp.get("overall") else ""),
+                              "ratio"))
+        rows.append(row)
+    return {"id": "fleet-sums", "title": "Clusters", "headers": headers, "rows": rows, "left": 2,
+            "note": "Sum of the median step times per variant. Ratio: %s throughput / %s throughput over the "
+                    "steps that succeeded in both." % (variants[-1], variants[0]) if ratio else
+                    "Sum of the median step times per variant."}
+
+
+def steps_table(fleet):
+    """Cluster | Step | <variant> ... | speedup: every step's time and rate on every cluster."""
+    variants = fleet.get("variants") or []
+    steps = fleet.get("steps") or []
+    if not steps:
+        return None
+    ratio = len(variants) >= 2
+    headers = ["Cluster", "Step"] + list(variants)
+    if ratio:
+        headers.append("%s vs %s" % (variants[-1], variants[0]))
+    rows = []
+    for r in fleet["clusters"]:
+        if r["status"] == "error":
+            rows.append([T.cell(r["cluster"]), _status_cell(r)] + [T.cell(stats.DASH, "missing")] * (len(headers) - 2))
+            continue
+        by_name = dict((v["name"], dict((s["name"], s) for s in v["steps"])) for v in r.get("variants") or [])
+        step_ratios = (r.get("speedup") or {}).get("steps") or {}
+        for i, st in enumerate(steps):
+            row = [T.cell(r["cluster"] if i == 0 else ""), T.cell(st["label"])]
+            for v in variants:
+                s = (by_name.get(v) or {}).get(st["name"])
+                if s is None or s["status"] == "missing":
+                    row.append(T.cell(stats.DASH, "missing"))
+                else:
+                    cls = "" if s["status"] == "ok" and s.get("ok_runs") == s.get("runs") else (
+                        "warn" if s["status"] == "ok" or s.get("wall_s") is not None else
+                        ("fail" if s["status"] in ("failed", "timeout") else "skip"))
+                    row.append(T.cell(s["text"], cls))
+            if ratio:
+                row.append(T.cell(stats.format_ratio(step_ratios.get(st["name"])), "ratio"))
+            rows.append(row)
+    return {"id": "fleet-steps", "title": "Step times per cluster", "headers": headers, "rows": rows, "left": 2,
+            "note": "Median over repetitions: wall time of the whole batch · objects per second."}
+
+
+def advice_table(fleet):
+    """Cluster x tuning: the state in each cell, [n] pointing at the cell's reasons in advice_notes()."""
+    tunings = fleet.get("tunings") or []
+    headers = ["Cluster", "Status"] + [T.humanize(t) for t in tunings]
+    rows, n = [], 0
+    for r in fleet["clusters"]:
+        if r["status"] == "error":
+            rows.append([T.cell(r["cluster"]), _status_cell(r)] + [T.cell(stats.DASH, "missing")] * len(tunings))
+            continue
+        cells = dict((t["name"], t) for t in r.get("tunings") or [])
+        row = [T.cell(r["cluster"]), _status_cell(r)]
+        for name in tunings:
+            t = cells.get(name)
+            if t is None:
+                row.append(T.cell(stats.DASH, "missing"))
+                continue
+            text = STATE_TEXT[t["state"]]
+            if t["reasons"]:
+                n += 1
+                text += " [%d]" % n
+            row.append(T.cell(text, STATE_CLS[t["state"]]))
+        rows.append(row)
+    return {"id": "fleet-advice", "title": "Tunings per cluster", "headers": headers, "rows": rows,
+            "left": len(headers),
+            "note": "on: already applied · available: can be applied · blocked: cannot be applied yet "
+                    "(see the reasons) · n/a: does not apply to this cluster."}
+
+
+def advice_notes(fleet):
+    """[(n, cluster, tuning, state, reasons text)] in the numbering of advice_table()."""
+    out, n = [], 0
+    for r in fleet["clusters"]:
+        if r["status"] == "error":
+            continue
+        cells = dict((t["name"], t) for t in r.get("tunings") or [])
+        for name in fleet.get("tunings") or []:
+            t = cells.get(name)
+            if t and t["reasons"]:
+                n += 1
+                out.append((n, r["cluster"], name, STATE_TEXT[t["state"]], "; ".join(t["reasons"])))
+    return out
+
+
+def fleet_tables(fleet):
+    if fleet["kind"] == "advice":
+        return [advice_table(fleet)]
+    return [t for t in (sums_table(fleet), steps_table(fleet)) if t]
+
+
+def clusters_facts(fleet):
+    """Cluster | API server | version | source: where each row's figures came from."""
+    rows = [[T.cell(r["cluster"]), T.cell(r.get("server") or stats.DASH), T.cell(r.get("version") or stats.DASH),
+             T.cell(r.get("run_id") or stats.DASH), T.cell(r.get("source") or stats.DASH)] for r in fleet["clusters"]]
+    return {"id": "fleet-sources", "title": "Sources", "headers": ["Cluster", "API server", "Version", "Run", "Document"],
+            "rows": rows, "left": 5, "note": ""}
+
+
+# --- rendering --------------------------------------------------------------------------------
+def _headline(fleet):
+    s = fleet["summary"]
+    text = "%d cluster%s · %d ok · %d failed" % (s["clusters"], "" if s["clusters"] == 1 else "s", s["ok"], s["failed"])
+    if s["failed_clusters"]:
+        text += " (%s)" % ", ".join(s["failed_clusters"])
+    return text
+
+
+def to_markdown(fleet):
+    out = ["# %s" % fleet["title"], "", "Fleet report `%s` · %s" % (fleet["name"], _headline(fleet)), ""]
+    for table in fleet_tables(fleet):
+        out.append(R.table_markdown(table))
+    notes = advice_notes(fleet) if fleet["kind"] == "advice" else []
+    if notes:
+        out += ["### Reasons", ""]
+        out += ["%d. **%s** / %s (%s): %s" % (n, R._md_escape(c), R._md_escape(t), st, R._md_escape(why))
+                for n, c, t, st, why in notes]
+        out.append("")
+    out.append(R.table_markdown(clusters_facts(fleet)))
+    return "\n".join(out).rstrip() + "\n"
+
+
+FLEET_CSS = "td.ok{color:var(--ok);font-weight:600}ol.reasons{padding-left:22px}ol.reasons li{margin:2px 0}"
+
+
+def _cards(fleet):
+    s = fleet["summary"]
+    cards = [("clusters", str(s["clusters"])), ("ok", str(s["ok"])), ("failed", str(s["failed"]))]
+    if fleet["kind"] == "advice":
+        cards += [(STATE_TEXT[k], str(v)) for k, v in s["states"].items()]
+    return "".join('<div class="card"><div class="k">%s</div><div class="v">%s</div></div>' % (R.esc(k), R.esc(v))
+                   for k, v in cards)
+
+
+def to_html(fleet, charts=True):
+    status = "ok" if fleet["summary"]["failed"] == 0 else "failed"
+    body = ["<main>", "<h1>%s</h1>" % R.esc(fleet["title"]),
+            '<p class="sub"><span class="badge %s">%s</span> fleet report <code>%s</code> · %s</p>' % (
+                status, status, R.esc(fleet["name"]), R.esc(_headline(fleet))),
+            '<div class="cards">%s</div>' % _cards(fleet)]
+    chart_list = []
+    if charts:
+        from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_charts
+
+        chart_list = fleet_charts.all_charts(fleet)
+        if not fleet_charts.HAS_MATPLOTLIB:
+            body.append('<p class="note">Charts need matplotlib on the host that renders the report.</p>')
+    for table in fleet_tables(fleet):
+        body.append("<h2>%s</h2>" % R.esc(table["title"]))
+        body.append(R.table_html(table))
+    notes = advice_notes(fleet) if fleet["kind"] == "advice" else []
+    if notes:
+        body.append('<h2>Reasons</h2><ol class="reasons">')
+        body += ["<li><b>%s</b> / %s (%s): %s</li>" % (R.esc(c), R.esc(t), R.esc(st), R.esc(why))
+                 for _, c, t, st, why in notes]
+        body.append("</ol>")
+    body += R.figures_html(chart_list)
+    body.append("<h2>Sources</h2>")
+    body.append(R.table_html(clusters_facts(fleet), "facts"))
+    body.append("<footer>storageperf.k8s fleet schema v%s</footer>" % R.esc(fleet["fleet_schema_version"]))
+    body.append("</main>")
+    return R.page_html(fleet["title"], body, extra_css=FLEET_CSS)
+
+
+def render_fleet(fleet):
+    return {"json": dumps(fleet), "markdown": to_markdown(fleet), "html": to_html(fleet)}
+
+
+def write_fleet(fleet, reports_dir, check_mode=False):
+    """Write <reports_dir>/<name>/fleet.json|fleet.md|fleet.html atomically (only what changed).
+
+    Returns {format: {"path", "changed"}}; in check mode nothing is written and changed says
+    whether it would have been.
+    """
+    out_dir = os.path.abspath(os.path.join(reports_dir, fleet["name"]))
+    out = {}
+    for fmt, text in render_fleet(fleet).items():
+        path = os.path.join(out_dir, FILENAMES[fmt])
+        if check_mode:
+            try:
+                with open(path, "rb") as fh:
+                    changed = fh.read() != text.encode("utf-8")
+            except (IOError, OSError):
+                changed = True
+        else:
+            changed = write_text_atomic(path, text)
+        out[fmt] = {"path": path, "changed": changed}
+    return out
+
+
+def table_lines(fleet):
+    """The main table as Markdown lines, for the role's debug output and set_stats."""
+    table = fleet_tables(fleet)[0]
+    return R.table_markdown(dict(table, title="", note="")).splitlines()

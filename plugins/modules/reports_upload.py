@@ -1,0 +1,168 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: reports_upload
+short_description: Upload a directory of benchmark or fleet reports to an S3-compatible bucket
+version_added: "0.2.0"
+description:
+  - Uploads every file under O(src) (a run's C(reports/<run_id>/) or a fleet report's C(reports/<name>/)) to
+    C(s3://<bucket>/<prefix>/<path relative to src>) with boto3, so the reports outlive the job that made them.
+  - Works with AWS S3 and S3-compatible stores such as Alibaba Cloud OSS (see O(endpoint_url)) and MinIO.
+  - Idempotent. An object already in the bucket with the same content is skipped. The content is compared
+    through the object's ETag (the MD5 of a single-part upload) or the sha256 this module stores in the object's
+    metadata (C(x-amz-meta-storageperf-sha256)).
+  - Credentials come only from boto3's credential chain on the host running the module. That means
+    E(AWS_ACCESS_KEY_ID), E(AWS_SECRET_ACCESS_KEY), E(AWS_SESSION_TOKEN), E(AWS_PROFILE) or O(profile) with
+    the shared credentials file, or an instance role. They are never module options, and they never appear
+    in results or errors.
+  - Files whose name starts with a dot (the atomic writer's temporary files) are not uploaded.
+options:
+  src:
+    description: Local directory to upload, on the host running the module (normally the controller).
+    type: path
+    required: true
+  bucket:
+    description: Bucket name. It must exist.
+    type: str
+    required: true
+  prefix:
+    description:
+      - Key prefix; objects are named C(<prefix>/<relative path>). Empty puts them at the top of the bucket.
+      - For example C(storageperf/{{ tower_job_id | default('manual') }}) or the run id.
+    type: str
+    default: ""
+  endpoint_url:
+    description:
+      - URL of an S3-compatible endpoint. Empty means AWS S3 in O(region).
+      - "Alibaba Cloud OSS: C(https://s3.oss-<region>.aliyuncs.com), with O(addressing_style=virtual) and
+        O(signature_version=s3) (OSS rejects the chunked uploads of boto3's V4 signing)."
+    type: str
+  region:
+    description: Region of the bucket (for AWS S3 and for signing); falls back to boto3's (E(AWS_DEFAULT_REGION), profile).
+    type: str
+  profile:
+    description: Named profile of the shared AWS config/credentials files (the name only, no secret).
+    type: str
+  addressing_style:
+    description: V(virtual) (bucket in the host name, required by OSS), V(path) (bucket in the path), or V(auto).
+    type: str
+    choices: [auto, path, virtual]
+    default: auto
+  signature_version:
+    description: botocore signature version, for example V(s3v4) or V(s3) (V2, for OSS). Empty means botocore's default.
+    type: str
+requirements:
+  - boto3 on the host running the module (C(requirements-s3.txt) of the collection)
+author:
+  - storageperf.k8s maintainers (@storageperf)
+notes:
+  - Check mode lists the bucket and reports which objects would be uploaded, but uploads nothing.
+  - Objects are uploaded with one PUT each (reports are small); the size limit of a single PUT (5 GiB on S3) applies.
+seealso:
+  - module: storageperf.k8s.fleet_report
+  - module: storageperf.k8s.bench_report
+extends_documentation_fragment:
+  - storageperf.k8s.attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Keep the fleet report in S3
+  storageperf.k8s.reports_upload:
+    src: "{{ storageperf_fleet_report.output_dir }}"
+    bucket: perf-reports
+    prefix: "fleets/{{ storageperf_fleet_report.name }}"
+    region: eu-central-1
+  delegate_to: localhost
+  run_once: true
+
+- name: Keep a run's reports in Alibaba Cloud OSS (credentials in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)
+  storageperf.k8s.reports_upload:
+    src: "reports/{{ run_id }}"
+    bucket: perf-reports-hz
+    prefix: "runs/{{ run_id }}"
+    endpoint_url: https://s3.oss-cn-hangzhou.aliyuncs.com
+    region: cn-hangzhou
+    addressing_style: virtual
+    signature_version: s3
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+uploaded:
+  description: Keys uploaded (in check mode, that would be uploaded) because they were missing or different.
+  returned: always
+  type: list
+  elements: str
+  sample: [fleets/fleet-20260620T093000Z/fleet.html, fleets/fleet-20260620T093000Z/fleet.json]
+unchanged:
+  description:
+    - Keys already in the bucket with the same content, not uploaded again.
+    - (Not called C(skipped), which in a task result would mark the task itself as skipped.)
+  returned: always
+  type: list
+  elements: str
+  sample: [fleets/fleet-20260620T093000Z/fleet.md]
+bucket:
+  description: The bucket.
+  returned: always
+  type: str
+  sample: perf-reports
+urls:
+  description: C(s3://bucket/key) of every file of O(src), uploaded or unchanged.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.storageperf.k8s.plugins.module_utils import s3_upload as U
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            src=dict(type="path", required=True),
+            bucket=dict(type="str", required=True),
+            prefix=dict(type="str", default=""),
+            endpoint_url=dict(type="str"),
+            region=dict(type="str"),
+            profile=dict(type="str"),
+            addressing_style=dict(type="str", choices=list(U.ADDRESSING_STYLES), default="auto"),
+            signature_version=dict(type="str"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    if not U.HAS_BOTO3:
+        module.fail_json(msg=missing_required_lib("boto3") + " Install it with: pip install --no-deps -r "
+                         "requirements-s3.txt (docs/fleet.md says why --no-deps).")
+    if not p["bucket"].strip() or "/" in p["bucket"]:
+        module.fail_json(msg="bucket %r must be a bucket name (no '/'); put the path into prefix" % p["bucket"])
+    try:
+        s3 = U.client(p["endpoint_url"], p["region"], p["profile"], p["addressing_style"], p["signature_version"])
+        result = U.sync(s3, p["src"], p["bucket"], p["prefix"], check_mode=module.check_mode,
+                        endpoint_url=p["endpoint_url"])
+    except U.UploadError as e:
+        module.fail_json(msg=str(e))
+    keys = sorted(result["uploaded"] + result["unchanged"])
+    out = dict(changed=bool(result["uploaded"]), uploaded=result["uploaded"], unchanged=result["unchanged"],
+               bucket=p["bucket"], urls=["s3://%s/%s" % (p["bucket"], k) for k in keys])
+    if module._diff and result["uploaded"]:
+        out["diff"] = result["diff"]
+    module.exit_json(**out)
+
+
+if __name__ == "__main__":
+    main()
