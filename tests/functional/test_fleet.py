@@ -50,9 +50,19 @@ def server_of(fleet: Fleet, host: str) -> str:
     return yaml.safe_load((fleet.dir / host / "kubeconfig").read_text())["clusters"][0]["cluster"]["server"]
 
 
+def cluster_dirs(reports: Path) -> list[Path]:
+    return [d for d in sorted(reports.iterdir()) if d.is_dir() and not d.name.startswith("fleet-")]
+
+
 def results_per_cluster(reports: Path) -> dict[str, list[dict]]:
-    return {d.name: [json.loads(p.read_text()) for p in sorted(d.glob("*/result.json"))]
-            for d in sorted(reports.iterdir()) if d.is_dir()}
+    return {d.name: [json.loads(p.read_text()) for p in sorted(d.glob("*/result.json"))] for d in cluster_dirs(reports)}
+
+
+def fleet_report(reports: Path) -> dict:
+    """The one fleet report the run wrote beside the clusters' directories."""
+    [fleet_dir] = reports.glob("fleet-*")
+    assert (fleet_dir / "fleet.md").is_file() and (fleet_dir / "fleet.html").is_file()
+    return json.loads((fleet_dir / "fleet.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +81,10 @@ def test_tuning_playbooks_run_on_every_cluster_at_once(fleet, tmp_path):
     def advice(reports: Path) -> dict[str, dict[str, str]]:
         run = run_on_fleet(fleet, "advise.yml", reports)
         assert run.rc == 0, run.stdout + run.stderr
-        files = {d.name: sorted(d.glob("advice-*.json")) for d in reports.iterdir() if d.is_dir()}
+        files = {d.name: sorted(d.glob("advice-*.json")) for d in cluster_dirs(reports)}
         assert sorted(files) == HOSTS and all(len(f) == 1 for f in files.values()), files
+        side_by_side = fleet_report(reports)
+        assert side_by_side["kind"] == "advice" and sorted(r["cluster"] for r in side_by_side["clusters"]) == HOSTS
         return {h: {t["name"]: t["state"] for t in json.loads(f[0].read_text())["tunings"]} for h, f in files.items()}
 
     before = advice(tmp_path / "advice-before")
@@ -118,6 +130,9 @@ def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
         if "Publish the outcome" in r["task"]:
             published.update(r["result"]["ansible_stats"]["data"]["bench_csi_lifecycle"])
     assert {h: p["run_id"] for h, p in published.items()} == run_ids
+    fleet = fleet_report(reports)
+    assert fleet["summary"]["clusters"] == 3 and fleet["summary"]["ok"] == 3
+    assert sorted(r["cluster"] for r in fleet["clusters"]) == HOSTS
 
 
 def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tmp_path):
@@ -160,3 +175,6 @@ def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tm
         assert set(artifacts["bench_csi_lifecycle"]) == set(HOSTS)
         assert artifacts["bench_csi_lifecycle"]["twin-2"]["status"] == "failed"
         assert {artifacts["bench_csi_lifecycle"][h]["status"] for h in ("twin-1", "twin-3")} == {"ok"}
+        # the fleet report names the failed cluster beside the two that finished
+        assert artifacts["storageperf_fleet_report"]["summary"]["failed_clusters"] == ["twin-2"]
+        assert fleet_report(reports)["summary"]["ok"] == 2
