@@ -20,7 +20,7 @@ from aiohttp import web
 from .ack import TRUSTED_HEADER
 from .errors import PopError, request_id
 from .gateway import Gateway
-from .signatures import verify_rpc
+from .signatures import rpc_params, verify_rpc_request
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -73,12 +73,10 @@ class EcsApi:
 
     async def handle(self, request: web.Request) -> web.Response:
         rid = request_id()
-        params = dict(request.query)
-        if request.method == "POST" and request.can_read_body:
-            params.update({k: str(v) for k, v in (await request.post()).items()})
+        params, body = await rpc_params(request)
         try:
             if not (self.trusted_token and request.headers.get(TRUSTED_HEADER) == self.trusted_token):
-                verify_rpc(request.method, params, self.gw.credentials)
+                verify_rpc_request(request, params, body, self.gw.credentials)
         except PopError as e:
             self.gw.rejected[e.code] += 1
             return e.response(rid)
@@ -94,7 +92,10 @@ class EcsApi:
             fn = self.actions.get(action)
             if fn is None:
                 raise PopError(404, "InvalidAction.NotFound", "Specified api is not found, please check your url and method.")
-            if params.get("RegionId") != self.cloud.region:
+            # DescribeInstanceTypes takes its region from the endpoint (its request has no RegionId)
+            if action != "DescribeInstanceTypes" and not params.get("RegionId"):
+                raise _missing("RegionId")
+            if params.get("RegionId", self.cloud.region) != self.cloud.region:
                 raise PopError(404, "InvalidRegionId.NotFound", "The specified RegionId does not exist.")
             result = fn(params)
             if hasattr(result, "__await__"):
