@@ -230,5 +230,42 @@ class EcsApi:
             raise PopError(400, "InvalidParameter.InstanceTypes",
                            f"InstanceTypes.N accepts at most {MAX_INSTANCE_TYPES} values.")
         names = set(wanted.values())
-        types = [dict(t) for name, t in self.cloud.instance_types.items() if not names or name in names]
+        types = [instance_type_doc(t) for name, t in self.cloud.instance_types.items() if not names or name in names]
         return {"NextToken": "", "InstanceTypes": {"InstanceType": types}}
+
+
+def instance_type_doc(t: dict[str, Any]) -> dict[str, Any]:
+    """A DescribeInstanceTypes item with every field of the SDK's model: the catalogue's figures (twin/cloud/state.py)
+    over the shape of an x86 enterprise-level type without GPU, local disks or burstable credit. Network figures
+    scale with the vCPU count as the g7 family's do; they are typical values, not a price-list lookup."""
+    cores = int(t.get("CpuCoreCount", 4))
+    enis = int(t.get("EniQuantity", 4))
+    queues = min(32, max(2, cores // 2))
+    doc: dict[str, Any] = {
+        "InstanceTypeId": "", "InstanceTypeFamily": "", "InstanceCategory": "General-purpose",
+        "InstanceFamilyLevel": "EnterpriseLevel", "CpuCoreCount": cores, "MemorySize": float(cores * 4),
+        "CpuArchitecture": "X86", "PhysicalProcessorModel": "Intel Xeon(Ice Lake) Platinum 8369B",
+        "CpuSpeedFrequency": 2.7, "CpuTurboFrequency": 3.5, "DiskQuantity": 16,
+        "EniQuantity": enis, "EniTotalQuantity": enis * 2, "EniPrivateIpAddressQuantity": min(30, 6 + cores // 2),
+        "EniIpv6AddressQuantity": min(30, 6 + cores // 2), "EniTrunkSupported": True, "EriQuantity": 0,
+        "MaximumQueueNumberPerEni": queues, "PrimaryEniQueueNumber": queues, "SecondaryEniQueueNumber": queues,
+        "TotalEniQueueQuantity": queues * enis, "QueuePairNumber": 0,
+        "InstanceBandwidthRx": 1_600_000 * max(1, cores // 4), "InstanceBandwidthTx": 1_600_000 * max(1, cores // 4),
+        "InstancePpsRx": 250_000 * max(1, cores // 4), "InstancePpsTx": 250_000 * max(1, cores // 4),
+        "NetworkCardQuantity": 1, "NetworkCards": {"NetworkCardInfo": [{"NetworkCardIndex": 0}]},
+        "NetworkEncryptionSupport": False, "JumboFrameSupport": True, "NvmeSupport": "required",
+        "GPUAmount": 0, "GPUSpec": "", "GPUMemorySize": 0.0, "BaselineCredit": 0, "InitialCredit": 0,
+        "LocalStorageAmount": 0, "LocalStorageCapacity": 0, "LocalStorageCategory": "",
+        "CpuOptions": {"Core": max(1, cores // 2), "ThreadsPerCore": 2, "CoreFactor": 2,
+                       "HyperThreadingAdjustable": True, "NestedVirtualizationSupport": False,
+                       "SupportedTopologyTypes": {"SupportedTopologyType": ["DiscreteCoreToHyperThreadMapping"]}},
+        "EnhancedNetwork": {"SriovSupport": False, "RssSupport": True, "VfQueueNumberPerEni": 0,
+                            "ExpressSupport": False},
+        "NetworkInfo": {"BandwidthWeighting": {"WeightingInfos": {"WeightingInfo": [
+            {"Name": "Vpc-L1", "VpcBandwidth": 0, "VpcBurstBandwidth": 0, "EbsBandwidth": 0, "EbsBurstBandwidth": 0}]}}},
+        "Clock": {"PtpSupport": "unsupported"}, "SecurityOptions": {"SecureBootSupport": True},
+        "SupportedBootModes": {"SupportedBootMode": ["BIOS", "UEFI"]},
+        "Attributes": {"Attribute": []},
+    }
+    doc.update(t)
+    return doc
