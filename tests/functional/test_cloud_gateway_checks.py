@@ -147,13 +147,7 @@ def test_v3_requests_are_accepted_and_their_replays_refused(twin, captured):
     assert types.body.instance_types.instance_type
     assert [h["Authorization"].split(" ", 1)[0] for _, _, h, _ in captured] == ["ACS3-HMAC-SHA256"] * 2
     for method, url, headers, _ in captured:
-        req = urllib.request.Request(url.replace("HTTP://", "http://").replace("HTTPS://", "http://"),
-                                     headers=headers, method=method)
-        try:
-            urllib.request.urlopen(req, timeout=30)
-            status, body = 200, {}
-        except urllib.error.HTTPError as e:
-            status, body = e.code, json.loads(e.read())
+        status, body = send(method, url, headers)
         assert (status, body.get("Code")) == (400, "SignatureNonceUsed"), url
 
 
@@ -170,3 +164,25 @@ def test_v3_with_the_wrong_secret_does_not_match(twin):
         cs_client(twin, access_key_secret="not-the-secret").describe_clusters_v1(cs_models.DescribeClustersV1Request())
     assert (e.value.status_code, e.value.code) == (400, "SignatureDoesNotMatch")
     assert "ACS3-HMAC-SHA256\n" in e.value.message  # the gateway's string to sign, for the client to compare
+
+
+def send(method, url, headers):
+    req = urllib.request.Request(url.replace("HTTP://", "http://"), headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, {}
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_v3_requests_changed_after_signing_are_refused(twin, captured):
+    """What the V3 signature covers: the query, the x-acs-* headers (all must be signed) and the signing date."""
+    cs_client(twin).describe_clusters_v1(cs_models.DescribeClustersV1Request(page_size=5))
+    method, url, headers, _ = captured[0]
+    assert "page_size=5" in url
+    assert send(method, url.replace("page_size=5", "page_size=6"), headers)[1]["Code"] == "SignatureDoesNotMatch"
+    assert send(method, url, dict(headers, **{"x-acs-extra": "1"}))[1]["Code"] == "IncompleteSignature"
+    later = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 60))
+    assert send(method, url, dict(headers, **{"x-acs-date": later}))[1]["Code"] == "SignatureDoesNotMatch"
+    status, body = send(method, url, {k: v for k, v in headers.items() if k != "x-acs-signature-nonce"})
+    assert (status, body["Code"]) == (400, "IncompleteSignature")
