@@ -50,7 +50,7 @@ from .cloud.ack_clusters import synthetic_clusters
 from .cloud.ecs import LIST_TAGS_PAGE, MAX_PAGE_SIZE, _indexed
 from .cloud.errors import PopError, request_id
 from .cloud.gateway import Gateway
-from .cloud.signatures import verify_rpc
+from .cloud.signatures import rpc_params, verify_rpc_request
 from .cluster import free_socket, write_atomic
 
 log = logging.getLogger("twin.fleet")
@@ -270,11 +270,9 @@ class FleetEcs:
 
     async def handle(self, request: web.Request) -> web.Response:
         rid = request_id()
-        params = dict(request.query)
-        if request.method == "POST" and request.can_read_body:
-            params.update({k: str(v) for k, v in (await request.post()).items()})
+        params, body = await rpc_params(request)
         try:
-            verify_rpc(request.method, params, self.gw.credentials)
+            verify_rpc_request(request, params, body, self.gw.credentials)
         except PopError as e:
             self.gw.rejected[e.code] += 1
             return e.response(rid)

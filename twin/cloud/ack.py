@@ -4,7 +4,8 @@ Shapes follow the alibabacloud_cs20151215 models (REFERENCE.md, "ACK parallel di
 DescribeClusterDetail, ListClusterAddonInstances, GetClusterAddonInstance, ModifyClusterAddon,
 DescribeClusterNodePools, DescribeClusterNodePoolDetail, ModifyClusterNodePool, DescribeClusterNodes, and the
 cluster directory (twin/cloud/ack_clusters.py): DescribeClustersV1, DescribeClusterUserKubeconfig,
-DescribeClusterAddonsVersion, over this cluster and the synthetic ones (`up --ack-extra-clusters N`).
+DescribeClusterAddonsVersion, and the addon upgrade status (DescribeClusterAddonUpgradeStatus,
+DescribeClusterAddonsUpgradeStatus), over this cluster and the synthetic ones (`up --ack-extra-clusters N`).
 
 A fleet (`up --clusters N`) serves one AckApi per cluster process behind twin/fleet.py's front, which
 subclasses this class: `dispatch`, `all_details` and `kubeconfig_for` are what it overrides.
@@ -53,6 +54,10 @@ class AckApi:
         r.add_get("/api/v1/clusters", self._wrap("DescribeClustersV1", self.list_clusters))
         r.add_get("/k8s/{cid}/user_config", self._wrap("DescribeClusterUserKubeconfig", self.user_config))
         r.add_get("/clusters/{cid}/components/version", self._wrap("DescribeClusterAddonsVersion", self.addons_version))
+        r.add_get("/clusters/{cid}/components/upgradestatus",
+                  self._wrap("DescribeClusterAddonsUpgradeStatus", self.addons_upgrade_status))
+        r.add_get("/clusters/{cid}/components/{name}/upgradestatus",
+                  self._wrap("DescribeClusterAddonUpgradeStatus", self.addon_upgrade_status))
         r.add_get("/clusters/{cid}", self._wrap("DescribeClusterDetail", self.cluster_detail))
         r.add_get("/clusters/{cid}/addon_instances", self._wrap("ListClusterAddonInstances", self.list_addons))
         r.add_get("/clusters/{cid}/addon_instances/{name}", self._wrap("GetClusterAddonInstance", self.get_addon))
@@ -125,6 +130,13 @@ class AckApi:
             return ack_clusters.user_config(ack_clusters.unreachable_kubeconfig(cid), request.query)
         if action == "DescribeClusterAddonsVersion":
             return ack_clusters.addons_version((a["name"], a["version"]) for a in addons.values())
+        if action == "DescribeClusterAddonUpgradeStatus" and request.match_info["name"] in addons:
+            a = addons[request.match_info["name"]]
+            return ack_clusters.upgrade_status([(a["name"], a["version"], a["state"])])
+        if action == "DescribeClusterAddonsUpgradeStatus":
+            wanted = ack_clusters.component_ids(request.query)
+            return ack_clusters.upgrade_status((a["name"], a["version"], a["state"]) for a in addons.values()
+                                               if wanted is None or a["name"] in wanted)
         if action == "ListClusterAddonInstances":
             return {"addons": [{"name": a["name"], "version": a["version"], "state": a["state"]} for a in addons.values()]}
         if action == "GetClusterAddonInstance" and request.match_info["name"] in addons:
@@ -134,7 +146,7 @@ class AckApi:
             return {"nodepools": []}
         if action == "DescribeClusterNodes":
             return {"nodes": [], "page": {"page_number": 1, "page_size": 10, "total_count": 0}}
-        if action in ("GetClusterAddonInstance", "ModifyClusterAddon"):
+        if action in ("GetClusterAddonInstance", "ModifyClusterAddon", "DescribeClusterAddonUpgradeStatus"):
             raise CsError(404, "ErrorAddonNotFound", f"addon {request.match_info['name']} is not installed in cluster {cid}")
         raise CsError(404, "ErrorNodePoolNotFound", f"node pool {request.match_info.get('np', '')} not found in cluster {cid}")
 
@@ -182,6 +194,15 @@ class AckApi:
     async def addons_version(self, request: web.Request, doc: dict) -> dict:
         return ack_clusters.addons_version((a.name, a.version) for a in self.cloud.addons.values())
 
+    async def addon_upgrade_status(self, request: web.Request, doc: dict) -> dict:
+        a = self._addon(request.match_info["name"])
+        return ack_clusters.upgrade_status([(a.name, a.version, a.state)])
+
+    async def addons_upgrade_status(self, request: web.Request, doc: dict) -> dict:
+        wanted = ack_clusters.component_ids(request.query)
+        return ack_clusters.upgrade_status((a.name, a.version, a.state) for a in self.cloud.addons.values()
+                                           if wanted is None or a.name in wanted)
+
     # addons -----------------------------------------------------------------------------------
     async def list_addons(self, request: web.Request, doc: dict) -> dict:
         return {"addons": [{"name": a.name, "version": a.version, "state": a.state}
@@ -207,21 +228,55 @@ class AckApi:
 
     # node pools -------------------------------------------------------------------------------
     def _pool_doc(self, p: Any) -> dict:
+        """A DescribeClusterNodePoolDetail answer for an ordinary ESS pool. Left out, as ACK leaves them out for
+        such a pool: eflo_node_group (Lingjun pools), interconnect_config (edge pools), node_components and the
+        kubelet / OS settings under node_config (only what was customised)."""
         n = sum(1 for i in self.cloud.instances.values() if i.nodepool_id == p.id)
+        state = self.pool_state.get(p.id, "active")
         return {
             "nodepool_info": {"nodepool_id": p.id, "name": p.name, "type": "ess", "is_default": p.name == "pool-0",
                               "region_id": self.cloud.region, "resource_group_id": "rg-twin",
                               "created": CREATED, "updated": CREATED},
-            "scaling_group": {"scaling_group_id": "asg-" + p.id[2:22], "instance_types": [p.instance_type],
-                              "vswitch_ids": ["vsw-twin"], "system_disk_category": "cloud_essd",
-                              "system_disk_size": 120, "instance_charge_type": "PostPaid", "desired_size": n,
-                              "tags": [dict(t) for t in p.scaling_group_tags]},
+            "scaling_group": {
+                "scaling_group_id": "asg-" + p.id[2:22], "instance_types": [p.instance_type],
+                "vswitch_ids": ["vsw-twin"], "security_group_id": "sg-twin", "security_group_ids": ["sg-twin"],
+                "image_id": "aliyun_3_x64_20G_alibase_20240819.vhd", "image_type": "AliyunLinux3",
+                "platform": "AliyunLinux", "system_disk_category": "cloud_essd", "system_disk_categories": ["cloud_essd"],
+                "system_disk_size": 120, "system_disk_performance_level": "PL1", "system_disk_provisioned_iops": 0,
+                "system_disk_bursting_enabled": False, "system_disk_encrypted": False,
+                "system_disk_encrypt_algorithm": "", "system_disk_kms_key_id": "", "system_disk_snapshot_policy_id": "",
+                "data_disks": [], "disk_init": [], "instance_patterns": [], "tags": [dict(t) for t in p.scaling_group_tags],
+                "instance_charge_type": "PostPaid", "period": 0, "period_unit": "Month", "auto_renew": False,
+                "auto_renew_period": 0, "spot_strategy": "NoSpot", "spot_price_limit": [], "spot_instance_pools": 0,
+                "spot_instance_remedy": False, "compensate_with_on_demand": False, "on_demand_base_capacity": 0,
+                "on_demand_percentage_above_base_capacity": 0, "multi_az_policy": "PRIORITY",
+                "scaling_policy": "release", "desired_size": n, "internet_charge_type": "PayByTraffic",
+                "internet_max_bandwidth_out": 0, "key_pair": "", "login_password": "", "login_as_non_root": False,
+                "ram_policy": "", "ram_role_name": f"KubernetesWorkerRole-{self.cloud.cluster_id[:12]}",
+                "rds_instances": [], "deploymentset_id": "", "security_hardening_os": False, "cis_enabled": False,
+                "soc_enabled": False, "enable_high_density_mode": False, "cpu_options": {"nested_virtualization": False},
+                "private_pool_options": {"id": "", "match_criteria": "Open"},
+                "resource_pool_options": {"strategy": "", "private_pool_ids": []},
+                "instance_metadata_options": {"http_tokens": "optional"}},
             "kubernetes_config": {"runtime": "containerd", "runtime_version": "1.6.36", "cpu_policy": "none",
-                                  "labels": [], "taints": []},
-            "status": {"state": self.pool_state.get(p.id, "active"), "total_nodes": n, "healthy_nodes": n,
-                       "serving_nodes": n, "failed_nodes": 0, "initial_nodes": 0, "offline_nodes": 0,
-                       "removing_nodes": 0, "spot_nodes": 0},
-            "management": {"enable": False},
+                                  "labels": [], "taints": [], "cms_enabled": False, "unschedulable": False,
+                                  "node_name_mode": "", "user_data": "", "pre_user_data": ""},
+            "status": {"state": state, "total_nodes": n, "healthy_nodes": n, "serving_nodes": n, "failed_nodes": 0,
+                       "initial_nodes": 0, "offline_nodes": 0, "removing_nodes": 0, "spot_nodes": 0,
+                       "conditions": [{"type": "Ready", "status": "True" if state == "active" else "False",
+                                       "reason": "", "message": "", "last_transition_time": CREATED}]},
+            "management": {
+                "enable": False, "auto_repair": False, "auto_upgrade": False, "auto_vul_fix": False,
+                "auto_fault_diagnosis": False, "drift_enabled": False,
+                "auto_repair_policy": {"restart_node": False, "approval_required": False, "auto_repair_policy_id": "",
+                                       "max_parallel_repairing_nodes": "", "max_unhealthy_nodes_threshold": ""},
+                "auto_upgrade_policy": {"auto_upgrade_kubelet": False},
+                "auto_vul_fix_policy": {"restart_node": False, "vul_level": "", "exclude_packages": ""},
+                "upgrade_config": {"auto_upgrade": False, "surge": 1, "surge_percentage": 0, "max_unavailable": 1}},
+            "auto_scaling": {"enable": False, "type": "cpu", "min_instances": 0, "max_instances": 0,
+                             "is_bond_eip": False, "eip_bandwidth": 0, "eip_internet_charge_type": ""},
+            "auto_mode": {"enable": False}, "tee_config": {"tee_enable": False}, "max_nodes": 0,
+            "interconnect_mode": "basic", "host_network": False, "intranet": False, "node_config": {},
         }
 
     async def list_pools(self, request: web.Request, doc: dict) -> dict:

@@ -27,10 +27,11 @@ UNREACHABLE_SERVER = "https://127.0.0.1:9"
 
 # DescribeClustersV1ResponseBodyClusters fields (the list item is a subset of DescribeClusterDetail)
 LIST_FIELDS = (
-    "cluster_id", "cluster_spec", "cluster_type", "created", "current_version", "deletion_protection",
-    "docker_version", "external_loadbalancer_id", "init_version", "maintenance_window", "master_url", "meta_data",
-    "name", "network_mode", "next_version", "private_zone", "profile", "region_id", "resource_group_id",
-    "security_group_id", "size", "state", "subnet_cidr", "tags", "updated", "vpc_id", "vswitch_id",
+    "cluster_domain", "cluster_id", "cluster_spec", "cluster_type", "container_cidr", "created", "current_version",
+    "deletion_protection", "docker_version", "external_loadbalancer_id", "init_version", "ip_stack",
+    "maintenance_window", "master_url", "meta_data", "name", "network_mode", "next_version", "operation_policy",
+    "private_zone", "profile", "proxy_mode", "region_id", "resource_group_id", "security_group_id", "service_cidr",
+    "size", "state", "subnet_cidr", "tags", "timezone", "updated", "vpc_id", "vswitch_id", "vswitch_ids",
     "worker_ram_role_name", "zone_id",
 )
 
@@ -45,16 +46,40 @@ SYNTHETIC_ADDONS = (("csi-plugin", "v1.30.4-8c2e0b1-aliyun"), ("managed-csiprovi
 
 def detail_doc(*, cluster_id: str, name: str, region_id: str, cluster_type: str, cluster_spec: str, version: str,
                size: int, zone_id: str, tags: list[dict[str, str]], state: str = "running") -> dict[str, Any]:
-    """A DescribeClusterDetail answer."""
-    return {"cluster_id": cluster_id, "name": name, "region_id": region_id, "state": state,
-            "cluster_type": cluster_type, "profile": "Default", "cluster_spec": cluster_spec,
-            "current_version": version, "init_version": version, "next_version": "", "zone_id": zone_id,
-            "vpc_id": "vpc-twin", "vswitch_id": "vsw-twin", "security_group_id": "sg-twin", "network_mode": "vpc",
-            "subnet_cidr": "172.20.0.0/16", "size": size, "resource_group_id": "rg-twin", "created": CREATED,
-            "updated": CREATED, "deletion_protection": False, "private_zone": False, "docker_version": "",
-            "external_loadbalancer_id": "", "master_url": "", "worker_ram_role_name": f"KubernetesWorkerRole-{cluster_id[:12]}",
-            "maintenance_window": {"enable": False}, "tags": [dict(t) for t in tags],
-            "meta_data": json.dumps({"Addons": []})}
+    """A DescribeClusterDetail answer with every field of the SDK's response model. control_plane_config is
+    there for dedicated clusters (cluster_type Kubernetes) only: managed ones have no user-visible masters."""
+    doc: dict[str, Any] = {
+        "cluster_id": cluster_id, "name": name, "region_id": region_id, "state": state,
+        "cluster_type": cluster_type, "profile": "Default", "cluster_spec": cluster_spec,
+        "current_version": version, "init_version": version, "next_version": "", "zone_id": zone_id,
+        "vpc_id": "vpc-twin", "vswitch_id": "vsw-twin", "vswitch_ids": ["vsw-twin"], "security_group_id": "sg-twin",
+        "network_mode": "vpc", "subnet_cidr": "172.20.0.0/16", "container_cidr": "172.20.0.0/16",
+        "service_cidr": "192.168.0.0/16", "node_cidr_mask": "26", "ip_stack": "ipv4", "proxy_mode": "ipvs",
+        "cluster_domain": "cluster.local", "timezone": "Asia/Shanghai", "size": size, "resource_group_id": "rg-twin",
+        "created": CREATED, "updated": CREATED, "deletion_protection": False, "private_zone": False,
+        "docker_version": "", "external_loadbalancer_id": "", "master_url": "", "extra_sans": [],
+        "worker_ram_role_name": f"KubernetesWorkerRole-{cluster_id[:12]}",
+        "maintenance_window": {"enable": False, "maintenance_time": "", "duration": "", "weekly_period": "",
+                               "recurrence": "", "exclusions": []},
+        "operation_policy": {"cluster_auto_upgrade": {"enabled": False, "channel": ""}},
+        "auto_mode": {"enable": False},
+        "control_plane_endpoints_config": {"internal_dns_config": {"enabled": False, "bind_vpcs": []},
+                                           "load_balancers_config": []},
+        "rrsa_config": {"enabled": False, "audience": "", "issuer": "", "jwks_url": "", "oidc_arn": "",
+                        "oidc_name": "", "open_api_configuration_url": "", "max_oidc_token_expiration": ""},
+        "parameters": {}, "tags": [dict(t) for t in tags], "meta_data": json.dumps({"Addons": []}),
+    }
+    if cluster_type == "Kubernetes":
+        doc["control_plane_config"] = {
+            "instance_types": ["ecs.g7.xlarge"], "size": 3, "image_type": "AliyunLinux3", "image_id": "",
+            "runtime": "containerd", "system_disk_category": "cloud_essd", "system_disk_size": 120,
+            "system_disk_performance_level": "PL1", "system_disk_provisioned_iops": 0,
+            "system_disk_bursting_enabled": False, "system_disk_snapshot_policy_id": "", "charge_type": "PostPaid",
+            "period": 0, "period_unit": "", "auto_renew": False, "auto_renew_period": 0, "key_pair": "",
+            "cpu_policy": "none", "node_port_range": "30000-32767", "cloud_monitor_flags": False,
+            "deploymentset_id": "", "security_hardening_os": False, "soc_enabled": False,
+            "instance_metadata_options": {"http_tokens": "optional"}}
+    return doc
 
 
 def synthetic_clusters(count: int, seed: str = "") -> dict[str, dict[str, Any]]:
@@ -143,3 +168,35 @@ def addons_version(addons: Iterable[tuple[str, str]]) -> dict[str, Any]:
                    "changed": "false", "force": False, "policy": "", "ready_to_upgrade": "", "required": False,
                    "exist": True, "message": "", "template": ""}
             for name, version in addons}
+
+
+# DescribeClusterAddonUpgradeStatus / DescribeClusterAddonsUpgradeStatus ----------------------------------
+NO_TASK_TIME = "0001-01-01T00:00:00Z"  # what ACK shows for an addon that has never been upgraded
+BUSY_STATES = ("updating", "upgrading", "deleting")
+
+
+def component_ids(query: Any) -> set[str] | None:
+    """componentIds is a JSON array in the query (the SDK's 'json' array style); None: every addon."""
+    raw = query.get("componentIds")
+    if not raw:
+        return None
+    try:
+        ids = json.loads(raw)
+    except ValueError:
+        raise CsError(400, "ErrorParamsInvalid", f'componentIds must be a JSON array of names, e.g. ["csi-plugin"], got {raw!r}') from None
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise CsError(400, "ErrorParamsInvalid", f'componentIds must be a JSON array of names, got {raw!r}')
+    return set(ids)
+
+
+def upgrade_status(addons: Iterable[tuple[str, str, str]]) -> dict[str, Any]:
+    """(name, version, state) triples -> {name: {addon_info, tasks}}. The twin never upgrades an addon's version,
+    so the task is the never-run one unless the addon is `upgrading`."""
+    out = {}
+    for name, version, state in addons:
+        upgrading = state == "upgrading"
+        out[name] = {"addon_info": {"component_name": name, "version": version,
+                                    "ready_to_upgrade": "false" if state in BUSY_STATES else "true"},
+                     "tasks": {"created_at": NO_TASK_TIME, "finished_at": NO_TASK_TIME,
+                               "status": "Upgrading" if upgrading else "Success", "is_canceled": False}}
+    return out

@@ -20,7 +20,7 @@ from aiohttp import web
 from .ack import TRUSTED_HEADER
 from .errors import PopError, request_id
 from .gateway import Gateway
-from .signatures import verify_rpc
+from .signatures import rpc_params, verify_rpc_request
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -73,12 +73,10 @@ class EcsApi:
 
     async def handle(self, request: web.Request) -> web.Response:
         rid = request_id()
-        params = dict(request.query)
-        if request.method == "POST" and request.can_read_body:
-            params.update({k: str(v) for k, v in (await request.post()).items()})
+        params, body = await rpc_params(request)
         try:
             if not (self.trusted_token and request.headers.get(TRUSTED_HEADER) == self.trusted_token):
-                verify_rpc(request.method, params, self.gw.credentials)
+                verify_rpc_request(request, params, body, self.gw.credentials)
         except PopError as e:
             self.gw.rejected[e.code] += 1
             return e.response(rid)
@@ -94,7 +92,10 @@ class EcsApi:
             fn = self.actions.get(action)
             if fn is None:
                 raise PopError(404, "InvalidAction.NotFound", "Specified api is not found, please check your url and method.")
-            if params.get("RegionId") != self.cloud.region:
+            # DescribeInstanceTypes takes its region from the endpoint (its request has no RegionId)
+            if action != "DescribeInstanceTypes" and not params.get("RegionId"):
+                raise _missing("RegionId")
+            if params.get("RegionId", self.cloud.region) != self.cloud.region:
                 raise PopError(404, "InvalidRegionId.NotFound", "The specified RegionId does not exist.")
             result = fn(params)
             if hasattr(result, "__await__"):
@@ -213,12 +214,28 @@ class EcsApi:
                 "Disks": {"Disk": [self._disk_doc(d) for d in page]}}
 
     def _disk_doc(self, d: Any) -> dict:
+        """A DescribeDisks item with every field of the SDK's model. Performance follows the ESSD AutoPL and
+        PL1 formulas (IOPS 1800 + 50/GiB, throughput 120 MB/s + 0.5 per GiB); SerialNumber is absent for
+        disks created before 2020-06-10, as ECS leaves it out."""
+        iops = min(1800 + 50 * d.size_gib, 50000)
+        throughput = min(120 + d.size_gib // 2, 350)
+        attached = [{"InstanceId": d.instance_id, "Device": d.device, "AttachedTime": CREATED}] if d.instance_id else []
         doc = {"DiskId": d.id, "DiskName": d.pv_name or "", "Description": "", "RegionId": self.cloud.region,
                "ZoneId": d.zone, "Category": d.category, "Size": d.size_gib, "Status": d.status, "Type": "data",
                "InstanceId": d.instance_id or "", "Device": d.device, "Portable": True, "DeleteWithInstance": False,
-               "Encrypted": False, "CreationTime": CREATED, "Tags": {"Tag": []},
-               "Attachments": {"Attachment": [{"InstanceId": d.instance_id, "Device": d.device,
-                                               "AttachedTime": CREATED}] if d.instance_id else []}}
+               "DeleteAutoSnapshot": True, "EnableAutoSnapshot": True, "EnableAutomatedSnapshotPolicy": False,
+               "AutoSnapshotPolicyId": "", "Encrypted": False, "KMSKeyId": "", "CreationTime": CREATED,
+               "AttachedTime": CREATED if d.instance_id else "", "DetachedTime": "", "ExpiredTime": "2999-09-08T16:00Z",
+               "DiskChargeType": "PostPaid", "ImageId": "", "SourceSnapshotId": "", "SourceDiskId": "",
+               "ProductCode": "", "ResourceGroupId": "rg-twin", "StorageSetId": "", "StorageSetPartitionNumber": 0,
+               "StorageClusterId": "", "BdfId": "", "MultiAttach": "Disabled", "MountInstanceNum": len(attached),
+               "MountInstances": {"MountInstance": attached}, "Attachments": {"Attachment": attached},
+               "PerformanceLevel": "" if d.category == "cloud_auto" else "PL1",
+               "BurstingEnabled": d.category == "cloud_auto", "ProvisionedIops": 0, "IOPS": iops,
+               "IOPSRead": iops // 2, "IOPSWrite": iops // 2, "Throughput": throughput,
+               "ThroughputRead": throughput // 2, "ThroughputWrite": throughput // 2,
+               "DataSource": {"Type": "", "Id": ""}, "Placement": {"ZoneIds": d.zone},
+               "OperationLocks": {"OperationLock": []}, "Tags": {"Tag": []}}
         if d.serial_number:  # disks created before 2020-06-10 have none, and the field is absent
             doc["SerialNumber"] = d.serial_number
         return doc
@@ -229,5 +246,42 @@ class EcsApi:
             raise PopError(400, "InvalidParameter.InstanceTypes",
                            f"InstanceTypes.N accepts at most {MAX_INSTANCE_TYPES} values.")
         names = set(wanted.values())
-        types = [dict(t) for name, t in self.cloud.instance_types.items() if not names or name in names]
+        types = [instance_type_doc(t) for name, t in self.cloud.instance_types.items() if not names or name in names]
         return {"NextToken": "", "InstanceTypes": {"InstanceType": types}}
+
+
+def instance_type_doc(t: dict[str, Any]) -> dict[str, Any]:
+    """A DescribeInstanceTypes item with every field of the SDK's model: the catalogue's figures (twin/cloud/state.py)
+    over the shape of an x86 enterprise-level type without GPU, local disks or burstable credit. Network figures
+    scale with the vCPU count as the g7 family's do; they are typical values, not a price-list lookup."""
+    cores = int(t.get("CpuCoreCount", 4))
+    enis = int(t.get("EniQuantity", 4))
+    queues = min(32, max(2, cores // 2))
+    doc: dict[str, Any] = {
+        "InstanceTypeId": "", "InstanceTypeFamily": "", "InstanceCategory": "General-purpose",
+        "InstanceFamilyLevel": "EnterpriseLevel", "CpuCoreCount": cores, "MemorySize": float(cores * 4),
+        "CpuArchitecture": "X86", "PhysicalProcessorModel": "Intel Xeon(Ice Lake) Platinum 8369B",
+        "CpuSpeedFrequency": 2.7, "CpuTurboFrequency": 3.5, "DiskQuantity": 16,
+        "EniQuantity": enis, "EniTotalQuantity": enis * 2, "EniPrivateIpAddressQuantity": min(30, 6 + cores // 2),
+        "EniIpv6AddressQuantity": min(30, 6 + cores // 2), "EniTrunkSupported": True, "EriQuantity": 0,
+        "MaximumQueueNumberPerEni": queues, "PrimaryEniQueueNumber": queues, "SecondaryEniQueueNumber": queues,
+        "TotalEniQueueQuantity": queues * enis, "QueuePairNumber": 0,
+        "InstanceBandwidthRx": 1_600_000 * max(1, cores // 4), "InstanceBandwidthTx": 1_600_000 * max(1, cores // 4),
+        "InstancePpsRx": 250_000 * max(1, cores // 4), "InstancePpsTx": 250_000 * max(1, cores // 4),
+        "NetworkCardQuantity": 1, "NetworkCards": {"NetworkCardInfo": [{"NetworkCardIndex": 0}]},
+        "NetworkEncryptionSupport": False, "JumboFrameSupport": True, "NvmeSupport": "required",
+        "GPUAmount": 0, "GPUSpec": "", "GPUMemorySize": 0.0, "BaselineCredit": 0, "InitialCredit": 0,
+        "LocalStorageAmount": 0, "LocalStorageCapacity": 0, "LocalStorageCategory": "",
+        "CpuOptions": {"Core": max(1, cores // 2), "ThreadsPerCore": 2, "CoreFactor": 2,
+                       "HyperThreadingAdjustable": True, "NestedVirtualizationSupport": False,
+                       "SupportedTopologyTypes": {"SupportedTopologyType": ["DiscreteCoreToHyperThreadMapping"]}},
+        "EnhancedNetwork": {"SriovSupport": False, "RssSupport": True, "VfQueueNumberPerEni": 0,
+                            "ExpressSupport": False},
+        "NetworkInfo": {"BandwidthWeighting": {"WeightingInfos": {"WeightingInfo": [
+            {"Name": "Vpc-L1", "VpcBandwidth": 0, "VpcBurstBandwidth": 0, "EbsBandwidth": 0, "EbsBurstBandwidth": 0}]}}},
+        "Clock": {"PtpSupport": "unsupported"}, "SecurityOptions": {"SecureBootSupport": True},
+        "SupportedBootModes": {"SupportedBootMode": ["BIOS", "UEFI"]},
+        "Attributes": {"Attribute": []},
+    }
+    doc.update(t)
+    return doc

@@ -1,7 +1,10 @@
 """The ONTAP cluster behind the twin's Trident backends: REST and ZAPI, read-only, in the real shapes.
 
 What the collection (plugins/module_utils/ontap.py) and the netapp.ontap collection call:
-- REST (ONTAP 9.6+): GET /api/cluster, /api/storage/volumes, /api/storage/qtrees, /api/storage/luns with
+- REST (ONTAP 9.6+): GET /api/cluster, /api/storage/volumes, /api/storage/qtrees, /api/storage/luns,
+  /api/svm/svms and /api/storage/aggregates (the netapp-ontap library's Svm and Aggregate), and single records
+  by uuid (/api/storage/volumes/{uuid}, /api/storage/luns/{uuid}, /api/svm/svms/{uuid},
+  /api/storage/aggregates/{uuid}; 404 "entry doesn't exist" for an unknown one), with
   query filters on any field (`name=trident_*`, `svm.name=svm0`; `*` wildcard, `|` or, `!` not), `fields=`
   (key fields always come back; `*` for all), `max_records` pages with `_links.next.href`, `num_records`,
   HAL `_links.self`; basic auth, 401 with WWW-Authenticate on a missing or wrong password; 400 with ONTAP's
@@ -36,6 +39,8 @@ if TYPE_CHECKING:
 USERNAME = "admin"
 SVM = "svm0"
 AGGREGATE = "aggr1"
+NODE = "twin-ontap-01"
+AGGREGATE_SIZE = 10 << 40  # 10 TiB of usable space on the one data aggregate
 VERSION = "NetApp Release 9.18.1P2: Mon Feb 02 12:00:00 UTC 2026"  # the seed's test bed runs 9.18.1P2
 VERSION_TUPLE = (9, 18, 1)
 TRIDENT_DRIVER = "csi.trident.netapp.io"
@@ -108,6 +113,10 @@ class Inventory:
         else:
             self.volume(internal, size, svm)
 
+    def svm_names(self) -> list[str]:
+        """The data SVMs: the one Trident's backends use, and any other a volume names."""
+        return sorted({SVM, *(v["svm"] for v in self.volumes)})
+
     def _count(self, kind: str, backend: str) -> int:
         items = self.qtrees if kind == "qtree" else self.luns
         tag = f"trident_{kind}_pool_{re.sub(r'[^A-Za-z0-9_]', '_', backend)}_"
@@ -171,6 +180,39 @@ def rest_lun(lun: dict[str, Any]) -> dict[str, Any]:
             "_links": {"self": {"href": f"/api/storage/luns/{lun['uuid']}"}}}
 
 
+def rest_svm(name: str) -> dict[str, Any]:
+    """An SVM as /api/svm/svms answers it with fields=*: data protocols Trident uses on, in the Default IPspace."""
+    uid = _uid("svm", name)
+    return {"uuid": uid, "name": name, "state": "running", "subtype": "default", "language": "c.utf_8",
+            "comment": "", "ipspace": {"name": "Default", "uuid": _uid("ipspace", "Default")},
+            "aggregates": [{"name": AGGREGATE, "uuid": _uid(AGGREGATE)}], "aggregates_delegated": True,
+            "snapshot_policy": {"name": "default", "uuid": _uid("snapshot-policy", "default")},
+            "nfs": {"enabled": True, "allowed": True}, "iscsi": {"enabled": True, "allowed": True},
+            "cifs": {"enabled": False, "allowed": True}, "fcp": {"enabled": False, "allowed": True},
+            "nvme": {"enabled": False, "allowed": True}, "s3": {"enabled": False, "allowed": True},
+            "_links": {"self": {"href": f"/api/svm/svms/{uid}"}}}
+
+
+def rest_aggregate(inv: Inventory) -> dict[str, Any]:
+    """The data aggregate every volume lives on; used space is what the volumes take (thick, as Trident's
+    default spaceReserve none still counts the FlexVol sizes against the aggregate here)."""
+    uid = _uid(AGGREGATE)
+    used = min(AGGREGATE_SIZE, sum(v["size"] for v in inv.volumes))
+    return {"uuid": uid, "name": AGGREGATE, "state": "online", "snaplock_type": "non_snaplock",
+            "create_time": "2026-02-02T12:00:00+00:00",
+            "node": {"name": NODE, "uuid": _uid("node", NODE)},
+            "home_node": {"name": NODE, "uuid": _uid("node", NODE)},
+            "space": {"block_storage": {"size": AGGREGATE_SIZE, "used": used, "available": AGGREGATE_SIZE - used,
+                                        "full_threshold_percent": 98},
+                      "efficiency": {"savings": 0, "ratio": 1.0, "logical_used": used}},
+            "block_storage": {"primary": {"disk_count": 24, "disk_class": "solid_state", "disk_type": "ssd",
+                                          "raid_type": "raid_dp", "raid_size": 24},
+                              "mirror": {"enabled": False, "state": "unmirrored"}, "hybrid_cache": {"enabled": False}},
+            "data_encryption": {"software_encryption_enabled": False, "drive_protection_enabled": False},
+            "volume_count": len(inv.volumes),
+            "_links": {"self": {"href": f"/api/storage/aggregates/{uid}"}}}
+
+
 _SAMPLE = {"name": "x", "uuid": _uid("x"), "svm": SVM, "size": 0, "used": 0, "state": "online", "type": "rw",
            "volume": "x", "id": 1, "path": "/vol/x/x"}
 REST_COLLECTIONS = {
@@ -181,6 +223,8 @@ REST_COLLECTIONS = {
                        lambda r: (r["svm"]["name"], r["volume"]["name"], r["id"])),
     "storage/luns": (lambda inv: [rest_lun(lun) for lun in inv.luns], ("uuid", "name"),
                      lambda r: (r["svm"]["name"], r["name"])),
+    "svm/svms": (lambda inv: [rest_svm(n) for n in inv.svm_names()], ("uuid", "name"), lambda r: (r["name"],)),
+    "storage/aggregates": (lambda inv: [rest_aggregate(inv)], ("uuid", "name"), lambda r: (r["name"],)),
 }
 
 
@@ -361,7 +405,8 @@ class Ontap:
         self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0}
         app = web.Application()
         app.router.add_get("/api/cluster", self.cluster_info)
-        app.router.add_get("/api/{collection:storage/(?:volumes|qtrees|luns)}", self.collection)
+        app.router.add_get("/api/{collection:storage/(?:volumes|qtrees|luns|aggregates)|svm/svms}", self.collection)
+        app.router.add_get("/api/{collection:storage/(?:volumes|luns|aggregates)|svm/svms}/{uuid}", self.record)
         app.router.add_post("/servlets/netapp.servlets.admin.XMLrequest_filer", self.zapi)
         self.app = app
 
@@ -413,6 +458,20 @@ class Ontap:
             links["next"] = {"href": f"/api/{path}?" + urlencode(nxt, safe="*|!,./")}
         return web.json_response({"records": [_project(r, fields, keys) for r in page], "num_records": len(page),
                                   "_links": links})
+
+    async def record(self, request: web.Request) -> web.Response:
+        """One record by uuid, with `fields=` as on the collection."""
+        if not self.authorized(request):
+            return ontap_error(401, "not authorized for that command", "6")
+        self.requests["rest"] += 1
+        make, keys, _ = REST_COLLECTIONS[request.match_info["collection"]]
+        uid = request.match_info["uuid"]
+        found = [r for r in make(inventory(self.cluster)) if r["uuid"] == uid]
+        if not found:
+            return ontap_error(404, "entry doesn't exist", "4", "uuid")
+        fields = [f for f in (request.query.get("fields") or "").split(",") if f]
+        # a single GET without fields= answers the record's default view, as ONTAP does: everything
+        return web.json_response(_project(found[0], fields, keys) if fields else found[0])
 
     async def zapi(self, request: web.Request) -> web.Response:
         if not self.authorized(request):
@@ -466,7 +525,8 @@ class Ontap:
 
     def stats(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
         inv = inventory(self.cluster)
-        return {"requests": dict(self.requests), "volumes": len(inv.volumes), "qtrees": len(inv.qtrees), "luns": len(inv.luns)}
+        return {"requests": dict(self.requests), "volumes": len(inv.volumes), "qtrees": len(inv.qtrees),
+                "luns": len(inv.luns), "svms": len(inv.svm_names()), "aggregates": 1}
 
 
 async def start(cluster: Cluster) -> dict[str, Any]:
