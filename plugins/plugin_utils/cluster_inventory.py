@@ -56,7 +56,7 @@ class ClusterInventory(object):
     The plugin class sets NAME and CONFIG_SUFFIXES (the file endings that name it, e.g. ``.ack.yml``).
     """
 
-    CONFIG_SUFFIXES = ()
+    CONFIG_SUFFIXES: "tuple[str, ...]" = ()
 
     def verify_file(self, path):
         """A file ending in one of CONFIG_SUFFIXES, or any YAML file whose `plugin:` line names this plugin (so
