@@ -418,7 +418,7 @@ def main():
                              % (p["benchmark"], e, p["run_id"]), run_id=p["run_id"])
     for m in out.get("messages") or ():
         module.warn(m)
-    failed_steps = [s for s in out.get("steps") or () if s.get("status") in ("failed", "timeout")]
+    failed_steps = [s for s in out.get("steps") or () if s.get("status") in ("failed", "timeout", "disturbed")]
     module.exit_json(failed_steps=len(failed_steps), **out)
 
 

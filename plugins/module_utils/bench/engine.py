@@ -87,7 +87,8 @@ class Options:
         self.progress = progress
         self.progress_interval = float(progress_interval)
         self.keep_objects = keep_objects
-        # disturbance() -> why the run's objects can no longer be trusted (its Lease vanished), or None
+        # disturbance(check) -> why the run's objects can no longer be trusted (its Lease vanished), or None;
+        # check=False answers from what the Lease's renewals saw (no request), for the step's wait loop
         self.disturbance = disturbance
 
 
@@ -174,6 +175,8 @@ def _submit_and_wait(client, tracker, cond, submissions, options, step, clock, v
         last_progress = t_begin
         timed_out = False
         while True:
+            if options.disturbance and options.disturbance(False):
+                break  # the run's objects are being deleted by someone else: waiting longer measures nothing
             with cond:
                 if tracker.all_settled():
                     break
@@ -257,7 +260,7 @@ def build_result(step, tracker, world, timed_out, t_stop, options, vanished=()):
         reason = "%d of %d objects failed" % (len(errors), len(items))
     else:
         status, reason = "ok", None
-    disturbed = options.disturbance() if options.disturbance else None
+    disturbed = options.disturbance(True) if options.disturbance else None
     if vanished or disturbed:
         # objects deleted under the step make its figures meaningless (a delete of a vanished object is instant)
         status = "disturbed"
@@ -268,7 +271,7 @@ def build_result(step, tracker, world, timed_out, t_stop, options, vanished=()):
                 len(names), len(items), ", ".join(names[:5]), ", ..." if len(names) > 5 else ""))
         if disturbed:
             bits.append(disturbed)
-        reason = "disturbed, not a measurement: " + "; ".join(bits)
+        reason = "not a measurement: " + "; ".join(bits)
     metrics = dict(step.metrics)
     attachments = _attachments(step, view, items, t0) if step.attachments else None
     if attachments is not None:

@@ -112,6 +112,8 @@ def _median(spread):
 def _status_text(s):
     """Cell text for a step that has no ok repetition (or a partial one)."""
     st = s.get("status", "ok")
+    if st == "disturbed":  # its errors are the disturbance's consequences: the reason says what happened
+        return st + (" (%s)" % s["reason"] if s.get("reason") else "")
     bits = []
     if s.get("errors"):
         bits.append("%d error%s" % (s["errors"], "" if s["errors"] == 1 else "s"))

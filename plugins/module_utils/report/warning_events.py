@@ -61,13 +61,13 @@ def table(doc):
     summary = collect(doc)
     if not summary["count"]:
         return None
-    rows = [[{"text": w["reason"], "cls": "warn"}, {"text": str(w["count"]), "cls": ""},
-             {"text": str(w["events"]), "cls": ""}, {"text": ", ".join(w["examples"]), "cls": ""},
-             {"text": (w.get("message") or "")[:200], "cls": ""}] for w in summary["reasons"]]
+    rows = [[{"text": w["reason"], "cls": "warn"}, {"text": ", ".join(w["examples"]), "cls": ""},
+             {"text": (w.get("message") or "")[:200], "cls": ""}, {"text": str(w["count"]), "cls": ""},
+             {"text": str(w["events"]), "cls": ""}] for w in summary["reasons"]]
     if not rows:
-        rows = [[{"text": "(reasons not recorded)", "cls": "warn"}, {"text": str(summary["count"]), "cls": ""},
-                 {"text": "", "cls": ""}, {"text": "", "cls": ""}, {"text": "", "cls": ""}]]
+        rows = [[{"text": "(reasons not recorded)", "cls": "warn"}, {"text": "", "cls": ""}, {"text": "", "cls": ""},
+                 {"text": str(summary["count"]), "cls": ""}, {"text": "", "cls": ""}]]
     return {"id": "warnings", "title": "Warnings (%d object%s)" % (summary["count"], "" if summary["count"] == 1 else "s"),
-            "headers": ["Reason", "Objects", "Events", "Examples", "Latest message"], "rows": rows,
+            "headers": ["Reason", "Examples", "Latest message", "Objects", "Events"], "rows": rows, "left": 3,
             "note": "Warning events of the measured objects (controllers retried them); the step times include the "
                     "retries. Objects that never succeeded are listed under Problems."}
