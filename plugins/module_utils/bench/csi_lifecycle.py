@@ -279,8 +279,8 @@ def skip_reason(name, plan, results):
         return "not selected: steps are %s" % ", ".join(plan.steps)
     for prev in results:
         if prev["status"] in ("failed", "timeout", "disturbed"):
-            return "not run: step %s %s" % (prev["name"], {"timeout": "timed out", "failed": "failed",
-                                                          "disturbed": "was disturbed"}[prev["status"]])
+            how = {"timeout": "timed out", "failed": "failed", "disturbed": "was disturbed"}[prev["status"]]
+            return "not run: step %s %s" % (prev["name"], how)
     if name in SNAPSHOT_STEPS and plan.snapshot_skip:
         return plan.snapshot_skip
     by_name = dict((r["name"], r) for r in results)
