@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import re
 
 from ansible_collections.storageperf.k8s.plugins.module_utils import featuregates
 from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import (
@@ -27,6 +28,20 @@ CSI_NAMESPACE = "kube-system"
 CSI_WORKLOADS = {CSI_PLUGIN: ("DaemonSet", "csi-plugin"), "csi-provisioner": ("Deployment", "csi-provisioner")}
 
 
+# ACK cluster ids are "c" and 32 lowercase hex digits; the id becomes a URL path segment (/clusters/<id>), so
+# anything else (../, ;, spaces) is refused before a request is built
+_CLUSTER_ID = re.compile(r"^c[0-9a-f]{32}$")
+
+
+def cluster_id_problem(cluster_id):
+    """None when cluster_id has the ACK format, else what is wrong and how to find the right one."""
+    if _CLUSTER_ID.match(cluster_id or ""):
+        return None
+    return ("cluster_id %r is not an ACK cluster id: the format is 'c' followed by 32 lowercase hex digits "
+            "(e.g. c0123456789abcdef0123456789abcdef); copy it from the ACK console or `aliyun cs GET /clusters`"
+            % (cluster_id,))
+
+
 def _first_error(results):
     for _item, _res, err in results:
         if err is not None:
@@ -37,6 +52,9 @@ class AckCluster:
     """Reads of one cluster through an AliyunClient."""
 
     def __init__(self, client, cluster_id):
+        problem = cluster_id_problem(cluster_id)
+        if problem:
+            raise AliyunError(problem, code="InvalidClusterId")
         self.client = client
         self.cluster_id = cluster_id
         self.base = "/clusters/%s" % cluster_id

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
 import os
 import random
@@ -176,6 +177,15 @@ class Client:
     @property
     def host(self):
         return self.configuration.host
+
+    def sibling(self):
+        """This Client's connection and discovery with its own request counters, for background work (the run's
+        Lease renewals) whose requests must not count against the bench engine's measured steps."""
+        other = copy.copy(self)
+        other._count_lock = threading.Lock()
+        other.requests = 0
+        other.retried = 0
+        return other
 
     @property
     def dynamic(self):

@@ -28,7 +28,7 @@ extends_documentation_fragment:
   - storageperf.k8s.attributes
 options:
   cluster_id:
-    description: ID of the ACK cluster.
+    description: ID of the ACK cluster (C(c) followed by 32 lowercase hex digits), checked before any API call.
     type: str
     required: true
 attributes:
@@ -126,7 +126,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack_cluster import cluster_info
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack_cluster import cluster_id_problem, cluster_info
 from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import (
     ALIBABA_AUTH_ARG_SPEC, AliyunError, client_from_module)
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8S_AUTH_ARG_SPEC, K8sError
@@ -143,8 +143,8 @@ def main():
     spec.update(K8S_AUTH_ARG_SPEC)  # api_retries is shared: one number for both APIs
     spec.update(cluster_id=dict(type="str", required=True))
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    if not module.params["cluster_id"].strip():
-        module.fail_json(msg="cluster_id must not be empty: pass the ACK cluster ID (c...)")
+    if cluster_id_problem(module.params["cluster_id"]):
+        module.fail_json(msg=cluster_id_problem(module.params["cluster_id"]))
     if not 1 <= module.params["concurrency"] <= 64:
         module.fail_json(msg="concurrency must be between 1 and 64, got %d" % module.params["concurrency"])
     client = client_from_module(module)

@@ -34,7 +34,7 @@ extends_documentation_fragment:
   - storageperf.k8s.attributes
 options:
   cluster_id:
-    description: ID of the ACK cluster.
+    description: ID of the ACK cluster (C(c) followed by 32 lowercase hex digits), checked before any API call.
     type: str
     required: true
   state:
@@ -178,6 +178,7 @@ api_calls:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack_cluster import cluster_id_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack_parallel_attach import run_module_logic
 from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import ALIBABA_AUTH_ARG_SPEC, client_from_module
 
@@ -197,8 +198,8 @@ def main():
                             ("api_timeout", 1, 3600)):
         if not low <= p[name] <= high:
             module.fail_json(msg="%s must be between %d and %d, got %d" % (name, low, high, p[name]))
-    if not p["cluster_id"].strip():
-        module.fail_json(msg="cluster_id must not be empty: pass the ACK cluster ID (c...)")
+    if cluster_id_problem(p["cluster_id"]):
+        module.fail_json(msg=cluster_id_problem(p["cluster_id"]))
     client = client_from_module(module)
     result, warnings, error = run_module_logic(client, p, module.check_mode)
     for w in warnings:

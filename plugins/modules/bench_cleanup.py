@@ -20,6 +20,10 @@ description:
     that outlive them (reclaimPolicy Retain: only the API object is deleted, the backend keeps the volume);
     waits until the PVs and VolumeAttachments are gone; labelled StorageClasses; the namespaces last."
   - Idempotent; nothing to delete reports C(changed=false).
+  - "A run that is still measuring is left alone: M(storageperf.k8s.bench_run) holds a C(coordination.k8s.io/v1)
+    Lease (C(storageperf-run), labelled with the run id) in the namespace it measures in and renews it every 15s
+    (C(leaseDurationSeconds) 60). Runs whose Lease has not expired are skipped and named in RV(live_runs) and the
+    message, unless O(force) is on. A run killed without releasing its Lease becomes cleanable once it expires."
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
   - storageperf.k8s.attributes
@@ -39,6 +43,13 @@ options:
     description: Seconds to wait; then the module fails and lists what is left.
     type: float
     default: 900
+  force:
+    description:
+      - Delete the objects of live runs too (their Lease has not expired). The run then reports the steps it was
+        measuring as C(disturbed).
+    type: bool
+    default: false
+    version_added: 0.2.0
 attributes:
   check_mode:
     support: full
@@ -77,11 +88,22 @@ remaining:
   description: What is still there (empty after a successful cleanup).
   returned: always
   type: dict
+live_runs:
+  description: Runs left alone because they are still measuring (their Lease has not expired), by run id.
+  returned: always
+  type: dict
+  sample: {csi_lifecycle-20260620T090000Z-a1b2c3: {namespace: csi-lifecycle-1a2b3c4d-1-1, holder: ctl/4242,
+           renewed: "2026-06-20T09:01:00.000000Z", expires_in_s: 51.2}}
+msg:
+  description: What was done, naming the live runs that were skipped.
+  returned: always
+  type: str
 """
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup, CleanupTimeout
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import live_runs
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8S_AUTH_ARG_SPEC, K8sError, client_from_module
 
 
@@ -91,6 +113,7 @@ def main():
         all_runs=dict(type="bool", default=False),
         namespaces=dict(type="list", elements="str"),
         timeout=dict(type="float", default=900.0),
+        force=dict(type="bool", default=False),
     )
     spec.update(K8S_AUTH_ARG_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
@@ -102,23 +125,47 @@ def main():
         if problem:
             module.fail_json(msg=problem)
     client = client_from_module(module)
-    cleanup = Cleanup(client, run_id=p["run_id"] or None, namespaces=p["namespaces"], timeout=p["timeout"])
+    cleanup = None
     try:
+        live = {} if p["force"] else live_runs(client)
+        if p["run_id"] and p["run_id"] not in live:
+            live = {}
+        if p["run_id"] and live:
+            msg = _live_message(live)
+            module.warn(msg)
+            module.exit_json(changed=False, found={}, deleted={}, remaining={}, live_runs=live, msg=msg)
+        cleanup = Cleanup(client, run_id=p["run_id"] or None, namespaces=p["namespaces"], timeout=p["timeout"],
+                          skip_runs=live)
         found = cleanup.inventory()
+        msg = _live_message(live)
+        if live:
+            module.warn(msg)
         if module.check_mode:
-            module.exit_json(changed=bool(found), found=found, remaining=found)
+            module.exit_json(changed=bool(found), found=found, remaining=found, live_runs=live,
+                             msg=msg or "would delete what was found")
         if not found:
-            module.exit_json(changed=False, found={}, deleted={}, remaining={})
+            module.exit_json(changed=False, found={}, deleted={}, remaining={}, live_runs=live,
+                             msg=msg or "nothing to delete")
         try:
             done = cleanup.run()
         except CleanupTimeout as e:
             module.fail_json(msg="%s. Check the controllers that should remove them (kubectl describe), then run "
                                  "the cleanup again" % e.msg, found=found, deleted=cleanup.deleted,
-                             remaining=cleanup.inventory())
-        module.exit_json(changed=True, found=found, deleted=done["deleted"], remaining=cleanup.inventory())
+                             remaining=cleanup.inventory(), live_runs=live)
+        module.exit_json(changed=True, found=found, deleted=done["deleted"], remaining=cleanup.inventory(),
+                         live_runs=live, msg=msg or "deleted what was found")
     except K8sError as e:
         module.fail_json(msg="cleanup of %s: %s" % (p["run_id"] or "every storageperf run", e.msg),
-                         deleted=cleanup.deleted)
+                         deleted=cleanup.deleted if cleanup else {})
+
+
+def _live_message(live):
+    if not live:
+        return ""
+    return ("left %d live run(s) alone, still measuring (Lease renewed, not expired): %s. Run the cleanup after they "
+            "finish, or with force=true to delete their objects anyway (they then report disturbed steps)" % (
+                len(live), ", ".join("%s (namespace %s, Lease expires in %ss)" % (r, v["namespace"], v["expires_in_s"])
+                                     for r, v in sorted(live.items()))))
 
 
 if __name__ == "__main__":

@@ -84,8 +84,16 @@ options:
     description:
       - StorageClass of the volumes.
       - (csi_lifecycle) Required; it must bind C(Immediate) so the create step can be timed without pods.
-      - (attach_stress) Default C(alibabacloud-disk); created as in the seed when it does not exist.
+      - (attach_stress) Default C(alibabacloud-disk), the seed's class, created as in the seed when it does not exist.
+        Any other missing class is refused (listing the classes that exist) unless O(create_storage_class) is on.
     type: str
+  create_storage_class:
+    description:
+      - (attach_stress) Create O(storage_class) (O(provisioner), O(disk_type)) when it does not exist, labelled with
+        the run so the cleanup removes it.
+    type: bool
+    default: false
+    version_added: 0.2.0
   snapshot_class:
     description: (csi_lifecycle) VolumeSnapshotClass; empty picks the (default) class of the StorageClass's driver.
     type: str
@@ -330,6 +338,7 @@ def argument_spec():
         pvcs_per_pod=dict(type="int", default=4),
         size=dict(type="str", default="1Gi"),
         storage_class=dict(type="str"),
+        create_storage_class=dict(type="bool", default=False),
         snapshot_class=dict(type="str"),
         access_modes=dict(type="list", elements="str", default=["ReadWriteOnce"]),
         steps=dict(type="list", elements="str", choices=STEP_CHOICES),
@@ -409,7 +418,7 @@ def main():
                              % (p["benchmark"], e, p["run_id"]), run_id=p["run_id"])
     for m in out.get("messages") or ():
         module.warn(m)
-    failed_steps = [s for s in out.get("steps") or () if s.get("status") in ("failed", "timeout")]
+    failed_steps = [s for s in out.get("steps") or () if s.get("status") in ("failed", "timeout", "disturbed")]
     module.exit_json(failed_steps=len(failed_steps), **out)
 
 

@@ -27,6 +27,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import skipped
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
 
@@ -37,6 +38,7 @@ STEPS = (("scale_up", "Scale up (pods Ready, disks attached)"),
          ("scale_down", "Scale to 0 (pods gone, disks detached)"))
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+SEED_STORAGE_CLASS = "alibabacloud-disk"
 
 
 class Plan:
@@ -46,7 +48,7 @@ class Plan:
         self.node = params.get("node") or None
         self.node_name = None
         self.instance_type = None
-        self.storage_class = params.get("storage_class") or "alibabacloud-disk"
+        self.storage_class = params.get("storage_class") or SEED_STORAGE_CLASS
         self.provisioner = params.get("provisioner") or "diskplugin.csi.alibabacloud.com"
         self.disk_type = params.get("disk_type") or "cloud_auto"
         self.volumes_per_pod = int(params.get("volumes_per_pod") or 2)
@@ -60,6 +62,8 @@ class Plan:
         self.attached_before = 0
         self.attach_required = True
         self.create_storage_class = True
+        # a missing class is created only when it is the seed's own or asked for: a typo must not benchmark a new class
+        self.create_missing_class = bool(params.get("create_storage_class")) or self.storage_class == SEED_STORAGE_CLASS
         self.messages = []
 
     def pod(self, i):
@@ -77,6 +81,9 @@ def problems(params):
         out.append("volumes_per_pod must be at least 1 (the seed mounts 2)")
     if int(params.get("disk_limit") or 0) < 0:
         out.append("disk_limit must be 0 (read it from the node's CSINode) or the node's disk limit")
+    size = quantity_problem("size", params.get("size", "1Gi"))
+    if size:
+        out.append(size)
     return out
 
 
@@ -149,6 +156,12 @@ def preflight(client, plan):
             plan.replicas = cap
 
     sc = client.get("storage.k8s.io/v1", "StorageClass", plan.storage_class, missing_ok=True)
+    if sc is None and not plan.create_missing_class:
+        existing = sorted(c["metadata"]["name"] for c in client.list("storage.k8s.io/v1", "StorageClass")[0])
+        raise K8sError("storage_class %s does not exist; existing classes: %s. Give one of them, or %s (the seed's "
+                       "class, created when missing), or set create_storage_class to create %s with provisioner %s "
+                       "and type %s" % (plan.storage_class, ", ".join(existing) or "none", SEED_STORAGE_CLASS,
+                                        plan.storage_class, plan.provisioner, plan.disk_type), 404, "NotFound")
     if sc is not None:
         if sc.get("provisioner") != plan.provisioner:
             raise K8sError("StorageClass %s exists with provisioner %s, not %s: give another storage_class name, or "

@@ -43,9 +43,11 @@ def _name(obj):
 
 class Cleanup:
     def __init__(self, client, run_id=None, namespaces=None, timeout=600.0, poll=0.5, sleep=time.sleep,
-                 clock=time.monotonic):
-        """run_id None and namespaces None: every storageperf run. namespaces: only those owner namespaces."""
+                 clock=time.monotonic, skip_runs=()):
+        """run_id None and namespaces None: every storageperf run. namespaces: only those owner namespaces.
+        skip_runs: run ids left alone (live runs, whose Lease has not expired)."""
         self.client = client
+        self.skip_runs = frozenset(skip_runs)
         self.run_id = run_id
         self.only_namespaces = list(namespaces) if namespaces else None
         self.selector = L.run_selector(run_id)
@@ -65,7 +67,10 @@ class Cleanup:
                     out.append(ns)
             return out
         items, _ = self.client.list("v1", "Namespace", label_selector=self.selector)
-        return sorted(i["metadata"]["name"] for i in items)
+        return sorted(i["metadata"]["name"] for i in items if not self._skipped(i))
+
+    def _skipped(self, obj):
+        return ((obj.get("metadata") or {}).get("labels") or {}).get(L.RUN_ID_LABEL) in self.skip_runs
 
     def _in(self, api_version, kind, namespaces, labelled_anywhere=True):
         """Objects of a namespaced kind in the owner namespaces, plus labelled ones elsewhere."""
@@ -75,7 +80,8 @@ class Cleanup:
                 found[_name(o)] = o
         if labelled_anywhere and self.only_namespaces is None:
             for o in self.client.list(api_version, kind, label_selector=self.selector)[0]:
-                found[_name(o)] = o
+                if not self._skipped(o):
+                    found[_name(o)] = o
         return found
 
     def _snapshots_served(self):
@@ -99,9 +105,12 @@ class Cleanup:
         inv["PersistentVolume"] = sorted(pvs)
         inv["VolumeAttachment"] = sorted(va["metadata"]["name"] for va in self._vas(pvs))
         if self.only_namespaces is None:
-            inv["StorageClass"] = sorted(o["metadata"]["name"] for o in self.client.list(
-                "storage.k8s.io/v1", "StorageClass", label_selector=self.selector)[0])
+            inv["StorageClass"] = sorted(o["metadata"]["name"] for o in self._classes())
         return dict((k, v) for k, v in inv.items() if v)
+
+    def _classes(self):
+        return [o for o in self.client.list("storage.k8s.io/v1", "StorageClass", label_selector=self.selector)[0]
+                if not self._skipped(o)]
 
     def _contents(self, namespaces):
         contents, _ = self.client.list(SNAP, "VolumeSnapshotContent")
@@ -115,6 +124,8 @@ class Cleanup:
         return out
 
     def _label_matches(self, labels):
+        if labels.get(L.RUN_ID_LABEL) in self.skip_runs:
+            return False
         if self.run_id:
             return labels.get(L.RUN_ID_LABEL) == self.run_id
         return L.RUN_ID_LABEL in labels
@@ -193,8 +204,7 @@ class Cleanup:
         self._wait("VolumeAttachments", lambda: sorted(va["metadata"]["name"] for va in self._vas(run_pvs)), deadline)
         # 5. cluster-scoped labelled objects, then the namespaces
         if self.only_namespaces is None:
-            self._delete("storage.k8s.io/v1", "StorageClass", self.client.list(
-                "storage.k8s.io/v1", "StorageClass", label_selector=self.selector)[0])
+            self._delete("storage.k8s.io/v1", "StorageClass", self._classes())
         for ns in namespaces:
             try:
                 self.client.delete("v1", "Namespace", ns)

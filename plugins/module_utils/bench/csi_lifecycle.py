@@ -24,6 +24,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import skipped
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
 
@@ -88,6 +89,9 @@ def problems(params):
         out.append("volumes must be at least 1 (the seed uses 100 and 1000)")
     if int(params.get("pvcs_per_pod", 4)) < 1:
         out.append("pvcs_per_pod must be at least 1 (the seed uses 4)")
+    size = quantity_problem("size", params.get("size", "1Gi"))
+    if size:
+        out.append(size)
     if not params.get("storage_class"):
         out.append("storage_class is required: the StorageClass whose provisioner is measured (kubectl get storageclass)")
     unknown = [s for s in params.get("steps") or () if s not in STEP_NAMES]
@@ -274,8 +278,9 @@ def skip_reason(name, plan, results):
     if name not in plan.steps:
         return "not selected: steps are %s" % ", ".join(plan.steps)
     for prev in results:
-        if prev["status"] in ("failed", "timeout"):
-            return "not run: step %s %s" % (prev["name"], "timed out" if prev["status"] == "timeout" else "failed")
+        if prev["status"] in ("failed", "timeout", "disturbed"):
+            how = {"timeout": "timed out", "failed": "failed", "disturbed": "was disturbed"}[prev["status"]]
+            return "not run: step %s %s" % (prev["name"], how)
     if name in SNAPSHOT_STEPS and plan.snapshot_skip:
         return plan.snapshot_skip
     by_name = dict((r["name"], r) for r in results)

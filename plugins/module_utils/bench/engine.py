@@ -80,13 +80,23 @@ class Step:
 
 class Options:
     def __init__(self, concurrency=16, timeout=600.0, give_up_after_warnings=0, progress=None,
-                 progress_interval=2.0, keep_objects=True):
+                 progress_interval=2.0, keep_objects=True, disturbance=None):
         self.concurrency = max(1, int(concurrency))
         self.timeout = float(timeout)
         self.give_up_after_warnings = int(give_up_after_warnings or 0)
         self.progress = progress
         self.progress_interval = float(progress_interval)
         self.keep_objects = keep_objects
+        # disturbance(check) -> why the run's objects can no longer be trusted (its Lease vanished), or None;
+        # check=False answers from what the Lease's renewals saw (no request), for the step's wait loop
+        self.disturbance = disturbance
+
+
+def _vanished(exc):
+    """The request failed because the object or its namespace is gone or going: someone else deleted it."""
+    if not isinstance(exc, K8sError):
+        return False
+    return exc.status == 404 or (exc.status == 403 and "being terminated" in (exc.msg or ""))
 
 
 def _reason(exc):
@@ -106,6 +116,7 @@ def run_step(client, step, options=None, clock=time.monotonic):
     world = World([w.kind for w in step.watches], C.MARK_RULES)
     tracker = Tracker(world, give_up_after_warnings=options.give_up_after_warnings)
     cond = threading.Condition()
+    vanished = set()  # items whose object (or namespace) was gone when the step's request reached it
     watches = [KindWatch(client, w.kind, cond, tracker, namespace=w.namespace, label_selector=w.label_selector,
                          clock=clock) for w in step.watches]
     try:
@@ -120,7 +131,7 @@ def run_step(client, step, options=None, clock=time.monotonic):
             if not w.wait_open(WATCH_OPEN_TIMEOUT):
                 raise StepError("step %s: the watch of %s did not open within %ds%s" % (
                     step.name, w.kind.name, WATCH_OPEN_TIMEOUT, (": " + w.failures[-1]) if w.failures else ""))
-        timed_out, t_stop = _submit_and_wait(client, tracker, cond, submissions, options, step, clock)
+        timed_out, t_stop = _submit_and_wait(client, tracker, cond, submissions, options, step, clock, vanished)
     except K8sError as e:
         for w in watches:
             w.stop()
@@ -128,7 +139,7 @@ def run_step(client, step, options=None, clock=time.monotonic):
     finally:
         for w in watches:
             w.stop()
-    result = build_result(step, tracker, world, timed_out, t_stop, options)
+    result = build_result(step, tracker, world, timed_out, t_stop, options, vanished=vanished)
     result["api_requests"] = client.requests - requests_before
     result["internals"] = {"watch_opens": sum(w.opens for w in watches),
                            "relists": sum(w.relists for w in watches),
@@ -137,7 +148,7 @@ def run_step(client, step, options=None, clock=time.monotonic):
     return result
 
 
-def _submit_and_wait(client, tracker, cond, submissions, options, step, clock):
+def _submit_and_wait(client, tracker, cond, submissions, options, step, clock, vanished):
     abort = threading.Event()
 
     def send(sub):
@@ -150,6 +161,8 @@ def _submit_and_wait(client, tracker, cond, submissions, options, step, clock):
             sub.call(client)
         except Exception as e:  # noqa: BLE001 - every failure is the object's error, reported per object
             with cond:
+                if _vanished(e):
+                    vanished.update(sub.names)
                 tracker.failed(sub.names, _reason(e), clock())
                 cond.notify_all()
 
@@ -162,6 +175,8 @@ def _submit_and_wait(client, tracker, cond, submissions, options, step, clock):
         last_progress = t_begin
         timed_out = False
         while True:
+            if options.disturbance and options.disturbance(False):
+                break  # the run's objects are being deleted by someone else: waiting longer measures nothing
             with cond:
                 if tracker.all_settled():
                     break
@@ -206,7 +221,7 @@ def _rel(t, t0):
     return None if t is None or t0 is None else round(t - t0, 6)
 
 
-def build_result(step, tracker, world, timed_out, t_stop, options):
+def build_result(step, tracker, world, timed_out, t_stop, options, vanished=()):
     items = list(tracker.items.values())
     t0 = tracker.first_start
     done = [i for i in items if i.end is not None]
@@ -245,6 +260,18 @@ def build_result(step, tracker, world, timed_out, t_stop, options):
         reason = "%d of %d objects failed" % (len(errors), len(items))
     else:
         status, reason = "ok", None
+    disturbed = options.disturbance(True) if options.disturbance else None
+    if vanished or disturbed:
+        # objects deleted under the step make its figures meaningless (a delete of a vanished object is instant)
+        status = "disturbed"
+        bits = []
+        if vanished:
+            names = sorted(vanished)
+            bits.append("%d of %d objects were gone before the step's request reached them (%s%s)" % (
+                len(names), len(items), ", ".join(names[:5]), ", ..." if len(names) > 5 else ""))
+        if disturbed:
+            bits.append(disturbed)
+        reason = "not a measurement: " + "; ".join(bits)
     metrics = dict(step.metrics)
     attachments = _attachments(step, view, items, t0) if step.attachments else None
     if attachments is not None:
@@ -262,7 +289,32 @@ def build_result(step, tracker, world, timed_out, t_stop, options):
     }
     if attachments is not None:
         result["attachments"] = attachments
+    warnings = warning_summary(items)
+    if warnings:
+        result["warnings"] = warnings
+        result["warned_objects"] = sum(1 for i in items if i.warnings)
     return result
+
+
+def warning_summary(items, examples=5):
+    """[{reason, objects, events, message, examples}] of the items' Warning events, most objects first."""
+    by_reason = {}
+    for item in items:
+        for reason, message, count, t in item.warnings.values():
+            w = by_reason.setdefault(reason, {"reason": reason, "objects": 0, "events": 0, "message": message,
+                                              "examples": [], "_last": t, "_names": set()})
+            w["events"] += int(count)
+            if item.name not in w["_names"]:
+                w["_names"].add(item.name)
+                w["objects"] += 1
+                if len(w["examples"]) < examples:
+                    w["examples"].append(item.name)
+            if t >= w["_last"]:
+                w["_last"], w["message"] = t, message
+    out = []
+    for w in sorted(by_reason.values(), key=lambda w: (-w["objects"], w["reason"])):
+        out.append(dict((k, v) for k, v in w.items() if not k.startswith("_")))
+    return out
 
 
 def _server_times(view, item):

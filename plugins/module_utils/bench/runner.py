@@ -18,6 +18,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import label
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup, CleanupTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Options
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import RunLease
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.results import ResultFile, step_line
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 
@@ -28,7 +29,7 @@ TITLES = {
 }
 CSI_PARAMS = ("volumes", "pvcs_per_pod", "size", "storage_class", "snapshot_class", "access_modes", "pod_image", "steps")
 ATTACH_PARAMS = ("replicas", "node", "storage_class", "provisioner", "disk_type", "volumes_per_pod", "size",
-                 "pod_image", "disk_limit", "statefulset", "prewarm")
+                 "pod_image", "disk_limit", "statefulset", "prewarm", "create_storage_class")
 
 
 class BenchProblem(Exception):
@@ -139,8 +140,12 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
                   variant=None if shared else variant, repetition=None if shared else run["repetition"])
     extra["namespace"] = namespace
     status = None
+    # renewed while the repetition runs, so that a cleanup of every run (bench_cleanup all_runs) leaves it alone
+    lease = RunLease(client.sibling(), namespace, ctx.labels)
     try:
         ctx.create_namespace()
+        lease.acquire()
+        options.disturbance = lease.disturbance
         BENCHMARKS[benchmark].run(ctx, plan)
     except BaseException as e:
         interrupted = isinstance(e, (KeyboardInterrupt, SystemExit))
@@ -151,6 +156,7 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
         cleanup = cleanup and not interrupted
         raise
     finally:
+        lease.release()
         extra.update(ctx.info)
         if cleanup:
             try:

@@ -34,7 +34,9 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema impo
 
 RESULT_FILE = "result.json"
 # worst first: a step summarised over repetitions takes the worst status any repetition had
-_STATUS_ORDER = ("failed", "timeout", "skipped", "ok")
+# step statuses that make a run failed
+BROKEN_STEP = ("failed", "timeout", "disturbed")
+_STATUS_ORDER = ("disturbed", "failed", "timeout", "skipped", "ok")
 
 
 def now_iso():
@@ -156,7 +158,7 @@ def _object_timing(obj):
 def finish_run(run, status=None, finished=None):
     """Close one repetition: status from its steps unless given."""
     if status is None:
-        status = "failed" if any(s["status"] in ("failed", "timeout") for s in run["steps"]) else "ok"
+        status = "failed" if any(s["status"] in BROKEN_STEP for s in run["steps"]) else "ok"
     if status not in RUN_STATUSES:
         raise ValueError("run status must be one of %s, got %r" % (", ".join(RUN_STATUSES), status))
     run["status"] = status
@@ -172,7 +174,7 @@ def finalize(doc, status=None, finished=None, reason=None):
     Safe to call more than once (summaries are recomputed).
     """
     finished = finished or now_iso()
-    broken = any(s["status"] in ("failed", "timeout")
+    broken = any(s["status"] in BROKEN_STEP
                  for v in doc["variants"] for r in v["runs"] for s in r["steps"])
     if status is None:
         status = "failed" if broken else "ok"

@@ -131,6 +131,7 @@ table.facts td{text-align:left;white-space:normal}table.facts td.key{color:var(-
 figure{margin:10px 0 18px}figure img{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px}
 figcaption{color:var(--muted);font-size:12px;margin-top:4px}
 ul.problems{padding-left:18px}ul.problems li{margin:2px 0}
+#warnings td:nth-child(-n+3){text-align:left;white-space:normal}
 footer{margin-top:40px;color:var(--muted);font-size:12px}
 """
 

@@ -24,7 +24,8 @@ except ImportError:  # targets without jsonschema get the built-in subset valida
 
 SCHEMA_VERSION = 1
 RUN_STATUSES = ("ok", "failed", "interrupted")
-STEP_STATUSES = ("ok", "failed", "skipped", "timeout")
+# disturbed: the step's objects were deleted or changed by someone else while it ran (not a measurement)
+STEP_STATUSES = ("ok", "failed", "skipped", "timeout", "disturbed")
 
 _NUM = {"type": "number"}
 _NUM_OR_NULL = {"type": ["number", "null"]}
@@ -89,7 +90,7 @@ STEP = {
         "name": _NAME,
         "label": {"type": "string", "description": "Display name, e.g. 'Publish (Attach)'."},
         "status": {"enum": list(STEP_STATUSES)},
-        "reason": {"type": "string", "description": "Why the step was skipped, failed or timed out."},
+        "reason": {"type": "string", "description": "Why the step was skipped, failed, timed out or disturbed."},
         "started": _ISO,
         "count": _COUNT,
         "wall_s": {"type": ["number", "null"], "minimum": 0},
@@ -106,6 +107,18 @@ STEP = {
             },
         },
         "unfinished": {"type": "array", "items": {"type": "string"}},
+        "warned_objects": dict(_COUNT, description="Objects of the step that received Warning events."),
+        "warnings": {
+            "type": "array",
+            "description": "The step's Warning events by reason: objects hit, events, latest message, example objects.",
+            "items": {
+                "type": "object",
+                "required": ["reason", "objects", "events"],
+                "properties": {"reason": {"type": "string"}, "objects": _COUNT, "events": _COUNT,
+                               "message": {"type": "string"}, "examples": {"type": "array", "items": {"type": "string"}}},
+                "additionalProperties": True,
+            },
+        },
         "api_requests": _COUNT,
         "parameter": PARAMETER,
         "metrics": {

@@ -11,13 +11,15 @@ __metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import speedups
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.render import table_markdown
 
 
 def summarize(doc):
     """{run_id, benchmark, status, reason, started, finished, variants[{name, steps, failed_steps,
-    sum_wall_s, sum_text, step_times{name: text}}], speedup, speedup_text, step_speedups, table}."""
+    sum_wall_s, sum_text, step_times{name: text}}], speedup, speedup_text, step_speedups, table,
+    warnings{count, reasons[{reason, count, events, message, steps, examples}]}, warning_lines}."""
     out = {k: doc.get(k) for k in ("run_id", "benchmark", "status", "started", "finished")}
     if doc.get("reason"):
         out["reason"] = doc["reason"]
@@ -27,7 +29,7 @@ def summarize(doc):
         variants.append({
             "name": vname,
             "steps": len(steps),
-            "failed_steps": sum(1 for s in steps.values() if s.get("status") in ("failed", "timeout")),
+            "failed_steps": sum(1 for s in steps.values() if s.get("status") in ("failed", "timeout", "disturbed")),
             "sum_wall_s": sum(sums) if sums else None,
             "sum_text": stats.format_duration(sum(sums)) if sums else stats.DASH,
             "step_times": dict((n, T.operation_cell(s)["text"]) for n, s in steps.items()),
@@ -39,4 +41,8 @@ def summarize(doc):
     out["step_speedups"] = dict((r["step"], round(r["speedup"], 3)) for r in sp["steps"] if r["speedup"]) if sp else {}
     table = T.operations_table(doc) or T.metrics_table(doc)
     out["table"] = table_markdown(dict(table, title="", note="")).splitlines() if table else []
+    warnings = W.collect(doc)
+    out["warnings"] = warnings
+    # shown on the console after the table: a run can be ok and still have retried objects
+    out["warning_lines"] = W.lines(warnings)
     return out

@@ -112,12 +112,14 @@ def _median(spread):
 def _status_text(s):
     """Cell text for a step that has no ok repetition (or a partial one)."""
     st = s.get("status", "ok")
+    if st == "disturbed":  # its errors are the disturbance's consequences: the reason says what happened
+        return st + (" (%s)" % s["reason"] if s.get("reason") else "")
     bits = []
     if s.get("errors"):
         bits.append("%d error%s" % (s["errors"], "" if s["errors"] == 1 else "s"))
     if s.get("unfinished"):
         bits.append("%d unfinished" % s["unfinished"])
-    if s.get("reason") and st == "skipped":
+    if s.get("reason") and st in ("skipped", "disturbed"):
         bits.append(s["reason"])
     return st + (" (%s)" % ", ".join(bits) if bits else "")
 
@@ -127,7 +129,7 @@ def operation_cell(s):
     if s is None:
         return cell(stats.DASH, "missing")
     if not s.get("ok_runs") or not s.get("wall_s"):
-        return cell(_status_text(s), "fail" if s.get("status") in ("failed", "timeout") else "skip")
+        return cell(_status_text(s), "fail" if s.get("status") in ("failed", "timeout", "disturbed") else "skip")
     text = stats.format_duration(_median(s["wall_s"]))
     if s.get("rate"):
         text += SEP + stats.format_rate(_median(s["rate"]), s.get("unit") or "obj")
@@ -382,5 +384,7 @@ def problem_list(doc, limit=20):
 
 
 def all_tables(doc):
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
+
     return [t for t in (operations_table(doc), latency_table(doc), metrics_table(doc),
-                        repetitions_table(doc)) if t]
+                        repetitions_table(doc), W.table(doc)) if t]
