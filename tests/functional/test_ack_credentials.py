@@ -4,8 +4,9 @@ Ansible writes a module's arguments, no_log ones included, into the AnsiballZ pa
 SIGTERM leaves that file behind (here: kept on purpose with ANSIBLE_KEEP_REMOTE_FILES=1, the worst case). The
 role therefore hands keys to its modules through their environment, and with nothing in the inventory the
 modules find them through the Alibaba Cloud default credential chain of the controller. Each source of that
-chain is driven end to end against the twin's signed ACK/ECS endpoints; the ECS metadata service and STS are
-small loopback servers that hand out the twin's own keys in the real response shapes.
+chain is driven end to end against the twin's signed ACK/ECS endpoints: RRSA through the twin's STS
+(AssumeRoleWithOIDC), the ECS metadata service as a small loopback server handing out the twin's STS keys in the
+real response shape.
 """
 from __future__ import annotations
 
@@ -151,7 +152,7 @@ def test_keys_from_an_aliyun_cli_profile(twin, tmp_path):
 
 
 class CredentialServer(BaseHTTPRequestHandler):
-    """ECS metadata (IMDSv2) and STS AssumeRoleWithOIDC on loopback, answering with `creds` in the real shapes."""
+    """The ECS metadata service (IMDSv2) on loopback, answering with `creds` in the real shape."""
 
     creds: dict = {}
     requests: list = []
@@ -176,16 +177,6 @@ class CredentialServer(BaseHTTPRequestHandler):
                     "AccessKeySecret": self.creds["access_key_secret"], "SecurityToken": self.creds["security_token"],
                     "Expiration": "2030-01-01T00:00:00Z", "LastUpdated": "2029-12-31T23:00:00Z"})
 
-    def do_POST(self):
-        form = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-        self.requests.append(("POST", form))
-        self._json({"RequestId": "6894B13B-6D71-4EF5-88FA-F32781734A7F",
-                    "Credentials": {"AccessKeyId": self.creds["access_key_id"],
-                                    "AccessKeySecret": self.creds["access_key_secret"],
-                                    "SecurityToken": self.creds["security_token"],
-                                    "Expiration": "2030-01-01T00:00:00Z"},
-                    "AssumedRoleUser": {"Arn": "acs:ram::1:role/awx/s", "AssumedRoleId": "3:s"}})
-
 
 @pytest.fixture
 def credential_server(twin):
@@ -205,13 +196,34 @@ def test_keys_from_an_ecs_ram_role(twin, credential_server):
     assert ("GET", "/latest/meta-data/ram/security-credentials/bench-role") in CredentialServer.requests
 
 
-def test_keys_from_rrsa_oidc(twin, credential_server, tmp_path):
-    token = tmp_path / "token"
-    token.write_text("service-account-oidc-token")
-    run = chain_run(twin, {"ALIBABA_CLOUD_ROLE_ARN": "acs:ram::1:role/awx",
-                           "ALIBABA_CLOUD_OIDC_PROVIDER_ARN": "acs:ram::1:oidc-provider/ack-rrsa-c1",
-                           "ALIBABA_CLOUD_OIDC_TOKEN_FILE": str(token),
-                           "ALIBABA_CLOUD_STS_ENDPOINT": credential_server})
+def test_keys_from_rrsa_oidc_through_the_twin_sts(twin):
+    """RRSA as ACK sets it up in a pod; the twin's STS swaps the token for keys its ACK/ECS gateway accepts."""
+    alibaba = twin.cloud["alibaba"]
+    rrsa = {"ALIBABA_CLOUD_ROLE_ARN": alibaba["rrsa"]["role_arn"],
+            "ALIBABA_CLOUD_OIDC_PROVIDER_ARN": alibaba["rrsa"]["oidc_provider_arn"],
+            "ALIBABA_CLOUD_OIDC_TOKEN_FILE": alibaba["rrsa"]["oidc_token_file"],
+            "ALIBABA_CLOUD_STS_ENDPOINT": alibaba["sts_endpoint"]}
+    admin(twin, "alibaba", {"reset_calls": True})
+    run = chain_run(twin, rrsa)
     assert run.rc == 0, run.stdout + run.stderr
-    forms = [r[1] for r in CredentialServer.requests if r[0] == "POST"]
-    assert forms and all("Action=AssumeRoleWithOIDC" in f and "OIDCToken=service-account-oidc-token" in f for f in forms)
+    calls = cloud_calls(twin)
+    assert calls["ok"].get("sts:AssumeRoleWithOIDC", 0) >= 1
+    assert calls["ok"].get("cs:DescribeClusterDetail", 0) >= 1  # signed with the keys STS handed out
+
+
+def test_a_refused_oidc_token_is_a_clear_error_without_the_token(twin, tmp_path):
+    alibaba = twin.cloud["alibaba"]
+    forged = tmp_path / "token"
+    forged.write_text("eyJhbGciOiJIUzI1NiJ9.forged-service-account-token.c2ln")
+    admin(twin, "alibaba", {"reset_calls": True})
+    run = chain_run(twin, {"ALIBABA_CLOUD_ROLE_ARN": alibaba["rrsa"]["role_arn"],
+                           "ALIBABA_CLOUD_OIDC_PROVIDER_ARN": alibaba["rrsa"]["oidc_provider_arn"],
+                           "ALIBABA_CLOUD_OIDC_TOKEN_FILE": str(forged),
+                           "ALIBABA_CLOUD_STS_ENDPOINT": alibaba["sts_endpoint"]})
+    assert run.rc != 0
+    msg = run.task("Read the cluster")["result"]["msg"]
+    assert "AuthenticationFail.OIDCToken.Invalid" in msg and "ALIBABA_CLOUD_ROLE_ARN" in msg
+    assert "forged-service-account-token" not in run.stdout + run.stderr
+    calls = cloud_calls(twin)
+    assert calls["rejected"] == {"AuthenticationFail.OIDCToken.Invalid": 1}
+    assert not any(a.startswith(("cs:", "ecs:")) for a in calls["calls"])  # nothing reached ACK or ECS
