@@ -59,7 +59,9 @@ class StsApi:
     def _issue(self) -> str:
         """A JWT-shaped service-account token (RS256 in ACK; here an HMAC, since only the twin checks it)."""
         now = int(datetime.datetime.now(datetime.timezone.utc).timestamp())
-        self.claims = {"iss": self.issuer, "sub": self.subject, "aud": [AUDIENCE], "iat": now, "exp": now + 86400}
+        self.issued_at, self.expires_at = now, now + 86400
+        self.claims: dict[str, Any] = {"iss": self.issuer, "sub": self.subject, "aud": [AUDIENCE],
+                                       "iat": self.issued_at, "exp": self.expires_at}
         head = _b64(json.dumps({"alg": "HS256", "kid": "twin", "typ": "JWT"}).encode())
         body = _b64(json.dumps(self.claims).encode())
         sig = _b64(hmac.new(secrets.token_bytes(32), f"{head}.{body}".encode(), hashlib.sha256).digest())
@@ -89,10 +91,9 @@ class StsApi:
         session = p["RoleSessionName"]
         role_id = str(int(hashlib.sha1(self.role_arn.encode()).hexdigest()[:15], 16))
         return {
-            "OIDCTokenInfo": {"Subject": self.claims["sub"], "Issuer": self.claims["iss"],
-                              "ClientIds": ",".join(self.claims["aud"]),
-                              "IssuanceTime": _iso(datetime.datetime.fromtimestamp(self.claims["iat"], datetime.timezone.utc)),
-                              "ExpirationTime": _iso(datetime.datetime.fromtimestamp(self.claims["exp"], datetime.timezone.utc))},
+            "OIDCTokenInfo": {"Subject": self.subject, "Issuer": self.issuer, "ClientIds": AUDIENCE,
+                              "IssuanceTime": _iso(datetime.datetime.fromtimestamp(self.issued_at, datetime.timezone.utc)),
+                              "ExpirationTime": _iso(datetime.datetime.fromtimestamp(self.expires_at, datetime.timezone.utc))},
             "AssumedRoleUser": {"Arn": f"{self.role_arn}/{session}", "AssumedRoleId": f"{role_id}:{session}"},
             "Credentials": {"AccessKeyId": cred.access_key_id, "AccessKeySecret": cred.access_key_secret,
                             "SecurityToken": cred.security_token,
