@@ -13,19 +13,30 @@ options:
   access_key_id:
     description:
       - AccessKey id of a RAM user (or an STS AccessKey id with O(security_token)).
-      - Falls back to E(ALIBABA_CLOUD_ACCESS_KEY_ID). When neither the key nor the secret is given either way, the
-        aliyun CLI profile in C(~/.aliyun/config.json) named by E(ALIBABA_CLOUD_PROFILE) (else its current one,
-        mode C(AK) or C(StsToken)) provides all three.
+      - Deprecated in playbooks, kept for backwards compatibility - leave O(access_key_id), O(access_key_secret) and
+        O(security_token) unset and let the Alibaba Cloud default credential chain find the keys. Ansible writes
+        module arguments, C(no_log) ones included, into the module's payload file, which an interrupted run can
+        leave on disk; see docs/credentials.md.
+      - 'The chain, in the order of the official SDKs (alibabacloud-credentials): E(ALIBABA_CLOUD_ACCESS_KEY_ID),
+        E(ALIBABA_CLOUD_ACCESS_KEY_SECRET) and E(ALIBABA_CLOUD_SECURITY_TOKEN); RRSA - STS C(AssumeRoleWithOIDC) with
+        E(ALIBABA_CLOUD_ROLE_ARN), E(ALIBABA_CLOUD_OIDC_PROVIDER_ARN) and E(ALIBABA_CLOUD_OIDC_TOKEN_FILE) (endpoint
+        E(ALIBABA_CLOUD_STS_ENDPOINT), else from E(ALIBABA_CLOUD_STS_REGION), else C(sts.aliyuncs.com)); the aliyun
+        CLI profile in C(~/.aliyun/config.json) named by E(ALIBABA_CLOUD_PROFILE), else its current one (modes
+        C(AK), C(StsToken), C(EcsRamRole), C(OIDC)); the ECS instance RAM role named by E(ALIBABA_CLOUD_ECS_METADATA)
+        from the metadata service (E(ALIBABA_CLOUD_ECS_METADATA_ENDPOINT), default C(http://100.100.100.200)).'
+      - Given as an option it falls back to E(ALIBABA_CLOUD_ACCESS_KEY_ID) for the missing half of the pair.
     type: str
     aliases: [alibaba_access_key_id]
   access_key_secret:
     description:
-      - AccessKey secret of O(access_key_id). Never logged or returned.
+      - AccessKey secret of O(access_key_id). Never logged or returned. Deprecated in playbooks, see O(access_key_id).
       - Falls back to E(ALIBABA_CLOUD_ACCESS_KEY_SECRET).
     type: str
     aliases: [alibaba_access_key_secret]
   security_token:
-    description: STS security token, for temporary credentials. Falls back to E(ALIBABA_CLOUD_SECURITY_TOKEN).
+    description:
+      - STS security token, for temporary credentials. Falls back to E(ALIBABA_CLOUD_SECURITY_TOKEN).
+      - Deprecated in playbooks, see O(access_key_id).
     type: str
     aliases: [alibaba_security_token]
   region:

@@ -74,18 +74,19 @@ author:
 """
 
 EXAMPLES = r"""
-- name: Enable parallel disk attach (credentials from ALIBABA_CLOUD_ACCESS_KEY_ID / _SECRET)
+- name: Enable parallel disk attach (credentials from the default chain, e.g. ALIBABA_CLOUD_ACCESS_KEY_ID / _SECRET)
   storageperf.k8s.ack_parallel_attach:
     cluster_id: c8155823d057948c69a****
 
-- name: Enable parallel attach and detach, 16 tagging calls at a time
+- name: Enable parallel attach and detach, 16 tagging calls at a time, with vaulted keys in the task environment
   storageperf.k8s.ack_parallel_attach:
     cluster_id: "{{ ack_cluster_id }}"
     region: cn-hangzhou
-    access_key_id: "{{ vault_ack_key_id }}"
-    access_key_secret: "{{ vault_ack_key_secret }}"
     detach: true
     concurrency: 16
+  environment:
+    ALIBABA_CLOUD_ACCESS_KEY_ID: "{{ vault_ack_key_id }}"
+    ALIBABA_CLOUD_ACCESS_KEY_SECRET: "{{ vault_ack_key_secret }}"
 
 - name: Roll back to serial attach
   storageperf.k8s.ack_parallel_attach:

@@ -31,14 +31,19 @@ options:
     type: str
     required: true
   username:
-    description: ONTAP user with read access to volumes (http application for REST, ontapi for ZAPI).
+    description:
+      - ONTAP user with read access to volumes (http application for REST, ontapi for ZAPI).
+      - Falls back to E(ONTAP_USERNAME). Playbooks should leave it to the environment (see O(password)).
     type: str
-    required: true
     aliases: [user]
   password:
-    description: Password of O(username).
+    description:
+      - Password of O(username). Falls back to E(ONTAP_PASSWORD).
+      - Deprecated in playbooks; kept for backwards compatibility. Ansible writes module arguments, C(no_log) ones
+        included, into the module's payload file, which an interrupted run can leave on disk. Set E(ONTAP_PASSWORD)
+        in the controller's environment (an AWX credential type injects it) or in the task's C(environment)
+        instead; see docs/credentials.md.
     type: str
-    required: true
     aliases: [pass]
   https:
     description: Use HTTPS (ONTAP's default; HTTP is usually disabled).
@@ -96,19 +101,24 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: What Trident has on the SVM
+- name: What Trident has on the SVM (ONTAP_USERNAME / ONTAP_PASSWORD from the controller, e.g. an AWX credential)
   storageperf.k8s.ontap_volume_info:
     hostname: cluster1-mgmt.example.com
-    username: admin
-    password: "{{ ontap_password }}"
     svm: svm_trident
+  register: ontap
+
+- name: The same with the credentials from vaulted inventory variables, through the task environment
+  storageperf.k8s.ontap_volume_info:
+    hostname: cluster1-mgmt.example.com
+    svm: svm_trident
+  environment:
+    ONTAP_USERNAME: "{{ ontap_username }}"
+    ONTAP_PASSWORD: "{{ ontap_password }}"
   register: ontap
 
 - name: After the benchmark's cleanup, prove that no volume leaked (ZAPI, for an old cluster)
   storageperf.k8s.ontap_volume_info:
     hostname: 10.0.0.5
-    username: admin
-    password: "{{ ontap_password }}"
     use_rest: never
     expected: []
   register: after_cleanup
@@ -117,8 +127,6 @@ EXAMPLES = r"""
 - name: Compare with the PVs Kubernetes has
   storageperf.k8s.ontap_volume_info:
     hostname: 10.0.0.5
-    username: admin
-    password: "{{ ontap_password }}"
     expected: "{{ pvs.resources | map(attribute='spec.csi.volumeAttributes.internalName') | list }}"
 """
 
@@ -183,17 +191,20 @@ requests:
   type: int
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, env_fallback
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ontap import OntapError, connect, leak_report
+
+ENV_USERNAME = "ONTAP_USERNAME"
+ENV_PASSWORD = "ONTAP_PASSWORD"
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             hostname=dict(type="str", required=True),
-            username=dict(type="str", required=True, aliases=["user"]),
-            password=dict(type="str", required=True, no_log=True, aliases=["pass"]),
+            username=dict(type="str", aliases=["user"], fallback=(env_fallback, [ENV_USERNAME])),
+            password=dict(type="str", no_log=True, aliases=["pass"], fallback=(env_fallback, [ENV_PASSWORD])),
             https=dict(type="bool", default=True),
             validate_certs=dict(type="bool", default=True),
             ca_cert=dict(type="path"),
@@ -209,6 +220,9 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    missing = ["%s (or %s)" % (k, v) for k, v in (("username", ENV_USERNAME), ("password", ENV_PASSWORD)) if not p[k]]
+    if missing:
+        module.fail_json(msg="no ONTAP credentials: set %s in the environment of the module" % " and ".join(missing))
     if not p["prefix"]:
         module.fail_json(msg="prefix is empty: give the backend's storagePrefix (Trident's default is trident_)")
     if p["page_size"] < 1:

@@ -1,7 +1,8 @@
 """Start the Alibaba Cloud side of the twin: the ACK and ECS endpoints, their credentials and admin door.
 
 cloud.json gets {"alibaba": {region, cluster_id, cs_endpoint, ecs_endpoint, access_key_id, access_key_secret,
-sts: {...}}}. The endpoints are plain HTTP on loopback (aliyun-python-sdk-core's default protocol), written with
+sts: {...}, sts_endpoint, rrsa: {role_arn, oidc_provider_arn, oidc_token_file}}} (STS AssumeRoleWithOIDC,
+sts.py). The endpoints are plain HTTP on loopback (aliyun-python-sdk-core's default protocol), written with
 their scheme so that a client defaulting bare hosts to HTTPS still reaches them.
 
 `--ack-extra-clusters N` adds N synthetic clusters to the ACK account (twin/cloud/ack_clusters.py).
@@ -30,6 +31,7 @@ from .csi_workloads import CsiWorkloads
 from .ecs import EcsApi
 from .gateway import Gateway
 from .legacy_disks import seed_legacy_disk
+from .sts import StsApi
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -48,6 +50,8 @@ async def start(cluster: Cluster) -> dict[str, Any]:
     ecs = EcsApi(cluster, gw, trusted_token=cluster.fleet_token)
     cs_url = await cluster.serve_app(ack.app, tls=False)
     ecs_url = await cluster.serve_app(ecs.app, tls=False)
+    sts_api = StsApi(gw, cluster.dir, cluster.cloud.cluster_id, cluster.seed)
+    sts_url = await cluster.serve_app(sts_api.app, tls=False)
 
     async def admin(body: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -71,4 +75,5 @@ async def start(cluster: Cluster) -> dict[str, Any]:
         "access_key_id": key.access_key_id, "access_key_secret": key.access_key_secret,
         "sts": {"access_key_id": sts.access_key_id, "access_key_secret": sts.access_key_secret,
                 "security_token": sts.security_token},
+        "sts_endpoint": sts_url, "rrsa": sts_api.describe(),
     }}
