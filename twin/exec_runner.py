@@ -1,7 +1,7 @@
 """Run a pod's container as a host process, so benchmark pods on the twin run the real programs.
 
-Which images run (maps): an image whose name holds `mysql` or `mariadb` runs MariaDB (mariadbd; the
-image's entrypoint is emulated, below), `sysbench` runs /usr/bin/sysbench, `fio` runs /usr/bin/fio, each
+Which images run (maps): the catalogue twin/images.yaml; mysql / mariadb images run MariaDB (mariadbd; the
+image's entrypoint is emulated, below), sysbench images /usr/bin/sysbench, fio images /usr/bin/fio, each
 only when that program is installed and the twin runs as root. Shell images (busybox, alpine, ubuntu,
 debian, bash) run their command with the host's /bin/sh only when the twin setting `exec_shell_images` is
 true (`python -m twin settings --set '{"exec_shell_images": true}'`): the attach/lifecycle benchmarks start
@@ -58,7 +58,6 @@ log = logging.getLogger("twin")
 KILL_GRACE_SECONDS = 10.0
 HOST_TOOLS = ("nsenter", "unshare", "ip", "mount", "chroot")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-SHELL_IMAGES = ("busybox", "alpine", "ubuntu", "debian", "bash")
 # kind -> (programs that must be installed, default entrypoint)
 KINDS: dict[str, tuple[tuple[str, ...], list[str]]] = {
     "mysql": (("mariadbd", "mariadb-install-db"), ["docker-entrypoint.sh"]),
@@ -66,7 +65,6 @@ KINDS: dict[str, tuple[tuple[str, ...], list[str]]] = {
     "fio": (("fio",), ["fio"]),
     "shell": (("sh",), ["sh"]),
 }
-_TOKENS = re.compile(r"[/:@._-]+")
 
 _cluster: Any = None
 _procs: dict[int, asyncio.subprocess.Process] = {}   # pid -> running container process (its own group)
@@ -84,14 +82,15 @@ def bind(cluster: Any) -> None:
 
 # which images run --------------------------------------------------------------------------------
 def image_kind(image: str) -> str | None:
-    """mysql / sysbench / fio / shell for images this machine can run, else None."""
-    tokens = [t.lower() for t in _TOKENS.split(image or "") if t]
-    for kind, names in (("mysql", ("mysql", "mariadb")), ("sysbench", ("sysbench",)), ("fio", ("fio",))):
-        if any(n in tokens for n in names):
-            return kind
-    if any(n in tokens for n in SHELL_IMAGES) and _setting("exec_shell_images"):
-        return "shell"
-    return None
+    """mysql / sysbench / fio / shell for images this machine can run (twin/images.yaml), else None."""
+    from . import images
+
+    entry = images.lookup(image or "")
+    if entry is None or entry.runs not in KINDS:
+        return None
+    if entry.runs == "shell" and not _setting("exec_shell_images"):
+        return None
+    return entry.runs
 
 
 def maps(image: str) -> bool:

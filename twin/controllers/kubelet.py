@@ -21,7 +21,7 @@ import logging
 import shutil
 from pathlib import Path
 
-from .. import calibration, errors
+from .. import calibration, errors, images
 from ..store import now_iso
 from . import kubelet_runtime
 from .base import Controller
@@ -155,6 +155,8 @@ class PodWorker:
         self.pod_ip = self.k.node_ip(self.node) if spec.get("hostNetwork") else self.k.pod_ip(self.node)
         for c in spec.get("initContainers") or []:
             restarts = 0
+            if images.lookup(c.get("image", "")) is None:
+                await self._pull_backoff(pod, c, self.istatus[c["name"]])  # never returns: killed with the pod
             while await self._run_init(pod, c, restarts) != 0:
                 if spec.get("restartPolicy", "Always") == "Never":
                     self.phase = "Failed"
@@ -167,9 +169,35 @@ class PodWorker:
         self.initialized = True
         await self.k.sleep(self.k.latency("container_start"))
         for c in spec.get("containers") or []:
-            self._start_container(pod, c, restarts=0)
-        self.phase = "Running"
+            if images.lookup(c.get("image", "")) is None:
+                self.running[c["name"]] = asyncio.ensure_future(self._pull_backoff(pod, c, self.cstatus[c["name"]]))
+            else:
+                self._start_container(pod, c, restarts=0)
+        # a pod none of whose containers could start (images that cannot be pulled) stays Pending
+        if any("running" in s["state"] or "terminated" in s["state"] for s in self.cstatus.values()):
+            self.phase = "Running"
         self.write_status()
+
+    async def _pull_backoff(self, pod: dict, c: dict, st: dict) -> None:
+        """An image the twin cannot pull: ErrImagePull, then ImagePullBackOff, retried with the kubelet's
+        image back-off (10 s doubling to 5 min) until the pod is deleted."""
+        image = c.get("image", "")
+        err = images.pull_error(image)
+        attempt = 0
+        while True:
+            self.k.event(pod, "Normal", "Pulling", f'Pulling image "{image}"', "kubelet")
+            self.k.event(pod, "Warning", "Failed", f'Failed to pull image "{image}": {err}', "kubelet")
+            self.k.event(pod, "Warning", "Failed", "Error: ErrImagePull", "kubelet")
+            st.update({"ready": False, "started": False, "state": {"waiting": {"reason": "ErrImagePull", "message": err}}})
+            self.write_status()
+            await self.k.sleep(self.k.latency("container_start"))
+            self.k.event(pod, "Normal", "BackOff", f'Back-off pulling image "{image}"', "kubelet")
+            self.k.event(pod, "Warning", "Failed", "Error: ImagePullBackOff", "kubelet")
+            st["state"] = {"waiting": {"reason": "ImagePullBackOff",
+                                       "message": f'Back-off pulling image "{image}": ErrImagePull: {err}'}}
+            self.write_status()
+            await self.k.sleep(min(BACKOFF_START_SECONDS * 2 ** attempt, BACKOFF_MAX_SECONDS))
+            attempt += 1
 
     def _start_container(self, pod: dict, c: dict, restarts: int) -> None:
         image = c.get("image", "")
@@ -178,18 +206,35 @@ class PodWorker:
         self.k.event(pod, "Normal", "Created", f"Created container: {c['name']}", "kubelet")
         self.k.event(pod, "Normal", "Started", f"Started container {c['name']}", "kubelet")
         st = self.cstatus[c["name"]]
+        what = self._what_runs(c, announce=restarts == 0)
         st.update({"containerID": kubelet_runtime.container_id(self.uid, c["name"], restarts),
-                   "imageID": kubelet_runtime.image_id(image), "ready": True, "started": True,
+                   "imageID": images.image_id(image, what), "ready": True, "started": True,
                    "restartCount": restarts, "state": {"running": {"startedAt": now_iso()}}})
         self.running[c["name"]] = asyncio.ensure_future(self._run_container(pod, c, restarts))
+
+    def _what_runs(self, c: dict, announce: bool) -> str:
+        """What really runs for the container's image; announced once in the pod's annotation
+        storageperf.io/twin-runtime-<container> so that reports can say what was measured."""
+        image = c.get("image", "")
+        what = images.runtime(image, real=kubelet_runtime.runs_on_host(image))
+        pod = self.fresh() if announce else None
+        if pod is not None and not self.adopted:
+            key = (images.ANNOTATION_PREFIX + c["name"])[:len(images.ANNOTATION_PREFIX.split("/")[0]) + 64]
+            pod["metadata"].setdefault("annotations", {})[key] = f"{image}: {what}"
+            try:
+                self.k.store.update(self.k.pods_rt, self.ns, self.name, pod)
+            except errors.ApiError:
+                pass
+        return what
 
     async def _run_init(self, pod: dict, c: dict, restarts: int) -> int:
         st = self.istatus[c["name"]]
         started = now_iso()
         if "terminated" in st["state"]:
             st["lastState"] = {"terminated": st["state"]["terminated"]}
+        what = self._what_runs(c, announce=restarts == 0)
         st.update({"containerID": kubelet_runtime.container_id(self.uid, c["name"], restarts),
-                   "imageID": kubelet_runtime.image_id(c.get("image", "")), "started": True,
+                   "imageID": images.image_id(c.get("image", ""), what), "started": True,
                    "restartCount": restarts, "state": {"running": {"startedAt": started}}})
         self.write_status()
         code = await self._exec(pod, c, init=True)
