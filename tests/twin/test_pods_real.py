@@ -61,3 +61,41 @@ def test_the_pod_says_what_really_runs(twin):
     assert said.startswith("mysql:5.6: ") and "MariaDB" in said
     assert pod["status"]["containerStatuses"][0]["imageID"].startswith("docker.io/library/mysql@sha256:")
     twin.kubectl("delete", "pod", "db", "--wait=true")
+
+
+def test_kubectl_run_sleep_stays_running_until_deleted(twin):
+    twin.kubectl("run", "sleeper", "--image=busybox:1.36", "--restart=Never", "--", "sleep", "3600")
+    twin.kubectl("wait", "pod/sleeper", "--for=condition=Ready", "--timeout=60s")
+    # a pod that ended would have turned Succeeded; it is still Running when the delete comes
+    assert twin.kubectl_json("get", "pod", "sleeper")["status"]["phase"] == "Running"
+    twin.kubectl("delete", "pod", "sleeper", "--wait=true", "--timeout=60s")
+    assert twin.kubectl("get", "pod", "sleeper", check=False).returncode != 0
+
+
+LOOP = "for i in 1 2 3 4 5; do echo line $i; sleep 0.3; done; echo oops >&2; exit 3"
+
+
+@needs_host
+def test_logs_follow_the_real_output_until_the_container_ends(twin):
+    twin.kubectl("run", "talker", "--image=xridge/fio", "--restart=Never", "--command", "--", "sh", "-c", LOOP)
+    twin.kubectl("wait", "pod/talker", "--for=condition=Ready", "--timeout=60s")
+    followed = twin.kubectl("logs", "-f", "talker", "--timestamps", timeout=60).stdout.splitlines()
+    # -f returned because the container ended, so it saw every line, each stamped
+    assert [ln.split(" ", 1)[1] for ln in followed] == [f"line {i}" for i in range(1, 6)] + ["oops"]
+    stamps = [ln.split(" ", 1)[0] for ln in followed]
+    assert stamps == sorted(stamps) and all(s.endswith("Z") for s in stamps)
+    twin.kubectl("wait", "pod/talker", "--for=jsonpath={.status.phase}=Failed", "--timeout=60s")
+    st = twin.kubectl_json("get", "pod", "talker")["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (st["exitCode"], st["reason"]) == (3, "Error")
+    assert twin.kubectl("logs", "talker", "--tail=2").stdout == "line 5\noops\n"
+    assert twin.kubectl("logs", "talker", "--since=1h").stdout.count("\n") == 6
+    twin.kubectl("delete", "pod", "talker", "--wait=true")
+
+
+def test_logs_of_a_container_waiting_for_its_image_say_so(twin):
+    twin.kubectl("run", "nolog", "--image=registry.example.invalid/nope/app:9.9", "--restart=Never")
+    twin.kubectl("wait", "pod/nolog", "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=ImagePullBackOff",
+                 "--timeout=60s")
+    out = twin.kubectl("logs", "nolog", check=False)
+    assert out.returncode != 0 and "is waiting to start: trying and failing to pull image" in out.stderr
+    twin.kubectl("delete", "pod", "nolog", "--wait=true")

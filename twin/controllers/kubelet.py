@@ -25,6 +25,7 @@ from .. import calibration, errors, images
 from ..store import now_iso
 from . import kubelet_runtime
 from .base import Controller
+from ..podlogs import ContainerLog
 from .kubelet_volumes import Volume, VolumeManager
 from .podstatus import is_terminal, set_condition
 
@@ -33,7 +34,6 @@ log = logging.getLogger("twin")
 # pkg/kubelet/volumemanager: podAttachAndMountTimeout (2 min 3 s), after which FailedMount is reported
 MOUNT_TIMEOUT_SECONDS = 123.0
 BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS = 10.0, 300.0
-MAX_LOG_BYTES = 1 << 20
 CONDITION_ORDER = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
 
 
@@ -244,6 +244,14 @@ class PodWorker:
         return code
 
     async def _exec(self, pod: dict, c: dict, init: bool = False) -> int:
+        clog = self._clog(c["name"])
+        clog.start()
+        try:
+            return await self._exec_logged(pod, c, init)
+        finally:
+            clog.end()  # `kubectl logs -f` ends with the container
+
+    async def _exec_logged(self, pod: dict, c: dict, init: bool) -> int:
         try:
             mounts = {}
             if kubelet_runtime.runs_on_host(c.get("image", "")):
@@ -396,13 +404,16 @@ class PodWorker:
             asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, d, True)
 
     # status -------------------------------------------------------------------------------------
-    def _log(self, container: str, text: str) -> None:
+    def _clog(self, container: str) -> ContainerLog:
         logs = self.k.store.pod_logs
         key = (self.ns, self.name, container)
-        if not text.endswith("\n"):
-            text += "\n"
-        cur = logs.get(key, "") + text
-        logs[key] = cur[-MAX_LOG_BYTES:]
+        cl = logs.get(key)
+        if not isinstance(cl, ContainerLog):
+            cl = logs[key] = ContainerLog()
+        return cl
+
+    def _log(self, container: str, text: str) -> None:
+        self._clog(container).add(text)
 
     def write_status(self) -> None:
         pod = self.fresh()
