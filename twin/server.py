@@ -22,7 +22,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import discovery, errors, podlogs, protobuf, tables
+from . import discovery, errors, podlogs, protobuf, streaming, tables
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
@@ -234,6 +234,12 @@ class ApiServer:
             return await self._scale(request, rtype, ns, name)
         if sub == "log":
             return await self._log(request, ns, name)
+        if sub == "exec":
+            if request.method not in ("GET", "POST"):
+                raise errors.method_not_allowed(f"{request.method} is not supported on pods/exec")
+            from .controllers import kubelet as kubelet_mod
+
+            return await streaming.exec_websocket(request, kubelet_mod.for_store(self.store), ns or "", name)
         if sub == "binding":
             return await self._binding(request, rtype, ns, name)
         if sub == "eviction":

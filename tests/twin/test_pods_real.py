@@ -99,3 +99,65 @@ def test_logs_of_a_container_waiting_for_its_image_say_so(twin):
     out = twin.kubectl("logs", "nolog", check=False)
     assert out.returncode != 0 and "is waiting to start: trying and failing to pull image" in out.stderr
     twin.kubectl("delete", "pod", "nolog", "--wait=true")
+
+
+@pytest.fixture(scope="module")
+def shell_pod(twin):
+    """A busybox pod (simulated main process) with an emptyDir: exec runs in a view of it on the host."""
+    twin.kubectl("apply", "-f", "-", input="""
+apiVersion: v1
+kind: Pod
+metadata: {name: shell}
+spec:
+  containers:
+  - name: main
+    image: busybox:1.36
+    command: [sleep, "3600"]
+    env: [{name: GREETING, value: hello}]
+    volumeMounts: [{name: scratch, mountPath: /scratch}]
+  volumes: [{name: scratch, emptyDir: {}}]
+""")
+    twin.kubectl("wait", "pod/shell", "--for=condition=Ready", "--timeout=60s")
+    yield "shell"
+    twin.kubectl("delete", "pod", "shell", "--wait=true")
+
+
+@needs_host
+def test_exec_streams_stdout_stderr_and_the_exit_code(twin, shell_pod):
+    out = twin.kubectl("exec", shell_pod, "--", "sh", "-c", 'echo "$GREETING out"; echo err >&2; hostname; exit 7',
+                       check=False)
+    assert out.returncode == 7
+    assert out.stdout == "hello out\nshell\n"
+    assert "err\n" in out.stderr and "command terminated with exit code 7" in out.stderr
+    assert twin.kubectl("exec", shell_pod, "--", "true").returncode == 0
+
+
+@needs_host
+def test_exec_passes_stdin_through(twin, shell_pod):
+    data = "".join(f"line {i}\n" for i in range(2000))  # several WebSocket frames
+    out = twin.kubectl("exec", "-i", shell_pod, "--", "sh", "-c", "tr a-z A-Z; echo end", input=data)
+    assert out.stdout == data.upper() + "end\n"
+
+
+@needs_host
+def test_exec_of_a_missing_container_fails_like_the_api(twin, shell_pod):
+    out = twin.kubectl("exec", shell_pod, "-c", "nope", "--", "true", check=False)
+    assert out.returncode != 0 and "container nope is not valid for pod shell" in out.stderr
+
+
+@needs_host
+def test_cp_both_ways_through_a_volume_and_the_root(twin, shell_pod, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("payload\n" * 100)
+    twin.kubectl("cp", str(src), f"{shell_pod}:/scratch/in.txt")
+    twin.kubectl("cp", str(src), f"{shell_pod}:/tmp/in.txt")
+    assert twin.kubectl("exec", shell_pod, "--", "wc", "-l", "/scratch/in.txt", "/tmp/in.txt").stdout.split()[0] == "100"
+    back = tmp_path / "back.txt"
+    twin.kubectl("cp", f"{shell_pod}:/scratch/in.txt", str(back))
+    assert back.read_text() == src.read_text()
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "a").write_text("A")
+    (d / "b").write_text("B")
+    twin.kubectl("cp", str(d), f"{shell_pod}:/scratch/dir")
+    assert twin.kubectl("exec", shell_pod, "--", "cat", "/scratch/dir/a", "/scratch/dir/b").stdout == "AB"

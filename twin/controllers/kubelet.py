@@ -19,6 +19,7 @@ import asyncio
 import ipaddress
 import logging
 import shutil
+import weakref
 from pathlib import Path
 
 from .. import calibration, errors, images
@@ -37,6 +38,14 @@ BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS = 10.0, 300.0
 CONDITION_ORDER = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
 
 
+_BY_STORE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def for_store(store) -> Kubelet | None:
+    """The kubelet serving the pods of that store (the API server's exec goes through it)."""
+    return _BY_STORE.get(store)
+
+
 class Kubelet(Controller):
     name = "kubelet"
 
@@ -50,6 +59,7 @@ class Kubelet(Controller):
         self.next_ip: dict[str, int] = {}
         self.root = Path(cluster.dir) / "kubelet" / "pods"
         self.store.on_change.append(self._on_change)
+        _BY_STORE[self.store] = self
 
     def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
         # never writes synchronously: workers run as tasks, so a pod write never recurses into us
@@ -78,6 +88,34 @@ class Kubelet(Controller):
         for e in self.store.list_entries(self.pods_rt):
             self._on_change(self.pods_rt, "ADDED", e.obj, None)
         await asyncio.Event().wait()  # everything else arrives through the store hook
+
+    async def exec(self, ns: str, name: str, container: str, argv: list[str], tty: bool, start: bool = True):
+        """Start `kubectl exec`'s command in the container's view (twin/exec_runner.py); errors as the API's.
+        With start=False only check that it could start."""
+        pod = self.store.get(self.pods_rt, ns, name)
+        cs = [c for c in pod["spec"].get("containers") or []]
+        if not container:
+            container = cs[0]["name"] if cs else ""
+        c = next((x for x in cs + list(pod["spec"].get("initContainers") or []) if x["name"] == container), None)
+        if c is None:
+            raise errors.bad_request(f"container {container} is not valid for pod {name}")
+        phase = (pod.get("status") or {}).get("phase")
+        if phase in ("Succeeded", "Failed"):
+            raise errors.bad_request(f"cannot exec into a container in a completed pod; current phase is {phase}")
+        if not pod["spec"].get("nodeName"):
+            raise errors.bad_request(f"pod {name} does not have a host assigned")
+        w = self.workers.get(pod["metadata"]["uid"])
+        st = w.cstatus.get(container) if w is not None else None
+        if w is None or st is None or "running" not in st["state"] or container not in w.running:
+            raise errors.bad_request(f'unable to upgrade connection: container not found ("{container}")')
+        mod = kubelet_runtime.exec_runner()
+        if mod is None or not mod._host_ready():
+            raise errors.ApiError(500, "InternalError", "exec needs the twin to run as root with nsenter, unshare, "
+                                                        "ip, mount and chroot")
+        if not start:
+            return None
+        mounts = await w.host_mounts(pod, c)
+        return await mod.start_exec(pod, c, mounts, argv, tty)
 
     # node facts ---------------------------------------------------------------------------------
     def node_ip(self, node: str) -> str:
@@ -251,13 +289,25 @@ class PodWorker:
         finally:
             clog.end()  # `kubectl logs -f` ends with the container
 
+    async def host_mounts(self, pod: dict, c: dict) -> dict[str, str]:
+        """Path in the container -> host directory: its volumeMounts, and each CSI volume it mounts also at
+        the kubelet's path (/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount), so that
+        `mount | grep csi` inside shows the CSI volume as on the node. Only in the container's own view."""
+        plan = self.k.volumes.plan_host_dirs(pod, self.mounted, self.k.root / self.uid)
+        dirs = await asyncio.get_running_loop().run_in_executor(None, self.k.volumes.host_dirs, plan)
+        mounts = _mount_paths(c, dirs)
+        used = {m.get("name") for m in c.get("volumeMounts") or []}
+        for vname, v in self.mounted.items():
+            if vname in used and vname in dirs and v.pv is not None and (v.pv.get("spec") or {}).get("csi"):
+                path = f"/var/lib/kubelet/pods/{self.uid}/volumes/kubernetes.io~csi/{v.pv['metadata']['name']}/mount"
+                mounts[path] = str(dirs[vname])
+        return mounts
+
     async def _exec_logged(self, pod: dict, c: dict, init: bool) -> int:
         try:
             mounts = {}
             if kubelet_runtime.runs_on_host(c.get("image", "")):
-                plan = self.k.volumes.plan_host_dirs(pod, self.mounted, self.k.root / self.uid)
-                dirs = await asyncio.get_running_loop().run_in_executor(None, self.k.volumes.host_dirs, plan)
-                mounts = _mount_paths(c, dirs)
+                mounts = await self.host_mounts(pod, c)
             name = c["name"]
 
             def log_line(text: str) -> None:
@@ -343,6 +393,9 @@ class PodWorker:
                      "kubelet")
 
     async def _teardown_volumes(self) -> None:
+        mod = kubelet_runtime.exec_runner()
+        if mod is not None:
+            mod.release_pod(self.uid)  # exec views hold the volumes
         vols = list(self.mounted.values())
         self.mounted.clear()
         await asyncio.gather(*(self.k.volumes.unmount(self.node, v) for v in vols), return_exceptions=True)
@@ -380,6 +433,9 @@ class PodWorker:
                         "exitCode": 137, "reason": "ContainerStatusUnknown", "startedAt": None, "finishedAt": None,
                         "message": "The container could not be located when the pod was terminated"}}})
             self.running.clear()
+            mod = kubelet_runtime.exec_runner()
+            if mod is not None:
+                mod.release_pod(self.uid)  # exec views hold the volumes open
             if self.phase not in ("Succeeded", "Failed") and self.cstatus:
                 # the terminal phase comes before the pod goes (the Job controller counts it from there)
                 codes = [s["state"].get("terminated", {}).get("exitCode", 1) for s in self.cstatus.values()]
@@ -394,6 +450,9 @@ class PodWorker:
 
     def gone(self) -> None:
         """The pod object is gone (deleted by us, or forced): stop what still runs, tear volumes down."""
+        mod = kubelet_runtime.exec_runner()
+        if mod is not None:
+            mod.release_pod(self.uid)
         for t in [self.main, *self.running.values()]:
             if t is not None and not t.done():
                 t.cancel()
