@@ -592,7 +592,7 @@ class ApiServer:
         elif container not in names + [c["name"] for c in pod["spec"].get("initContainers", [])]:
             raise errors.bad_request(f"container {container} is not valid for pod {name}")
         clog = self.store.pod_logs.get((ns or "", name, container))
-        if not isinstance(clog, podlogs.ContainerLog):
+        if clog is None:
             statuses = (pod.get("status") or {}).get("containerStatuses", []) + \
                 (pod.get("status") or {}).get("initContainerStatuses", [])
             waiting = next((s["state"]["waiting"] for s in statuses

@@ -467,7 +467,7 @@ class PodWorker:
         logs = self.k.store.pod_logs
         key = (self.ns, self.name, container)
         cl = logs.get(key)
-        if not isinstance(cl, ContainerLog):
+        if cl is None:
             cl = logs[key] = ContainerLog()
         return cl
 
