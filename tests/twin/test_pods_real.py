@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -161,3 +162,26 @@ def test_cp_both_ways_through_a_volume_and_the_root(twin, shell_pod, tmp_path):
     (d / "b").write_text("B")
     twin.kubectl("cp", str(d), f"{shell_pod}:/scratch/dir")
     assert twin.kubectl("exec", shell_pod, "--", "cat", "/scratch/dir/a", "/scratch/dir/b").stdout == "AB"
+
+
+@needs_host
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux script for a terminal")
+def test_exec_with_a_tty(twin, shell_pod):
+    # kubectl -it needs a terminal on its side: script(1) gives it one
+    out = subprocess.run(["script", "-qec", f"kubectl exec -it {shell_pod} -- sh -c 'tty; exit 4'", "/dev/null"],
+                         env=twin.env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert "/dev/pts/" in out.stdout
+    assert out.returncode == 4
+
+
+@needs_host
+@pytest.mark.parametrize("policy,code,phase,reason", [("Never", 0, "Succeeded", "Completed"),
+                                                      ("Never", 1, "Failed", "Error"),
+                                                      ("OnFailure", 0, "Succeeded", "Completed")])
+def test_the_exit_code_of_a_real_process_sets_the_pod_phase(twin, policy, code, phase, reason):
+    name = f"exit-{policy.lower()}-{code}"
+    twin.kubectl("run", name, "--image=xridge/fio", f"--restart={policy}", "--command", "--", "sh", "-c", f"exit {code}")
+    twin.kubectl("wait", f"pod/{name}", f"--for=jsonpath={{.status.phase}}={phase}", "--timeout=60s")
+    st = twin.kubectl_json("get", "pod", name)["status"]["containerStatuses"][0]
+    assert (st["state"]["terminated"]["exitCode"], st["state"]["terminated"]["reason"]) == (code, reason)
+    twin.kubectl("delete", "pod", name, "--wait=true")
