@@ -254,8 +254,10 @@ class PodWorker:
         """What really runs for the container's image; announced once in the pod's annotation
         storageperf.io/twin-runtime-<container> so that reports can say what was measured."""
         image = c.get("image", "")
-        what = images.runtime(image, real=kubelet_runtime.runs_on_host(image))
-        pod = self.fresh() if announce else None
+        real = kubelet_runtime.runs_on_host(image)
+        what = images.runtime(image, real=real)
+        # only host programs are announced: simulated pods (hundreds in the attach benchmarks) get no extra write
+        pod = self.fresh() if announce and real else None
         if pod is not None and not self.adopted:
             key = (images.ANNOTATION_PREFIX + c["name"])[:len(images.ANNOTATION_PREFIX.split("/")[0]) + 64]
             pod["metadata"].setdefault("annotations", {})[key] = f"{image}: {what}"
