@@ -1,7 +1,7 @@
 """Run a pod's container as a host process, so benchmark pods on the twin run the real programs.
 
-Which images run (maps): an image whose name holds `mysql` or `mariadb` runs MariaDB (mariadbd; the
-image's entrypoint is emulated, below), `sysbench` runs /usr/bin/sysbench, `fio` runs /usr/bin/fio, each
+Which images run (maps): the catalogue twin/images.yaml; mysql / mariadb images run MariaDB (mariadbd; the
+image's entrypoint is emulated, below), sysbench images /usr/bin/sysbench, fio images /usr/bin/fio, each
 only when that program is installed and the twin runs as root. Shell images (busybox, alpine, ubuntu,
 debian, bash) run their command with the host's /bin/sh only when the twin setting `exec_shell_images` is
 true (`python -m twin settings --set '{"exec_shell_images": true}'`): the attach/lifecycle benchmarks start
@@ -58,7 +58,6 @@ log = logging.getLogger("twin")
 KILL_GRACE_SECONDS = 10.0
 HOST_TOOLS = ("nsenter", "unshare", "ip", "mount", "chroot")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-SHELL_IMAGES = ("busybox", "alpine", "ubuntu", "debian", "bash")
 # kind -> (programs that must be installed, default entrypoint)
 KINDS: dict[str, tuple[tuple[str, ...], list[str]]] = {
     "mysql": (("mariadbd", "mariadb-install-db"), ["docker-entrypoint.sh"]),
@@ -66,11 +65,11 @@ KINDS: dict[str, tuple[tuple[str, ...], list[str]]] = {
     "fio": (("fio",), ["fio"]),
     "shell": (("sh",), ["sh"]),
 }
-_TOKENS = re.compile(r"[/:@._-]+")
 
 _cluster: Any = None
 _procs: dict[int, asyncio.subprocess.Process] = {}   # pid -> running container process (its own group)
 _netns: dict[tuple[str, str], NetNS] = {}
+_mains: dict[tuple[str, str], int] = {}  # (pod uid, container) -> pid of its running main process
 
 
 def bind(cluster: Any) -> None:
@@ -84,14 +83,15 @@ def bind(cluster: Any) -> None:
 
 # which images run --------------------------------------------------------------------------------
 def image_kind(image: str) -> str | None:
-    """mysql / sysbench / fio / shell for images this machine can run, else None."""
-    tokens = [t.lower() for t in _TOKENS.split(image or "") if t]
-    for kind, names in (("mysql", ("mysql", "mariadb")), ("sysbench", ("sysbench",)), ("fio", ("fio",))):
-        if any(n in tokens for n in names):
-            return kind
-    if any(n in tokens for n in SHELL_IMAGES) and _setting("exec_shell_images"):
-        return "shell"
-    return None
+    """mysql / sysbench / fio / shell for images this machine can run (twin/images.yaml), else None."""
+    from . import images
+
+    entry = images.lookup(image or "")
+    if entry is None or entry.runs not in KINDS:
+        return None
+    if entry.runs == "shell" and not _setting("exec_shell_images"):
+        return None
+    return entry.runs
 
 
 def maps(image: str) -> bool:
@@ -124,11 +124,7 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
     env.update(extra_env)
     md = pod["metadata"]
     host = pod["spec"].get("nodeName", "") if pod["spec"].get("hostNetwork") else md["name"]
-    pairs: list[str] = []
-    for path, src in sorted(mounts.items(), key=lambda kv: kv[0].count("/")):  # parents before children
-        if not path.startswith("/"):
-            raise ValueError(f"volumeMount mountPath {path!r} of container {container['name']} must be absolute")
-        pairs += [src, os.path.normpath(path)]
+    pairs = _pairs(container, mounts)
     ns = await _netns_for(pod)
     rootdir = Path(tempfile.mkdtemp(prefix=f"{container['name']}-", dir=_runtime_dir(pod)))
     proc = None
@@ -140,6 +136,7 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
             *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             env=env, start_new_session=True, preexec_fn=_die_with_parent, limit=1 << 20)
         _procs[proc.pid] = proc
+        _mains[(md.get("uid", md["name"]), container["name"])] = proc.pid
         await _pump(proc.stdout, log_line)
         code = await proc.wait()
     except asyncio.CancelledError:
@@ -149,6 +146,8 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
     finally:
         if proc is not None:
             _procs.pop(proc.pid, None)
+            if _mains.get((md.get("uid", md["name"]), container["name"])) == proc.pid:
+                del _mains[(md.get("uid", md["name"]), container["name"])]
         ns.release()
         shutil.rmtree(rootdir, ignore_errors=True)
         with contextlib.suppress(OSError):
@@ -471,3 +470,127 @@ async def _netns_for(pod: dict) -> NetNS:
 def running() -> list[int]:
     """Process ids of the containers running now (tests check that a killed pod leaves none)."""
     return sorted(_procs)
+
+
+# kubectl exec ---------------------------------------------------------------------------------------
+_holders: dict[tuple[str, str], tuple[asyncio.subprocess.Process, NetNS, Path]] = {}
+
+
+async def _holder(pod: dict, container: dict, mounts: dict[str, str]) -> int:
+    """A container without a host process (a simulated one) gets its view built once, held by a sleeping
+    process until the pod goes (release_pod), so that what one exec or cp writes the next one sees."""
+    md = pod["metadata"]
+    key = (md.get("uid", md["name"]), container["name"])
+    held = _holders.get(key)
+    if held is not None and held[0].returncode is None:
+        return held[0].pid
+    ns = await _netns_for(pod)
+    rootdir = Path(tempfile.mkdtemp(prefix=f"view-{container['name']}-", dir=_runtime_dir(pod)))
+    host = pod["spec"].get("nodeName", "") if pod["spec"].get("hostNetwork") else md["name"]
+    cmd = ["nsenter", f"--net={ns.path}", "--", "unshare", "--mount", "--uts", "--propagation", "private", "--",
+           "/bin/sh", "-c", _SETUP, "storageperf-view", str(rootdir), host[:63] or "pod",
+           container.get("workingDir") or "/", *_pairs(container, mounts), "--",
+           "/bin/sh", "-c", "echo ready; exec sleep infinity"]
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True, preexec_fn=_die_with_parent)
+    _procs[proc.pid] = proc
+    line = await proc.stdout.readline() if proc.stdout is not None else b""
+    if line.strip() != b"ready":
+        rest = await proc.stdout.read() if proc.stdout is not None else b""
+        _procs.pop(proc.pid, None)
+        ns.release()
+        shutil.rmtree(rootdir, ignore_errors=True)
+        raise RuntimeError(f"cannot make the view of container {container['name']}: "
+                           f"{(line + rest).decode(errors='replace').strip()}")
+    _holders[key] = (proc, ns, rootdir)
+    return proc.pid
+
+
+def release_pod(uid: str) -> None:
+    """The pod is gone: the views held for its simulated containers go too."""
+    for key in [k for k in _holders if k[0] == uid]:
+        proc, ns, rootdir = _holders.pop(key)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        _procs.pop(proc.pid, None)
+        ns.release()
+        shutil.rmtree(rootdir, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            rootdir.parent.rmdir()
+
+class Exec:
+    """A command started in a pod's view: the running container's namespaces and root when it has a host
+    process, else a view built as run() builds one (overlay root, the pod's volumes, its network)."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, master: int | None, cleanup: Callable[[], None]) -> None:
+        self.proc = proc
+        self.master = master  # the pty's master side for a tty exec
+        self._cleanup = cleanup
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.master is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.master)
+            self.master = None
+        self._cleanup()
+
+
+async def start_exec(pod: dict, container: dict, mounts: dict[str, str], argv: list[str], tty: bool) -> Exec:
+    md = pod["metadata"]
+    env = container_env(pod, container)
+    key = (md.get("uid", md["name"]), container["name"])
+    pid = _mains.get(key)
+    if pid is None or not _alive(pid):
+        pid = await _holder(pod, container, mounts)
+    cmd = ["nsenter", "-t", str(pid), "--mount", "--uts", "--net", "--root", "--wd", "--", *argv]
+
+    def cleanup() -> None:
+        pass
+
+    master = None
+    try:
+        if tty:
+            master, slave = os.openpty()
+            env["TERM"] = env.get("TERM") or "xterm"
+            proc = await asyncio.create_subprocess_exec(
+                *cmd, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+                preexec_fn=_controlling_tty)
+            os.close(slave)
+        else:
+            proc = await asyncio.create_subprocess_exec(
+                *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=env, start_new_session=True, preexec_fn=_die_with_parent)
+    except Exception:
+        if master is not None:
+            os.close(master)
+        cleanup()
+        raise
+    _procs[proc.pid] = proc
+    ex = Exec(proc, master, cleanup)
+    done = ex._cleanup
+
+    def forget() -> None:
+        _procs.pop(proc.pid, None)
+        done()
+    ex._cleanup = forget
+    return ex
+
+
+def _controlling_tty() -> None:
+    import fcntl
+    import termios
+
+    _die_with_parent()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _pairs(container: dict, mounts: dict[str, str]) -> list[str]:
+    pairs: list[str] = []
+    for path, src in sorted(mounts.items(), key=lambda kv: kv[0].count("/")):  # parents before children
+        if not path.startswith("/"):
+            raise ValueError(f"volumeMount mountPath {path!r} of container {container['name']} must be absolute")
+        pairs += [src, os.path.normpath(path)]
+    return pairs

@@ -15,13 +15,14 @@ import json
 import logging
 import os
 import time
+from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import unquote
 
 import yaml
 from aiohttp import web
 
-from . import discovery, errors, protobuf, tables
+from . import discovery, errors, podlogs, protobuf, streaming, tables
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
@@ -232,7 +233,13 @@ class ApiServer:
         if sub == "scale":
             return await self._scale(request, rtype, ns, name)
         if sub == "log":
-            return self._log(request, ns, name)
+            return await self._log(request, ns, name)
+        if sub == "exec":
+            if request.method not in ("GET", "POST"):
+                raise errors.method_not_allowed(f"{request.method} is not supported on pods/exec")
+            from .controllers import kubelet as kubelet_mod
+
+            return await streaming.exec_websocket(request, kubelet_mod.for_store(self.store), ns or "", name)
         if sub == "binding":
             return await self._binding(request, rtype, ns, name)
         if sub == "eviction":
@@ -572,10 +579,11 @@ class ApiServer:
                           preconditions=opts.get("preconditions"), dry_run=bool(opts.get("dryRun")))
         return _json(_success(code=201), 201)
 
-    def _log(self, request: web.Request, ns: str | None, name: str) -> web.Response:
+    async def _log(self, request: web.Request, ns: str | None, name: str) -> web.StreamResponse:
         pod = self.store.get(self.store.rt("", "v1", "pods"), ns, name)
         names = [c["name"] for c in pod["spec"].get("containers", [])]
-        container = request.query.get("container")
+        q = request.query
+        container = q.get("container")
         if not container:
             if len(names) > 1:
                 raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
@@ -583,11 +591,55 @@ class ApiServer:
             container = names[0] if names else ""
         elif container not in names + [c["name"] for c in pod["spec"].get("initContainers", [])]:
             raise errors.bad_request(f"container {container} is not valid for pod {name}")
-        text = self.store.pod_logs.get((ns or "", name, container), "")
-        tail = request.query.get("tailLines")
-        if tail:
-            text = "\n".join(text.splitlines()[-int(tail):]) + ("\n" if text else "")
-        return web.Response(text=text, content_type="text/plain")
+        clog = self.store.pod_logs.get((ns or "", name, container))
+        if clog is None:
+            statuses = (pod.get("status") or {}).get("containerStatuses", []) + \
+                (pod.get("status") or {}).get("initContainerStatuses", [])
+            waiting = next((s["state"]["waiting"] for s in statuses
+                            if s.get("name") == container and "waiting" in (s.get("state") or {})), None)
+            if waiting is not None:
+                reason = waiting.get("reason", "")
+                why = {"ErrImagePull": ": trying and failing to pull image",
+                       "ImagePullBackOff": ": trying and failing to pull image"}.get(reason, "")
+                raise errors.bad_request(f'container "{container}" in pod "{name}" is waiting to start{why}')
+            clog = podlogs.ContainerLog()
+            clog.ended = True
+        try:
+            tail = int(q["tailLines"]) if q.get("tailLines") else None
+            since = None
+            if q.get("sinceSeconds"):
+                since = datetime.now(timezone.utc) - timedelta(seconds=int(q["sinceSeconds"]))
+            elif q.get("sinceTime"):
+                since = datetime.fromisoformat(q["sinceTime"].replace("Z", "+00:00"))
+            limit = int(q["limitBytes"]) if q.get("limitBytes") else None
+        except ValueError as e:
+            raise errors.bad_request(f"invalid log options: {e}") from e
+        stamps = q.get("timestamps") in ("true", "1")
+        lines = clog.select(since, tail)
+        text = clog.render(lines, stamps)
+        if q.get("follow") not in ("true", "1"):
+            return web.Response(text=text[:limit] if limit else text, content_type="text/plain")
+        resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        sent = len(text.encode())
+        seq = clog.next_seq
+        try:
+            await resp.write(text.encode())
+            while not clog.ended and (limit is None or sent < limit):
+                await clog.changed(TICK)
+                if request.transport is None or request.transport.is_closing():
+                    break
+                new = clog.select(start_seq=seq)
+                seq = clog.next_seq
+                if new:
+                    chunk = clog.render(new, stamps).encode()
+                    sent += len(chunk)
+                    await resp.write(chunk)
+            await resp.write_eof()
+        except (ConnectionResetError, RuntimeError):
+            pass
+        return resp
 
 
 def _untyped(raw: bytes) -> bytes:

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable
 from . import defaults, errors, validation
 from .patch import (PatchError, apply_merge, field_set, fields_minus, json_patch, merge_patch, remove_fields,
                     strategic_merge_patch)
+from .podlogs import ContainerLog
 from .resources import Registry, ResourceType
 from .selectors import _PER_KIND, SelectorError, field_equalities, parse_field_selector, parse_label_selector
 
@@ -205,7 +206,7 @@ class Store:
         # before the API response goes out (StatefulSet pods must exist when `kubectl scale` returns).
         self.on_change: list[Callable[[ResourceType, str, dict, dict | None], None]] = []
         self.by_uid: dict[str, tuple[tuple[str, str], str, str]] = {}
-        self.pod_logs: dict[tuple[str, str, str], str] = {}
+        self.pod_logs: dict[tuple[str, str, str], ContainerLog] = {}  # the kubelet's container logs
         # set by the kubelet: pods on a node are deleted gracefully (the kubelet finishes them)
         self.graceful_pods = False
         self.request_count = 0

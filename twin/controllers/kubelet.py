@@ -19,12 +19,14 @@ import asyncio
 import ipaddress
 import logging
 import shutil
+import weakref
 from pathlib import Path
 
-from .. import calibration, errors
+from .. import calibration, errors, images
 from ..store import now_iso
 from . import kubelet_runtime
 from .base import Controller
+from ..podlogs import ContainerLog
 from .kubelet_volumes import Volume, VolumeManager
 from .podstatus import is_terminal, set_condition
 
@@ -33,8 +35,15 @@ log = logging.getLogger("twin")
 # pkg/kubelet/volumemanager: podAttachAndMountTimeout (2 min 3 s), after which FailedMount is reported
 MOUNT_TIMEOUT_SECONDS = 123.0
 BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS = 10.0, 300.0
-MAX_LOG_BYTES = 1 << 20
 CONDITION_ORDER = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+
+
+_BY_STORE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def for_store(store) -> Kubelet | None:
+    """The kubelet serving the pods of that store (the API server's exec goes through it)."""
+    return _BY_STORE.get(store)
 
 
 class Kubelet(Controller):
@@ -50,6 +59,7 @@ class Kubelet(Controller):
         self.next_ip: dict[str, int] = {}
         self.root = Path(cluster.dir) / "kubelet" / "pods"
         self.store.on_change.append(self._on_change)
+        _BY_STORE[self.store] = self
 
     def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
         # never writes synchronously: workers run as tasks, so a pod write never recurses into us
@@ -78,6 +88,34 @@ class Kubelet(Controller):
         for e in self.store.list_entries(self.pods_rt):
             self._on_change(self.pods_rt, "ADDED", e.obj, None)
         await asyncio.Event().wait()  # everything else arrives through the store hook
+
+    async def exec(self, ns: str, name: str, container: str, argv: list[str], tty: bool, start: bool = True):
+        """Start `kubectl exec`'s command in the container's view (twin/exec_runner.py); errors as the API's.
+        With start=False only check that it could start."""
+        pod = self.store.get(self.pods_rt, ns, name)
+        cs = [c for c in pod["spec"].get("containers") or []]
+        if not container:
+            container = cs[0]["name"] if cs else ""
+        c = next((x for x in cs + list(pod["spec"].get("initContainers") or []) if x["name"] == container), None)
+        if c is None:
+            raise errors.bad_request(f"container {container} is not valid for pod {name}")
+        phase = (pod.get("status") or {}).get("phase")
+        if phase in ("Succeeded", "Failed"):
+            raise errors.bad_request(f"cannot exec into a container in a completed pod; current phase is {phase}")
+        if not pod["spec"].get("nodeName"):
+            raise errors.bad_request(f"pod {name} does not have a host assigned")
+        w = self.workers.get(pod["metadata"]["uid"])
+        st = w.cstatus.get(container) if w is not None else None
+        if w is None or st is None or "running" not in st["state"] or container not in w.running:
+            raise errors.bad_request(f'unable to upgrade connection: container not found ("{container}")')
+        mod = kubelet_runtime.exec_runner()
+        if mod is None or not mod._host_ready():
+            raise errors.ApiError(500, "InternalError", "exec needs the twin to run as root with nsenter, unshare, "
+                                                        "ip, mount and chroot")
+        if not start:
+            return None
+        mounts = await w.host_mounts(pod, c)
+        return await mod.start_exec(pod, c, mounts, argv, tty)
 
     # node facts ---------------------------------------------------------------------------------
     def node_ip(self, node: str) -> str:
@@ -155,6 +193,8 @@ class PodWorker:
         self.pod_ip = self.k.node_ip(self.node) if spec.get("hostNetwork") else self.k.pod_ip(self.node)
         for c in spec.get("initContainers") or []:
             restarts = 0
+            if images.lookup(c.get("image", "")) is None:
+                await self._pull_backoff(pod, c, self.istatus[c["name"]])  # never returns: killed with the pod
             while await self._run_init(pod, c, restarts) != 0:
                 if spec.get("restartPolicy", "Always") == "Never":
                     self.phase = "Failed"
@@ -167,9 +207,35 @@ class PodWorker:
         self.initialized = True
         await self.k.sleep(self.k.latency("container_start"))
         for c in spec.get("containers") or []:
-            self._start_container(pod, c, restarts=0)
-        self.phase = "Running"
+            if images.lookup(c.get("image", "")) is None:
+                self.running[c["name"]] = asyncio.ensure_future(self._pull_backoff(pod, c, self.cstatus[c["name"]]))
+            else:
+                self._start_container(pod, c, restarts=0)
+        # a pod none of whose containers could start (images that cannot be pulled) stays Pending
+        if any("running" in s["state"] or "terminated" in s["state"] for s in self.cstatus.values()):
+            self.phase = "Running"
         self.write_status()
+
+    async def _pull_backoff(self, pod: dict, c: dict, st: dict) -> None:
+        """An image the twin cannot pull: ErrImagePull, then ImagePullBackOff, retried with the kubelet's
+        image back-off (10 s doubling to 5 min) until the pod is deleted."""
+        image = c.get("image", "")
+        err = images.pull_error(image)
+        attempt = 0
+        while True:
+            self.k.event(pod, "Normal", "Pulling", f'Pulling image "{image}"', "kubelet")
+            self.k.event(pod, "Warning", "Failed", f'Failed to pull image "{image}": {err}', "kubelet")
+            self.k.event(pod, "Warning", "Failed", "Error: ErrImagePull", "kubelet")
+            st.update({"ready": False, "started": False, "state": {"waiting": {"reason": "ErrImagePull", "message": err}}})
+            self.write_status()
+            await self.k.sleep(self.k.latency("container_start"))
+            self.k.event(pod, "Normal", "BackOff", f'Back-off pulling image "{image}"', "kubelet")
+            self.k.event(pod, "Warning", "Failed", "Error: ImagePullBackOff", "kubelet")
+            st["state"] = {"waiting": {"reason": "ImagePullBackOff",
+                                       "message": f'Back-off pulling image "{image}": ErrImagePull: {err}'}}
+            self.write_status()
+            await self.k.sleep(min(BACKOFF_START_SECONDS * 2 ** attempt, BACKOFF_MAX_SECONDS))
+            attempt += 1
 
     def _start_container(self, pod: dict, c: dict, restarts: int) -> None:
         image = c.get("image", "")
@@ -178,18 +244,37 @@ class PodWorker:
         self.k.event(pod, "Normal", "Created", f"Created container: {c['name']}", "kubelet")
         self.k.event(pod, "Normal", "Started", f"Started container {c['name']}", "kubelet")
         st = self.cstatus[c["name"]]
+        what = self._what_runs(c, announce=restarts == 0)
         st.update({"containerID": kubelet_runtime.container_id(self.uid, c["name"], restarts),
-                   "imageID": kubelet_runtime.image_id(image), "ready": True, "started": True,
+                   "imageID": images.image_id(image, what), "ready": True, "started": True,
                    "restartCount": restarts, "state": {"running": {"startedAt": now_iso()}}})
         self.running[c["name"]] = asyncio.ensure_future(self._run_container(pod, c, restarts))
+
+    def _what_runs(self, c: dict, announce: bool) -> str:
+        """What really runs for the container's image; announced once in the pod's annotation
+        storageperf.io/twin-runtime-<container> so that reports can say what was measured."""
+        image = c.get("image", "")
+        real = kubelet_runtime.runs_on_host(image)
+        what = images.runtime(image, real=real)
+        # only host programs are announced: simulated pods (hundreds in the attach benchmarks) get no extra write
+        pod = self.fresh() if announce and real else None
+        if pod is not None and not self.adopted:
+            key = (images.ANNOTATION_PREFIX + c["name"])[:len(images.ANNOTATION_PREFIX.split("/")[0]) + 64]
+            pod["metadata"].setdefault("annotations", {})[key] = f"{image}: {what}"
+            try:
+                self.k.store.update(self.k.pods_rt, self.ns, self.name, pod)
+            except errors.ApiError:
+                pass
+        return what
 
     async def _run_init(self, pod: dict, c: dict, restarts: int) -> int:
         st = self.istatus[c["name"]]
         started = now_iso()
         if "terminated" in st["state"]:
             st["lastState"] = {"terminated": st["state"]["terminated"]}
+        what = self._what_runs(c, announce=restarts == 0)
         st.update({"containerID": kubelet_runtime.container_id(self.uid, c["name"], restarts),
-                   "imageID": kubelet_runtime.image_id(c.get("image", "")), "started": True,
+                   "imageID": images.image_id(c.get("image", ""), what), "started": True,
                    "restartCount": restarts, "state": {"running": {"startedAt": started}}})
         self.write_status()
         code = await self._exec(pod, c, init=True)
@@ -199,12 +284,32 @@ class PodWorker:
         return code
 
     async def _exec(self, pod: dict, c: dict, init: bool = False) -> int:
+        clog = self._clog(c["name"])
+        clog.start()
+        try:
+            return await self._exec_logged(pod, c, init)
+        finally:
+            clog.end()  # `kubectl logs -f` ends with the container
+
+    async def host_mounts(self, pod: dict, c: dict) -> dict[str, str]:
+        """Path in the container -> host directory: its volumeMounts, and each CSI volume it mounts also at
+        the kubelet's path (/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount), so that
+        `mount | grep csi` inside shows the CSI volume as on the node. Only in the container's own view."""
+        plan = self.k.volumes.plan_host_dirs(pod, self.mounted, self.k.root / self.uid)
+        dirs = await asyncio.get_running_loop().run_in_executor(None, self.k.volumes.host_dirs, plan)
+        mounts = _mount_paths(c, dirs)
+        used = {m.get("name") for m in c.get("volumeMounts") or []}
+        for vname, v in self.mounted.items():
+            if vname in used and vname in dirs and v.pv is not None and (v.pv.get("spec") or {}).get("csi"):
+                path = f"/var/lib/kubelet/pods/{self.uid}/volumes/kubernetes.io~csi/{v.pv['metadata']['name']}/mount"
+                mounts[path] = str(dirs[vname])
+        return mounts
+
+    async def _exec_logged(self, pod: dict, c: dict, init: bool) -> int:
         try:
             mounts = {}
             if kubelet_runtime.runs_on_host(c.get("image", "")):
-                plan = self.k.volumes.plan_host_dirs(pod, self.mounted, self.k.root / self.uid)
-                dirs = await asyncio.get_running_loop().run_in_executor(None, self.k.volumes.host_dirs, plan)
-                mounts = _mount_paths(c, dirs)
+                mounts = await self.host_mounts(pod, c)
             name = c["name"]
 
             def log_line(text: str) -> None:
@@ -290,6 +395,9 @@ class PodWorker:
                      "kubelet")
 
     async def _teardown_volumes(self) -> None:
+        mod = kubelet_runtime.exec_runner()
+        if mod is not None:
+            mod.release_pod(self.uid)  # exec views hold the volumes
         vols = list(self.mounted.values())
         self.mounted.clear()
         await asyncio.gather(*(self.k.volumes.unmount(self.node, v) for v in vols), return_exceptions=True)
@@ -327,6 +435,9 @@ class PodWorker:
                         "exitCode": 137, "reason": "ContainerStatusUnknown", "startedAt": None, "finishedAt": None,
                         "message": "The container could not be located when the pod was terminated"}}})
             self.running.clear()
+            mod = kubelet_runtime.exec_runner()
+            if mod is not None:
+                mod.release_pod(self.uid)  # exec views hold the volumes open
             if self.phase not in ("Succeeded", "Failed") and self.cstatus:
                 # the terminal phase comes before the pod goes (the Job controller counts it from there)
                 codes = [s["state"].get("terminated", {}).get("exitCode", 1) for s in self.cstatus.values()]
@@ -341,6 +452,9 @@ class PodWorker:
 
     def gone(self) -> None:
         """The pod object is gone (deleted by us, or forced): stop what still runs, tear volumes down."""
+        mod = kubelet_runtime.exec_runner()
+        if mod is not None:
+            mod.release_pod(self.uid)
         for t in [self.main, *self.running.values()]:
             if t is not None and not t.done():
                 t.cancel()
@@ -351,13 +465,16 @@ class PodWorker:
             asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, d, True)
 
     # status -------------------------------------------------------------------------------------
-    def _log(self, container: str, text: str) -> None:
+    def _clog(self, container: str) -> ContainerLog:
         logs = self.k.store.pod_logs
         key = (self.ns, self.name, container)
-        if not text.endswith("\n"):
-            text += "\n"
-        cur = logs.get(key, "") + text
-        logs[key] = cur[-MAX_LOG_BYTES:]
+        cl = logs.get(key)
+        if cl is None:
+            cl = logs[key] = ContainerLog()
+        return cl
+
+    def _log(self, container: str, text: str) -> None:
+        self._clog(container).add(text)
 
     def write_status(self) -> None:
         pod = self.fresh()

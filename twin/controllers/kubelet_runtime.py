@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
+import re
 import shlex
 from types import ModuleType
 from typing import Callable
@@ -70,26 +72,55 @@ async def run(kubelet, pod: dict, container: dict, mounts: dict[str, str], log: 
 
 
 async def simulate(kubelet, pod: dict, container: dict, log: Callable[[str], None], *, init: bool = False) -> int:
-    if not init and pod["spec"].get("restartPolicy", "Always") == "Always":
+    echoes, code, slept = script_effects(container)
+    if not init and pod["spec"].get("restartPolicy", "Always") == "Always" and not slept:
+        for line in echoes:
+            log(line)
         await asyncio.Event().wait()  # a server: runs until killed
-    echoes, code = script_effects(container)
-    cal = calibration.load()
-    spec = cal.section("kubelet").get("container_run", SIMULATED_RUN)
-    await kubelet.sleep(calibration.sample(spec, cal.rng))
+    if slept:
+        # what the program does takes real time: `sleep 3600` lives an hour, or until the pod goes
+        if math.isinf(slept):
+            await asyncio.Event().wait()
+        await asyncio.sleep(slept)
+    else:
+        cal = calibration.load()
+        spec = cal.section("kubelet").get("container_run", SIMULATED_RUN)
+        await kubelet.sleep(calibration.sample(spec, cal.rng))
     for line in echoes:
         log(line)
     return code
 
 
-def script_effects(container: dict) -> tuple[list[str], int]:
-    """What a `sh -c` script would print with echo, and the code of its first `exit N`."""
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _seconds(word: str) -> float | None:
+    """coreutils sleep's argument: a number with an optional s/m/h/d suffix, or inf / infinity."""
+    if word.lower() in ("inf", "infinity"):
+        return math.inf
+    unit = word[-1] if word and word[-1] in "smhd" else ""
+    try:
+        return float(word[: len(word) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        return None
+
+
+def script_effects(container: dict) -> tuple[list[str], int, float]:
+    """What a `sh -c` script would print with echo, the code of its first `exit N`, and how long its
+    `sleep`s take (a simulated container lives that long)."""
     argv = [str(a) for a in (container.get("command") or []) + (container.get("args") or [])]
     script = ""
     if len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in ("sh", "bash", "ash") and argv[1] == "-c":
         script = argv[2]
     elif argv and argv[0].rsplit("/", 1)[-1] == "echo":
-        return [" ".join(argv[1:])], 0
+        return [" ".join(argv[1:])], 0, 0.0
+    elif argv and argv[0].rsplit("/", 1)[-1] == "sleep":
+        return [], 0, sum(_seconds(w) or 0.0 for w in argv[1:])
     echoes: list[str] = []
+    slept = 0.0
+    if re.search(r"\bwhile\s+(true|:)\s*;", script):
+        return echoes, 0, math.inf  # runs until killed
+    looped = re.search(r"\b(while|until|for)\b", script) is not None  # its sleeps repeat: not counted
     for stmt in script.replace("&&", ";").replace("\n", ";").split(";"):
         try:
             words = shlex.split(stmt)
@@ -99,11 +130,13 @@ def script_effects(container: dict) -> tuple[list[str], int]:
             continue
         if words[0] == "echo":
             echoes.append(" ".join(words[1:]))
+        elif words[0] == "sleep" and len(words) > 1 and not looped:
+            slept += sum(_seconds(w) or 0.0 for w in words[1:])
         elif words[0] == "exit":
             try:
-                return echoes, int(words[1]) if len(words) > 1 else 0
+                return echoes, int(words[1]) if len(words) > 1 else 0, slept
             except ValueError:
-                return echoes, 2
+                return echoes, 2, slept
         elif words[0] == "false":
-            return echoes, 1
-    return echoes, 0
+            return echoes, 1, slept
+    return echoes, 0, slept

@@ -1,0 +1,187 @@
+"""Pods on the twin as a user meets them: images that cannot be pulled, what really runs, exec, cp, logs.
+
+Images come from the catalogue twin/images.yaml; everything else goes through kubectl. Waits are
+`kubectl wait` on conditions and jsonpaths, never sleeps.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.support.twin import Twin
+from twin import exec_runner, images
+
+needs_host = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in exec_runner.HOST_TOOLS),
+                                reason="host-run containers need root, nsenter, unshare, ip, mount and chroot")
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory):
+    with Twin(tmp_path_factory.mktemp("podsreal") / "twin", nodes=1, time_scale=0.01) as t:
+        yield t
+
+
+def test_catalogue_says_which_images_run_and_refuses_the_rest():
+    assert images.lookup("mysql:5.6").runs == images.lookup("docker.io/library/mariadb:10.11").runs == "mysql"
+    assert images.lookup("mysql") is not None  # latest
+    assert images.lookup("mysql:no-such-tag") is None
+    assert images.lookup("registry.example.invalid/nope/app:9.9") is None
+    assert images.lookup("registry.cn-hangzhou.aliyuncs.com/eric-dev/sysbench:fio").runs == "sysbench"
+    assert images.lookup("xridge/fio").runs == "fio"
+    assert images.lookup("busybox:1.36").runs == "shell"
+    assert images.lookup("registry.k8s.io/pause:3.10").runs == "simulated"
+    assert "not found" in images.pull_error("mysql:no-such-tag")
+    assert "no such host" in images.pull_error("registry.example.invalid/nope/app:9.9")
+
+
+@pytest.mark.parametrize("image", ["registry.example.invalid/nope/app:9.9", "mysql:no-such-tag"])
+def test_an_image_that_cannot_be_pulled_backs_off(twin, image):
+    name = "nopull-" + str(abs(hash(image)) % 10000)
+    twin.kubectl("run", name, f"--image={image}", "--restart=Never")
+    twin.kubectl("wait", f"pod/{name}", "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=ImagePullBackOff",
+                 "--timeout=60s")
+    pod = twin.kubectl_json("get", "pod", name)
+    assert pod["status"]["phase"] == "Pending"
+    assert image in pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"]
+    events = twin.kubectl_json("get", "events", "--field-selector", f"involvedObject.name={name}")["items"]
+    messages = {e["message"] for e in events}
+    assert any(m.startswith(f'Failed to pull image "{image}": ') for m in messages)
+    assert f'Back-off pulling image "{image}"' in messages and "Error: ImagePullBackOff" in messages
+    twin.kubectl("delete", "pod", name, "--wait=true")
+
+
+@needs_host
+def test_the_pod_says_what_really_runs(twin):
+    twin.kubectl("run", "db", "--image=mysql:5.6", "--env=MYSQL_ROOT_PASSWORD=pw")
+    twin.kubectl("wait", "pod/db", "--for=condition=Ready", "--timeout=120s")
+    pod = twin.kubectl_json("get", "pod", "db")
+    said = pod["metadata"]["annotations"][images.ANNOTATION_PREFIX + "db"]
+    assert said.startswith("mysql:5.6: ") and "MariaDB" in said
+    assert pod["status"]["containerStatuses"][0]["imageID"].startswith("docker.io/library/mysql@sha256:")
+    twin.kubectl("delete", "pod", "db", "--wait=true")
+
+
+def test_kubectl_run_sleep_stays_running_until_deleted(twin):
+    twin.kubectl("run", "sleeper", "--image=busybox:1.36", "--restart=Never", "--", "sleep", "3600")
+    twin.kubectl("wait", "pod/sleeper", "--for=condition=Ready", "--timeout=60s")
+    # a pod that ended would have turned Succeeded; it is still Running when the delete comes
+    assert twin.kubectl_json("get", "pod", "sleeper")["status"]["phase"] == "Running"
+    twin.kubectl("delete", "pod", "sleeper", "--wait=true", "--timeout=60s")
+    assert twin.kubectl("get", "pod", "sleeper", check=False).returncode != 0
+
+
+LOOP = "for i in 1 2 3 4 5; do echo line $i; sleep 0.3; done; echo oops >&2; exit 3"
+
+
+@needs_host
+def test_logs_follow_the_real_output_until_the_container_ends(twin):
+    twin.kubectl("run", "talker", "--image=xridge/fio", "--restart=Never", "--command", "--", "sh", "-c", LOOP)
+    twin.kubectl("wait", "pod/talker", "--for=condition=Ready", "--timeout=60s")
+    followed = twin.kubectl("logs", "-f", "talker", "--timestamps", timeout=60).stdout.splitlines()
+    # -f returned because the container ended, so it saw every line, each stamped
+    assert [ln.split(" ", 1)[1] for ln in followed] == [f"line {i}" for i in range(1, 6)] + ["oops"]
+    stamps = [ln.split(" ", 1)[0] for ln in followed]
+    assert stamps == sorted(stamps) and all(s.endswith("Z") for s in stamps)
+    twin.kubectl("wait", "pod/talker", "--for=jsonpath={.status.phase}=Failed", "--timeout=60s")
+    st = twin.kubectl_json("get", "pod", "talker")["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (st["exitCode"], st["reason"]) == (3, "Error")
+    assert twin.kubectl("logs", "talker", "--tail=2").stdout == "line 5\noops\n"
+    assert twin.kubectl("logs", "talker", "--since=1h").stdout.count("\n") == 6
+    twin.kubectl("delete", "pod", "talker", "--wait=true")
+
+
+def test_logs_of_a_container_waiting_for_its_image_say_so(twin):
+    twin.kubectl("run", "nolog", "--image=registry.example.invalid/nope/app:9.9", "--restart=Never")
+    twin.kubectl("wait", "pod/nolog", "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=ImagePullBackOff",
+                 "--timeout=60s")
+    out = twin.kubectl("logs", "nolog", check=False)
+    assert out.returncode != 0 and "is waiting to start: trying and failing to pull image" in out.stderr
+    twin.kubectl("delete", "pod", "nolog", "--wait=true")
+
+
+@pytest.fixture(scope="module")
+def shell_pod(twin):
+    """A busybox pod (simulated main process) with an emptyDir: exec runs in a view of it on the host."""
+    twin.kubectl("apply", "-f", "-", input="""
+apiVersion: v1
+kind: Pod
+metadata: {name: shell}
+spec:
+  containers:
+  - name: main
+    image: busybox:1.36
+    command: [sleep, "3600"]
+    env: [{name: GREETING, value: hello}]
+    volumeMounts: [{name: scratch, mountPath: /scratch}]
+  volumes: [{name: scratch, emptyDir: {}}]
+""")
+    twin.kubectl("wait", "pod/shell", "--for=condition=Ready", "--timeout=60s")
+    yield "shell"
+    twin.kubectl("delete", "pod", "shell", "--wait=true")
+
+
+@needs_host
+def test_exec_streams_stdout_stderr_and_the_exit_code(twin, shell_pod):
+    out = twin.kubectl("exec", shell_pod, "--", "sh", "-c", 'echo "$GREETING out"; echo err >&2; hostname; exit 7',
+                       check=False)
+    assert out.returncode == 7
+    assert out.stdout == "hello out\nshell\n"
+    assert "err\n" in out.stderr and "command terminated with exit code 7" in out.stderr
+    assert twin.kubectl("exec", shell_pod, "--", "true").returncode == 0
+
+
+@needs_host
+def test_exec_passes_stdin_through(twin, shell_pod):
+    data = "".join(f"line {i}\n" for i in range(2000))  # several WebSocket frames
+    out = twin.kubectl("exec", "-i", shell_pod, "--", "sh", "-c", "tr a-z A-Z; echo end", input=data)
+    assert out.stdout == data.upper() + "end\n"
+
+
+@needs_host
+def test_exec_of_a_missing_container_fails_like_the_api(twin, shell_pod):
+    out = twin.kubectl("exec", shell_pod, "-c", "nope", "--", "true", check=False)
+    assert out.returncode != 0 and "container nope is not valid for pod shell" in out.stderr
+
+
+@needs_host
+def test_cp_both_ways_through_a_volume_and_the_root(twin, shell_pod, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("payload\n" * 100)
+    twin.kubectl("cp", str(src), f"{shell_pod}:/scratch/in.txt")
+    twin.kubectl("cp", str(src), f"{shell_pod}:/tmp/in.txt")
+    assert twin.kubectl("exec", shell_pod, "--", "wc", "-l", "/scratch/in.txt", "/tmp/in.txt").stdout.split()[0] == "100"
+    back = tmp_path / "back.txt"
+    twin.kubectl("cp", f"{shell_pod}:/scratch/in.txt", str(back))
+    assert back.read_text() == src.read_text()
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "a").write_text("A")
+    (d / "b").write_text("B")
+    twin.kubectl("cp", str(d), f"{shell_pod}:/scratch/dir")
+    assert twin.kubectl("exec", shell_pod, "--", "cat", "/scratch/dir/a", "/scratch/dir/b").stdout == "AB"
+
+
+@needs_host
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux script for a terminal")
+def test_exec_with_a_tty(twin, shell_pod):
+    # kubectl -it needs a terminal on its side: script(1) gives it one
+    out = subprocess.run(["script", "-qec", f"kubectl exec -it {shell_pod} -- sh -c 'tty; exit 4'", "/dev/null"],
+                         env=twin.env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert "/dev/pts/" in out.stdout
+    assert out.returncode == 4
+
+
+@needs_host
+@pytest.mark.parametrize("policy,code,phase,reason", [("Never", 0, "Succeeded", "Completed"),
+                                                      ("Never", 1, "Failed", "Error"),
+                                                      ("OnFailure", 0, "Succeeded", "Completed")])
+def test_the_exit_code_of_a_real_process_sets_the_pod_phase(twin, policy, code, phase, reason):
+    name = f"exit-{policy.lower()}-{code}"
+    twin.kubectl("run", name, "--image=xridge/fio", f"--restart={policy}", "--command", "--", "sh", "-c", f"exit {code}")
+    twin.kubectl("wait", f"pod/{name}", f"--for=jsonpath={{.status.phase}}={phase}", "--timeout=60s")
+    st = twin.kubectl_json("get", "pod", name)["status"]["containerStatuses"][0]
+    assert (st["state"]["terminated"]["exitCode"], st["state"]["terminated"]["reason"]) == (code, reason)
+    twin.kubectl("delete", "pod", name, "--wait=true")
