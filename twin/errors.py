@@ -37,6 +37,12 @@ def already_exists(rt, name: str) -> ApiError:
     return ApiError(409, "AlreadyExists", f'{_res(rt)} "{name}" already exists', _details(name, rt.group, rt.plural))
 
 
+def generate_name_conflict(rt, name: str) -> ApiError:
+    """errors.NewGenerateNameConflict(gr, name, 1): every name the server drew for generateName was taken."""
+    return ApiError(409, "AlreadyExists", f'{_res(rt)} "{name}" already exists, the server was not able to generate '
+                    "a unique name for the object", _details(name, rt.group, rt.plural, retryAfterSeconds=1))
+
+
 MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from typing import Any, Callable, Iterable
 
-from . import defaults, errors, validation
+from . import defaults, errors, names, validation
 from .patch import (PatchError, apply_merge, field_set, fields_minus, json_patch, merge_patch, remove_fields,
                     strategic_merge_patch)
 from .podlogs import ContainerLog
@@ -212,6 +212,8 @@ class Store:
         self.request_count = 0
         # warnings of the last write (unknown fields dropped without fieldValidation=Strict)
         self.last_warnings: list[str] = []
+        # metadata.generateName -> name; tests replace it to force collisions
+        self.generate_name: Callable[[str], str] = names.simple_name
         self._sorted: dict[tuple[str, str], list[tuple[str, str]] | None] = {}
         for ns in SYSTEM_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), None, {"metadata": {"name": ns}})
@@ -424,9 +426,10 @@ class Store:
                 raise errors.bad_request(f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: '
                                          f"json: cannot unmarshal {type(md[k]).__name__} into Go struct field "
                                          f"ObjectMeta.metadata.{k} of type string")
+        generated = not md.get("name") and bool(md.get("generateName"))
         if not md.get("name"):
-            if md.get("generateName"):
-                md["name"] = md["generateName"] + uuid.uuid4().hex[:5]
+            if generated:
+                md["name"] = self.generate_name(md["generateName"])
             else:
                 raise errors.invalid(rtype, "", [{"reason": "FieldValueRequired", "message": "Required value: name or "
                                                   "generateName is required", "field": "metadata.name"}])
@@ -454,7 +457,15 @@ class Store:
                 raise errors.ApiError(405, "MethodNotAllowed",
                                       'create not allowed while custom resource definition is terminating')
         if self.exists(rtype, md.get("namespace"), md["name"]):
-            raise errors.already_exists(rtype, md["name"])
+            if not generated:
+                raise errors.already_exists(rtype, md["name"])
+            # RetryGenerateName: draw again; the first draw already passed validation, and every draw has
+            # the same length and alphabet
+            free = names.pick_free(md["generateName"], lambda n: self.exists(rtype, md.get("namespace"), n),
+                                   self.generate_name, names.MAX_ATTEMPTS - 1)
+            if free is None:
+                raise errors.generate_name_conflict(rtype, md["name"])
+            md["name"] = free
         if dry_run:
             self.last_warnings = warnings
             return self._result(rtype, obj, None, raw)

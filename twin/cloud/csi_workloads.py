@@ -147,7 +147,9 @@ class CsiWorkloads:
                      "state": {"running": {"startedAt": ts}}, "lastState": {}} for c in spec["containers"]]
         conds = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": ts}
                  for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
-        return {"metadata": {"name": f"{base}-{random_suffix()}", "namespace": NS,
+        # the DaemonSet/ReplicaSet controllers leave the name to the API server (generateName), which retries
+        # its own collisions; a client-side random name collides at a few thousand nodes
+        return {"metadata": {"generateName": f"{base}-", "namespace": NS,
                              "labels": dict(template["metadata"].get("labels") or {}, **labels),
                              "ownerReferences": [controller_ref(owner)]},
                 "spec": spec,

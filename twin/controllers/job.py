@@ -16,7 +16,7 @@ import time
 from .. import errors
 from ..store import now_iso
 from .base import Controller
-from .podstatus import controller_ref, is_ready, is_terminal, is_terminating, owned_by, owned_pods, random_suffix
+from .podstatus import controller_ref, is_ready, is_terminal, is_terminating, owned_by, owned_pods
 from .syncqueue import SyncQueue
 from datetime import UTC
 
@@ -220,7 +220,7 @@ class JobController(Controller):
                 c.setdefault("env", []).append({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
                     "apiVersion": "v1", "fieldPath": f"metadata.annotations['{INDEX_KEY}']"}}})
         for _ in range(5):
-            pod = {"metadata": {"name": prefix + random_suffix(), "generateName": prefix, "namespace": md["namespace"],
+            pod = {"metadata": {"generateName": prefix, "namespace": md["namespace"],
                                 "labels": labels, "ownerReferences": [controller_ref(job)],
                                 "finalizers": [TRACKING_FINALIZER]},
                    "spec": spec}

@@ -12,7 +12,7 @@ import copy
 
 from .. import errors
 from .base import Controller
-from .podstatus import controller_ref, is_active, is_ready, omit_empty, owned_by, owned_pods, random_suffix, set_condition
+from .podstatus import controller_ref, is_active, is_ready, omit_empty, owned_by, owned_pods, set_condition
 from .syncqueue import SyncQueue
 
 # burstReplicas of the real controller: at most this many creations or deletions per sync
@@ -80,16 +80,15 @@ class ReplicaSetController(Controller):
         md = rs["metadata"]
         tpl = copy.deepcopy(rs["spec"].get("template") or {})
         tmd = tpl.get("metadata") or {}
-        for _ in range(5):  # a name clash on the random suffix: draw again
-            pname = f"{md['name']}-{random_suffix()}"
-            pod = {"metadata": {"name": pname, "generateName": f"{md['name']}-", "namespace": md["namespace"],
+        for _ in range(5):  # the server ran out of generated names (409 AlreadyExists): ask again
+            pod = {"metadata": {"generateName": f"{md['name']}-", "namespace": md["namespace"],
                                 "labels": dict(tmd.get("labels") or {}), "ownerReferences": [controller_ref(rs)]},
                    "spec": tpl.get("spec") or {}}
             if tmd.get("annotations"):
                 pod["metadata"]["annotations"] = dict(tmd["annotations"])
             try:
-                self.store.create(self.pods_rt, md["namespace"], pod)
-                self.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {pname}")
+                created = self.store.create(self.pods_rt, md["namespace"], pod)
+                self.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
                 return None
             except errors.ApiError as e:
                 if e.code != 409:
