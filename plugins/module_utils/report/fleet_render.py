@@ -17,7 +17,7 @@ import os
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps, write_text_atomic
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps
 
 FILENAMES = {"json": "fleet.json", "markdown": "fleet.md", "html": "fleet.html"}
 # cell classes of render.CSS: on = ok (green, FLEET_CSS), available = warn, blocked = fail, n/a = skip
@@ -227,20 +227,8 @@ def write_fleet(fleet, reports_dir, check_mode=False):
     Returns {format: {"path", "changed"}}; in check mode nothing is written and changed says
     whether it would have been.
     """
-    out_dir = os.path.abspath(os.path.join(reports_dir, fleet["name"]))
-    out = {}
-    for fmt, text in render_fleet(fleet).items():
-        path = os.path.join(out_dir, FILENAMES[fmt])
-        if check_mode:
-            try:
-                with open(path, "rb") as fh:
-                    changed = fh.read() != text.encode("utf-8")
-            except (IOError, OSError):
-                changed = True
-        else:
-            changed = write_text_atomic(path, text)
-        out[fmt] = {"path": path, "changed": changed}
-    return out
+    return R.write_texts(render_fleet(fleet), os.path.join(reports_dir, fleet["name"]), FILENAMES,
+                         check_mode=check_mode)
 
 
 def table_lines(fleet):

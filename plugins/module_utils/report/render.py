@@ -241,10 +241,18 @@ def write_reports(doc, output_dir, formats=FORMATS, check_mode=False):
     Returns {format: {"path": ..., "changed": bool}}; in check mode nothing is written and
     changed says whether it would have been.
     """
-    texts = render(doc, formats)
+    return write_texts(render(doc, formats), output_dir, FILENAMES, check_mode=check_mode)
+
+
+def write_texts(texts, output_dir, filenames, check_mode=False):
+    """Write {format: text} into output_dir as filenames[format], atomically and only what changed.
+
+    Returns {format: {"path": ..., "changed": bool}}; in check mode nothing is written and changed says
+    whether it would have been.
+    """
     out = {}
     for f, text in texts.items():
-        path = os.path.abspath(os.path.join(output_dir, FILENAMES[f]))
+        path = os.path.abspath(os.path.join(output_dir, filenames[f]))
         if check_mode:
             try:
                 with open(path, "rb") as fh:
