@@ -519,6 +519,7 @@ def release_pod(uid: str) -> None:
         with contextlib.suppress(OSError):
             rootdir.parent.rmdir()
 
+
 class Exec:
     """A command started in a pod's view: the running container's namespaces and root when it has a host
     process, else a view built as run() builds one (overlay root, the pod's volumes, its network)."""

@@ -102,7 +102,6 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructa
 from ansible_collections.storageperf.k8s.plugins.plugin_utils.cluster_inventory import ClusterInventory, host_name
 
 
-
 def default_kubeconfigs(environ=None):
     """What kubectl reads: the KUBECONFIG list, else ~/.kube/config."""
     env = os.environ if environ is None else environ

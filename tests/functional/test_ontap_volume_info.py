@@ -107,9 +107,10 @@ def test_ontap_listing_matches_pvs_over_rest_and_zapi_and_is_empty_after_cleanup
 
     # cleanup: delete the claims; Trident deletes the volumes, qtrees, LUNs and the emptied pools
     core.delete_namespace(NS)
-    watch_until(core.list_persistent_volume, lambda pvs: not [pv for pv in pvs if pv.spec.csi
-                                                             and pv.spec.csi.driver == "csi.trident.netapp.io"],
-                "Trident PVs deleted")
+    def no_trident_pvs(pvs):
+        return not [pv for pv in pvs if pv.spec.csi and pv.spec.csi.driver == "csi.trident.netapp.io"]
+
+    watch_until(core.list_persistent_volume, no_trident_pvs, "Trident PVs deleted")
     after = twin.playbook(write_play(tmp_path / "after_cleanup.yml", [
         info_task("REST after cleanup", "rest_after", expected=[]),
         info_task("ZAPI after cleanup", "zapi_after", use_rest="never", expected=[]),
