@@ -35,6 +35,8 @@ except ImportError:
 # colour-blind safe (Okabe-Ito); the first variant is the baseline and gets the grey
 PALETTE = ("#8a8f98", "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442")
 MAX_CDF_PANELS = 12
+# ticks read 30s, 2m, 1h (stats.format_duration): the unit is seconds, minutes past 60 s
+CDF_XLABEL = "latency per object (s)"
 
 
 def _png(fig):
@@ -43,6 +45,13 @@ def _png(fig):
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _legend_above(ax, entries):
+    # Outside the axes, above the plot area: inside it a legend covers bars and their value labels.
+    # savefig(bbox_inches="tight") grows the image to keep it.
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=max(1, min(entries, 4)), frameon=False,
+              borderaxespad=0.0)
 
 
 def _style(ax):
@@ -114,7 +123,7 @@ def step_bars(doc):
     ax.set_xlabel("wall time of the batch (median)")
     ax.margins(x=0.12)
     _style(ax)
-    ax.legend(loc="lower right", frameon=False)
+    _legend_above(ax, nvar)
     return [{"id": "chart-steps", "title": "Step times per variant", "png": _png(fig),
              "alt": "Horizontal bars: median wall time of each step for each variant"}]
 
@@ -157,6 +166,7 @@ def latency_cdf(doc):
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False,
                bbox_to_anchor=(0.5, 1.0))
     fig.supylabel("fraction of objects done", fontsize=9)
+    fig.supxlabel(CDF_XLABEL, fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return [{"id": "chart-latency", "title": "Per-object latency distribution (CDF)", "png": _png(fig),
              "alt": "Cumulative distribution of per-object latency per step and variant"}]
@@ -204,7 +214,7 @@ def parameter_lines(doc):
             ax.set_ylabel(ylabel)
             ax.set_ylim(bottom=0)
             _style(ax)
-            ax.legend(frameon=False)
+            _legend_above(ax, len(ax.get_lines()))
             out.append({"id": "chart-param-%s-%s" % (pname, y), "title": "%s vs %s" % (ylabel, pname),
                         "png": _png(fig), "alt": "Line chart of %s against %s per variant" % (ylabel, pname)})
     return out
@@ -252,7 +262,8 @@ def metric_bars(doc):
         ax.set_title(metric_info(k)[0], fontsize=10)
         ax.margins(x=0.25)
         _style(ax)
-    axes[0][0].legend(frameon=False, loc="lower right")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.tight_layout()
     return [{"id": "chart-metrics", "title": "Metrics per variant", "png": _png(fig),
              "alt": "Bars of %s per step and variant" % ", ".join(metric_info(k)[0] for k in keys)}]
