@@ -35,8 +35,7 @@ except ImportError:
 # colour-blind safe (Okabe-Ito); the first variant is the baseline and gets the grey
 PALETTE = ("#8a8f98", "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442")
 MAX_CDF_PANELS = 12
-# ticks read 30s, 2m, 1h (stats.format_duration): the unit is seconds, minutes past 60 s
-CDF_XLABEL = "latency per object (s)"
+CDF_XLABEL = "latency per object (%s)"
 
 
 def _png(fig):
@@ -79,6 +78,14 @@ def _duration_axis(axis, vmax=None, ticks=5):
         axis.set_major_locator(MultipleLocator(nice_step(vmax, ticks)))
     axis.set_major_formatter(FuncFormatter(
         lambda v, _pos: "0" if abs(v) < 1e-12 else (_tick(v) if v > 0 else "")))
+
+
+def duration_unit(vmax):
+    """The unit a duration axis's ticks mostly read in (stats.format_duration: 500ms, 5.0s, 2m, 1h)."""
+    for limit, unit in ((1.0, "ms"), (60.0, "s"), (3600.0, "min")):
+        if vmax < limit:
+            return unit
+    return "h"
 
 
 def _tick(v):
@@ -157,7 +164,9 @@ def latency_cdf(doc):
         ax.set_title(step_label(doc, n), fontsize=10)
         ax.set_ylim(0, 1.02)
         ax.set_xlim(left=0)
-        _duration_axis(ax.xaxis, max(l[-1] for _, _, l in series[n]), ticks=4)
+        vmax = max(l[-1] for _, _, l in series[n])
+        _duration_axis(ax.xaxis, vmax, ticks=4)
+        ax.set_xlabel(CDF_XLABEL % duration_unit(vmax), fontsize=8)
         ax.tick_params(labelsize=8)
         _style(ax)
     for k in range(len(names), rows * cols):
@@ -166,7 +175,6 @@ def latency_cdf(doc):
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False,
                bbox_to_anchor=(0.5, 1.0))
     fig.supylabel("fraction of objects done", fontsize=9)
-    fig.supxlabel(CDF_XLABEL, fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return [{"id": "chart-latency", "title": "Per-object latency distribution (CDF)", "png": _png(fig),
              "alt": "Cumulative distribution of per-object latency per step and variant"}]
