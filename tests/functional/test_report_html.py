@@ -1,8 +1,10 @@
 """The report as a person sees it (HTML in headless Chromium) and the compare playbook as CI runs it."""
 from __future__ import annotations
 
+import html as html_lib
 import json
 import random
+import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import render
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render, sample
 from tests.support.twin import REPO, run_playbook
 
 STEPS = [("create_volume", "Create Volume", 417, 41), ("publish", "Publish (Attach)", 140, 21),
@@ -142,3 +144,84 @@ def test_bench_report_role_renders_and_publishes_summary(results, tmp_path):
     assert second.task("Render the result document")["result"]["changed"] is False
     stats = first.task("Publish the summary")["result"]["ansible_stats"]
     assert stats["aggregate"] is True and stats["data"]["storageperf_bench_last"]["localhost"]["run_id"] in base
+
+
+# Runs in the page after load and leaves its findings as JSON in <pre id="layout-check">, for --dump-dom.
+LAYOUT_CHECK = """<script>
+window.addEventListener("load", function () {
+  var vw = window.innerWidth, out = {viewport: vw, scrollWidth: document.documentElement.scrollWidth, overflow: []};
+  document.querySelectorAll("main, main > *, .scroll, figure, img, .card").forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    if (r.right > vw + 0.5) out.overflow.push(el.tagName + "#" + el.id + "." + el.className + " right=" + r.right);
+  });
+  // a table wider than the page must sit in a box that scrolls it
+  document.querySelectorAll("table").forEach(function (t) {
+    var box = t.closest(".scroll");
+    if (t.getBoundingClientRect().right > vw + 0.5 && !(box && getComputedStyle(box).overflowX === "auto"))
+      out.overflow.push("TABLE#" + t.id + " unscrolled");
+  });
+  out.wideTables = Array.prototype.filter.call(document.querySelectorAll(".scroll"),
+    function (b) { return b.scrollWidth > b.clientWidth; }).map(function (b) { return b.firstChild.id; });
+  out.cards = Array.prototype.map.call(document.querySelectorAll(".card"), function (c) { return c.innerText; });
+  var pre = document.createElement("pre"); pre.id = "layout-check"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def wide_metrics_document() -> dict:
+    """fio with 16 metrics per step: the 18-column "Measured metrics" table of the issue."""
+    doc = D.new_result("fio", run_id="fio-20260101T000000Z-0w1de0", parameters={"bs": "4k"},
+                       cluster={"server": "https://127.0.0.1:6443", "version": "v1.32.1", "nodes": 3})
+    for vname, scale in (("csi-pmem-lvm", 2.5), ("alicloud-disk-essd-pl1-with-a-long-name", 1.0)):
+        run = D.add_run(D.add_variant(doc, vname, settings={"storageClassName": vname}))
+        for step in ("randwrite_4k_psync_numjobs_50", "randread_4k_libaio_iodepth_64"):
+            metrics = {"iops": 37300.0 * scale, "bw_bytes": 153e6 * scale}
+            metrics.update(("%s_%s_counter" % (step.split("_")[0], k), 123456.789 * scale * (i + 1))
+                           for i, k in enumerate("alpha beta gamma delta epsilon zeta eta theta iota kappa "
+                                                 "lambda mu omicron pi".split()))
+            D.add_step(run, step, wall_s=60.0, metrics=metrics,
+                       latency={"p50": 0.001, "p99": 0.004 / scale, "max": 0.02})
+    return D.finalize(doc)
+
+
+def layout(html: Path, profile: Path) -> dict:
+    """The page's own measurements at 1280 px wide, taken in headless Chromium."""
+    probe = html.with_name(html.stem + "-probe.html")
+    probe.write_text(html.read_text(encoding="utf-8").replace("</body>", LAYOUT_CHECK + "</body>"), encoding="utf-8")
+    dom = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                          f"--user-data-dir={profile}", "--window-size=1280,900", "--virtual-time-budget=10000",
+                          "--dump-dom", probe.as_uri()], check=True, capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r'<pre id="layout-check">(.*?)</pre>', dom, re.S)
+    assert found, "the layout probe did not run:\n" + dom[-2000:]
+    return json.loads(html_lib.unescape(found.group(1)))
+
+
+@pytest.mark.parametrize("name", ["attach_stress", "wide_metrics", "csi_lifecycle", "gluster_handshake"])
+def test_report_page_fits_1280px(tmp_path, name):
+    doc = wide_metrics_document() if name == "wide_metrics" else getattr(sample, name)()
+    html = Path(render.write_reports(doc, str(tmp_path), formats=["html"])["html"]["path"])
+    found = layout(html, tmp_path / "chromium-profile")
+    assert found["viewport"] == 1280
+    assert found["scrollWidth"] <= found["viewport"], found
+    assert found["overflow"] == [], found
+    if name == "wide_metrics":
+        assert found["wideTables"] == ["metrics"], found  # wide, and scrolled in its own box
+    if name == "attach_stress":
+        # the seed's own metric: pod startup (scale-up); scale to 0 stays serial and is not mixed in
+        assert "serial attach · sum of step times" in found["cards"][0]
+        assert any(c.endswith("~4.7× pod startup") for c in found["cards"]), found["cards"]
+        assert not any("overall" in c for c in found["cards"]), found["cards"]
+        screenshot(html, tmp_path / "attach_stress.png", tmp_path / "chromium-profile")
+        assert (tmp_path / "attach_stress.png").stat().st_size > 10000
+
+
+def test_layout_probe_sees_an_overflowing_page(tmp_path):
+    # without the scroll box the 18-column table pushes the page past 1280 px: the probe must say so
+    html = Path(render.write_reports(wide_metrics_document(), str(tmp_path), formats=["html"])["html"]["path"])
+    html.write_text(html.read_text(encoding="utf-8").replace(".scroll{overflow-x:auto;max-width:100%}", ""),
+                    encoding="utf-8")
+    found = layout(html, tmp_path / "chromium-profile")
+    assert found["scrollWidth"] > found["viewport"], found
+    assert found["overflow"], found

@@ -35,6 +35,7 @@ except ImportError:
 # colour-blind safe (Okabe-Ito); the first variant is the baseline and gets the grey
 PALETTE = ("#8a8f98", "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442")
 MAX_CDF_PANELS = 12
+CDF_XLABEL = "latency per object (%s)"
 
 
 def _png(fig):
@@ -43,6 +44,13 @@ def _png(fig):
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _legend_above(ax, entries):
+    # Outside the axes, above the plot area: inside it a legend covers bars and their value labels.
+    # savefig(bbox_inches="tight") grows the image to keep it.
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=max(1, min(entries, 4)), frameon=False,
+              borderaxespad=0.0)
 
 
 def _style(ax):
@@ -70,6 +78,14 @@ def _duration_axis(axis, vmax=None, ticks=5):
         axis.set_major_locator(MultipleLocator(nice_step(vmax, ticks)))
     axis.set_major_formatter(FuncFormatter(
         lambda v, _pos: "0" if abs(v) < 1e-12 else (_tick(v) if v > 0 else "")))
+
+
+def duration_unit(vmax):
+    """The unit a duration axis's ticks mostly read in (stats.format_duration: 500ms, 5.0s, 2m, 1h)."""
+    for limit, unit in ((1.0, "ms"), (60.0, "s"), (3600.0, "min")):
+        if vmax < limit:
+            return unit
+    return "h"
 
 
 def _tick(v):
@@ -114,7 +130,7 @@ def step_bars(doc):
     ax.set_xlabel("wall time of the batch (median)")
     ax.margins(x=0.12)
     _style(ax)
-    ax.legend(loc="lower right", frameon=False)
+    _legend_above(ax, nvar)
     return [{"id": "chart-steps", "title": "Step times per variant", "png": _png(fig),
              "alt": "Horizontal bars: median wall time of each step for each variant"}]
 
@@ -148,7 +164,9 @@ def latency_cdf(doc):
         ax.set_title(step_label(doc, n), fontsize=10)
         ax.set_ylim(0, 1.02)
         ax.set_xlim(left=0)
-        _duration_axis(ax.xaxis, max(l[-1] for _, _, l in series[n]), ticks=4)
+        vmax = max(l[-1] for _, _, l in series[n])
+        _duration_axis(ax.xaxis, vmax, ticks=4)
+        ax.set_xlabel(CDF_XLABEL % duration_unit(vmax), fontsize=8)
         ax.tick_params(labelsize=8)
         _style(ax)
     for k in range(len(names), rows * cols):
@@ -204,7 +222,7 @@ def parameter_lines(doc):
             ax.set_ylabel(ylabel)
             ax.set_ylim(bottom=0)
             _style(ax)
-            ax.legend(frameon=False)
+            _legend_above(ax, len(ax.get_lines()))
             out.append({"id": "chart-param-%s-%s" % (pname, y), "title": "%s vs %s" % (ylabel, pname),
                         "png": _png(fig), "alt": "Line chart of %s against %s per variant" % (ylabel, pname)})
     return out
@@ -252,7 +270,8 @@ def metric_bars(doc):
         ax.set_title(metric_info(k)[0], fontsize=10)
         ax.margins(x=0.25)
         _style(ax)
-    axes[0][0].legend(frameon=False, loc="lower right")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.tight_layout()
     return [{"id": "chart-metrics", "title": "Metrics per variant", "png": _png(fig),
              "alt": "Bars of %s per step and variant" % ", ".join(metric_info(k)[0] for k in keys)}]

@@ -17,6 +17,7 @@ from html import escape as _escape
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import headline
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
     dumps, summarize_variant, write_text_atomic, RESULT_FILE,
 )
@@ -118,6 +119,7 @@ h2{font-size:17px;margin:34px 0 10px;padding-bottom:4px;border-bottom:1px solid 
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin:14px 0 6px}
 .card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;min-width:150px}
 .card .k{color:var(--muted);font-size:12px}.card .v{font-size:20px;font-weight:600}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;width:100%;margin:6px 0;font-variant-numeric:tabular-nums}
 th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th{background:var(--head);font-weight:600}
@@ -137,7 +139,8 @@ footer{margin-top:40px;color:var(--muted);font-size:12px}
 
 
 def table_html(table, cls=""):
-    parts = ['<table class="%s" id="%s">' % (esc((cls + " left%d" % table.get("left", 1)).strip()), esc(table.get("id", "")))]
+    # wide tables (18 metric columns) scroll inside their own box; the page itself never overflows
+    parts = ['<div class="scroll"><table class="%s" id="%s">' % (esc((cls + " left%d" % table.get("left", 1)).strip()), esc(table.get("id", "")))]
     if any(table["headers"]):
         parts.append("<thead><tr>%s</tr></thead>" % "".join("<th>%s</th>" % esc(h) for h in table["headers"]))
     parts.append("<tbody>")
@@ -145,7 +148,7 @@ def table_html(table, cls=""):
         tr_cls = "sum" if row and "sum" in row[0].get("cls", "") else ""
         parts.append('<tr class="%s">%s</tr>' % (tr_cls, "".join(
             '<td class="%s">%s</td>' % (esc(c.get("cls", "")), esc(c["text"])) for c in row)))
-    parts.append("</tbody></table>")
+    parts.append("</tbody></table></div>")
     if table.get("note"):
         parts.append('<p class="note">%s</p>' % esc(table["note"]))
     return "\n".join(parts)
@@ -160,7 +163,10 @@ def _cards(doc):
         for i, (vname, _) in enumerate(variants):
             cards.append(("%s · sum of step times" % vname, sums[i + 1]["text"]))
         if len(variants) == 2:
-            cards.append(("%s vs %s" % (variants[1][0], variants[0][0]), sums[-1]["text"]))
+            # the benchmark's own headline (compare.HEADLINES): the sum row's ratio unless the seed names a step
+            head = headline(doc)
+            text = head["text"] if head and head["step"] and head["text"] else sums[-1]["text"]
+            cards.append(("%s vs %s" % (variants[1][0], variants[0][0]), text))
     nsteps = sum(len(r.get("steps", [])) for v in doc.get("variants", []) for r in v.get("runs", []))
     cards.append(("steps measured", str(nsteps)))
     return "".join('<div class="card"><div class="k">%s</div><div class="v">%s</div></div>' % (esc(k), esc(v))

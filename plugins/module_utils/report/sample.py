@@ -116,3 +116,24 @@ def gluster_handshake():
                      metrics={"handshake_s": secs, "volumes": volumes})
         finish_run(run, finished=FINISHED)
     return finalize(doc, finished=FINISHED)
+
+
+def attach_stress(replicas=40, seed=11):
+    """The ACK parallel-attach seed: scale-up gets ~4.7x faster, scale to 0 stays serial (1.0x)."""
+    rng = random.Random(seed)
+    doc = new_result("attach_stress", run_id="attach_stress-20260620T120000Z-0d0e0f", started=STARTED,
+                     title="ACK parallel disk attach: %d pods x 2 disks on one node" % replicas,
+                     parameters={"replicas": replicas, "disks_per_pod": 2, "storage_class": "alibabacloud-disk"},
+                     cluster={"server": "https://10.0.0.1:6443", "version": "v1.34.9", "nodes": 3})
+    # (seconds serial, seconds parallel) per step
+    figures = (("scale_up", "Scale up (pods Ready, disks attached)", 470.0, 100.0),
+               ("scale_down", "Scale to 0 (pods gone, disks detached)", 180.0, 180.0))
+    for vname, parallel in (("serial attach", False), ("parallel attach", True)):
+        variant = add_variant(doc, vname, settings={"parallel_attach": parallel})
+        run = add_run(variant, started=STARTED)
+        for name, label, serial_s, parallel_s in figures:
+            wall = parallel_s if parallel else serial_s
+            add_step(run, name, label=label, count=replicas, wall_s=wall, unit="pod",
+                     objects=_objects(rng, replicas, wall, not parallel or name == "scale_down", name))
+        finish_run(run, finished=FINISHED)
+    return finalize(doc, finished=FINISHED)

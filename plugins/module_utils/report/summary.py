@@ -12,7 +12,7 @@ __metaclass__ = type
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import speedups
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import headline, speedups
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.render import table_markdown
 
 
@@ -36,8 +36,9 @@ def summarize(doc):
         })
     out["variants"] = variants
     sp = speedups(doc) if len(variants) >= 2 else None
-    out["speedup"] = round(sp["overall"], 3) if sp and sp["overall"] else None
-    out["speedup_text"] = (stats.format_ratio(sp["overall"], approx=True) + " overall") if out["speedup"] else None
+    head = headline(doc) if sp else None
+    out["speedup"] = round(head["speedup"], 3) if head and head["speedup"] else None
+    out["speedup_text"] = head["text"] if out["speedup"] else None
     out["step_speedups"] = dict((r["step"], round(r["speedup"], 3)) for r in sp["steps"] if r["speedup"]) if sp else {}
     table = T.operations_table(doc) or T.metrics_table(doc)
     out["table"] = table_markdown(dict(table, title="", note="")).splitlines() if table else []
