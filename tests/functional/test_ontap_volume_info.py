@@ -107,6 +107,7 @@ def test_ontap_listing_matches_pvs_over_rest_and_zapi_and_is_empty_after_cleanup
 
     # cleanup: delete the claims; Trident deletes the volumes, qtrees, LUNs and the emptied pools
     core.delete_namespace(NS)
+
     def no_trident_pvs(pvs):
         return not [pv for pv in pvs if pv.spec.csi and pv.spec.csi.driver == "csi.trident.netapp.io"]
 
