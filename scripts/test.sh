@@ -58,9 +58,12 @@ run_integration() {
   tree=$(ansible_test_tree)
   twin_dir=$ROOT/build/integration-twin
   python -m twin up --dir "$twin_dir" --nodes 3 --time-scale 0.01 >/dev/null
-  trap 'python -m twin down --dir "$twin_dir" >/dev/null' RETURN
   printf 'k8s_kubeconfig: %s\ntwin_dir: %s\n' "$twin_dir/kubeconfig" "$twin_dir" > "$tree/tests/integration/integration_config.yml"
-  (cd "$tree" && ansible-test integration --local --python 3.11 --color no)
+  # the twin is stopped on failure too: errexit would leave the function without running a RETURN trap
+  local rc=0
+  (cd "$tree" && ansible-test integration --local --python 3.11 --color no) || rc=$?
+  python -m twin down --dir "$twin_dir" >/dev/null
+  return $rc
 }
 
 run_molecule() {
