@@ -7,7 +7,8 @@ from __future__ import annotations
 import base64
 import ipaddress
 import itertools
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 _service_ips = (str(ipaddress.IPv4Address("10.96.0.10") + i) for i in itertools.count())
 

@@ -13,7 +13,7 @@ up to 8 names before it gives up; only then does the client see 409 AlreadyExist
 from __future__ import annotations
 
 import random
-from typing import Callable
+from collections.abc import Callable
 
 ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 RANDOM_LENGTH = 5

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 MAX_BYTES = 1 << 20
 
@@ -27,7 +27,7 @@ class ContainerLog:
 
     def add(self, text: str) -> None:
         for line in text.rstrip("\n").split("\n"):
-            self.lines.append((datetime.now(timezone.utc), line))
+            self.lines.append((datetime.now(UTC), line))
             self.size += len(line) + 1
         while self.size > MAX_BYTES and self.lines:
             self.size -= len(self.lines.popleft()[1]) + 1

@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from typing import Any
 from urllib.parse import unquote
 
@@ -608,7 +608,7 @@ class ApiServer:
             tail = int(q["tailLines"]) if q.get("tailLines") else None
             since = None
             if q.get("sinceSeconds"):
-                since = datetime.now(timezone.utc) - timedelta(seconds=int(q["sinceSeconds"]))
+                since = datetime.now(UTC) - timedelta(seconds=int(q["sinceSeconds"]))
             elif q.get("sinceTime"):
                 since = datetime.fromisoformat(q["sinceTime"].replace("Z", "+00:00"))
             limit = int(q["limitBytes"]) if q.get("limitBytes") else None

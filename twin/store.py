@@ -24,7 +24,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from . import defaults, errors, names, validation
 from .patch import (PatchError, apply_merge, field_set, fields_minus, json_patch, merge_patch, remove_fields,

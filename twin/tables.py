@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, UTC
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 Row = Callable[[dict], list[Any]]
 

@@ -27,7 +27,8 @@ import importlib.util
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 SCHEMA_VERSION = "v1.32.0"
 # the schemas shipped by kubernetes-validate (located, not imported: importing it pulls in jsonschema)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of storageperf.k8s.bench_run: runs the module and relays its progress.
@@ -16,7 +15,6 @@ controller's stdout, so they appear in the job output while the job runs. On any
 connection the module runs on a remote host whose files this plugin cannot read cheaply: it then
 runs without live progress and says so once; results are the same.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import os
@@ -97,7 +95,7 @@ class ActionModule(ActionBase):
     _supports_async = True
 
     def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
+        result = super().run(tmp, task_vars)
         args = dict(self._task.args)
         local = getattr(self._connection, "transport", None) == "local"
         relay, tmpdir = None, None

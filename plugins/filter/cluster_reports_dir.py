@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cluster_reports_dir filter; documentation in cluster_reports_dir.yml."""
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import os
 import re
@@ -27,6 +24,6 @@ def cluster_reports_dir(base, cluster):
     return os.path.join(root, name)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"cluster_reports_dir": cluster_reports_dir}

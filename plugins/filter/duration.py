@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The duration filter; documentation in duration.yml."""
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.stats import format_duration
@@ -22,6 +19,6 @@ def duration(seconds):
     return format_duration(value)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"duration": duration}

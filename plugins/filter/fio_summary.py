@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fio_summary filter; documentation in fio_summary.yml, parsing in module_utils/fio.py."""
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.fio import FioError, parse
@@ -24,6 +21,6 @@ def fio_summary(output):
         raise AnsibleFilterError("fio_summary: %s" % e) from None
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"fio_summary": fio_summary}

@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The speedup filter; documentation in speedup.yml."""
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
@@ -29,6 +26,6 @@ def speedup(baseline_seconds, candidate_seconds, text=False, approx=False):
     return None if value is None else round(value, 3)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"speedup": speedup}

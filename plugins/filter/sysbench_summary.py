@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The sysbench_summary filter; documentation in sysbench_summary.yml, parsing in module_utils/sysbench.py."""
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.sysbench import SysbenchError, parse
@@ -22,6 +19,6 @@ def sysbench_summary(output, name=None):
         raise AnsibleFilterError("sysbench_summary: %s" % e) from None
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"sysbench_summary": sysbench_summary}

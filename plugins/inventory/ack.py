@@ -1,9 +1,6 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -456,10 +453,10 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
         self.display.vvv("storageperf.k8s.ack: %d clusters, calls %s" % (len(clusters), client.stats()["calls"]))
         keep = ("cluster_id", "name", "region_id", "cluster_type", "cluster_spec", "state", "current_version", "size",
                 "tags")
-        return [dict(e, cluster=dict((k, c.get(k)) for k in keep)) for c, e in zip(clusters, extra)]
+        return [dict(e, cluster={k: c.get(k) for k in keep}) for c, e in zip(clusters, extra)]
 
     def parse(self, inventory, loader, path, cache=True):
-        super(InventoryModule, self).parse(inventory, loader, path)
+        super().parse(inventory, loader, path)
         self._read_config_data(path)
         query = self._query()
         listing = self.cached_listing(path, cache, query, lambda: self._fetch(query),

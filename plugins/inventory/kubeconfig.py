@@ -1,9 +1,6 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -134,7 +131,7 @@ def read_contexts(path):
     try:
         with open(path, "rb") as f:
             text = f.read()
-    except (IOError, OSError) as e:
+    except OSError as e:
         raise AnsibleParserError("kubeconfig %s cannot be read: %s" % (path, e.strerror or to_native(e)))
     try:
         doc = yaml.safe_load(text)
@@ -223,7 +220,7 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
         return found
 
     def parse(self, inventory, loader, path, cache=True):
-        super(InventoryModule, self).parse(inventory, loader, path)
+        super().parse(inventory, loader, path)
         self._read_config_data(path)
         paths = self._paths(path)
         patterns = [str(p) for p in self.get_option("contexts") or []]

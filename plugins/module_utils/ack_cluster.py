@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What an ACK cluster looks like from the ACK and ECS APIs (and, optionally, its Kubernetes API).
@@ -8,9 +7,7 @@ Large clusters are read in as few calls as the APIs allow: nodes 100 per page wi
 fetched in parallel, instance tags 50 instances per ListTagResources call, instance types 10 per call, disks
 100 ids per DescribeDisks call.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import json
 import re
@@ -76,8 +73,8 @@ class AckCluster:
     def addons(self):
         """{name: {version, state}} of every installed addon."""
         doc = self.client.cs("ListClusterAddonInstances", "GET", self.base + "/addon_instances")
-        return dict((a["name"], {"version": a.get("version"), "state": a.get("state")})
-                    for a in doc.get("addons") or [] if a.get("name"))
+        return {a["name"]: {"version": a.get("version"), "state": a.get("state")}
+                    for a in doc.get("addons") or [] if a.get("name")}
 
     def addon(self, name):
         """GetClusterAddonInstance with its config decoded; FeatureGate is the config's gate string."""
@@ -151,7 +148,7 @@ class AckCluster:
     def instance_tags(self, instance_ids):
         """{instance_id: {key: value}} from ListTagResources, 50 instances per call, in parallel."""
         def one(ids):
-            tags, token = dict((i, {}) for i in ids), None
+            tags, token = {i: {} for i in ids}, None
             while True:
                 params = dict(indexed_params("ResourceId", ids), ResourceType="instance", NextToken=token)
                 doc = self.client.ecs("ListTagResources", params)
@@ -173,7 +170,7 @@ class AckCluster:
         def one(chunk):
             return self.client.ecs("DescribeInstanceTypes", indexed_params("InstanceTypes", chunk))
 
-        results = self.client.parallel(one, batches(sorted(set(n for n in names if n)), INSTANCE_TYPES_PER_CALL))
+        results = self.client.parallel(one, batches(sorted({n for n in names if n}), INSTANCE_TYPES_PER_CALL))
         _first_error(results)
         out = {}
         for _c, doc, _e in results:
@@ -220,7 +217,7 @@ def disk_users(k8s):
         users[csi["volumeHandle"]] = {"pv": pv["metadata"]["name"], "pvc": claim.get("name"),
                                       "namespace": claim.get("namespace"), "pods": []}
     if users:
-        by_claim = dict(((u["namespace"], u["pvc"]), u) for u in users.values() if u["pvc"])
+        by_claim = {(u["namespace"], u["pvc"]): u for u in users.values() if u["pvc"]}
         pods, _rv = k8s.list("v1", "Pod")
         for pod in pods:
             ns = pod["metadata"].get("namespace")
@@ -267,13 +264,13 @@ def csi_workloads(k8s):
         gate_sets = [featuregates.parse(_pod_gates(p, name) or "") for p in pods]
         common = {}
         if gate_sets:
-            common = dict((g, v) for g, v in gate_sets[0].items() if all(s.get(g) is v for s in gate_sets[1:]))
+            common = {g: v for g, v in gate_sets[0].items() if all(s.get(g) is v for s in gate_sets[1:])}
         out[addon] = {
             "kind": kind, "name": name, "desired": desired, "pods": len(pods),
             "ready": sum(1 for p in pods if _ready(p)),
             "generation": obj["metadata"].get("generation"), "observed_generation": status.get("observedGeneration"),
             "feature_gates_on_all_pods": common,
-            "pod_feature_gates": dict((p["metadata"]["name"], _pod_gates(p, name)) for p in pods),
+            "pod_feature_gates": {p["metadata"]["name"]: _pod_gates(p, name) for p in pods},
         }
     return out
 
@@ -299,14 +296,14 @@ def cluster_info(client, cluster_id, k8s=None):
             addons[name].update(feature_gate=cfg["feature_gate"], feature_gates=cfg["feature_gates"])
     pools = ack.node_pools()
     for p in pools:
-        p["tags"] = dict((t["key"], t["value"]) for t in p["tags"])
+        p["tags"] = {t["key"]: t["value"] for t in p["tags"]}
     nodes = ack.nodes()
     tags = ack.instance_tags([n["instance_id"] for n in nodes if n["is_aliyun_node"]])
     types = ack.instance_types([n["instance_type"] for n in nodes])
     for n in nodes:
         n["tags"] = tags.get(n["instance_id"], {})
         n["disk_quantity"] = (types.get(n["instance_type"]) or {}).get("disk_quantity")
-    by_instance = dict((n["instance_id"], n) for n in nodes)
+    by_instance = {n["instance_id"]: n for n in nodes}
 
     kubernetes = None
     if k8s is not None:

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Enable or disable parallel disk attach on an ACK cluster: read, plan, then change only what differs.
@@ -17,9 +16,7 @@ call, a timeout, a killed process) is completed by the next run, and a run with 
 call. Tagging stops the run before any addon is changed if any tag call failed, because parallel attach
 without the ECS whitelist makes ECS reject concurrent attaches.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import time
 
@@ -40,7 +37,7 @@ class AttachError(Exception):
     """A failure after which the module reports what it did so far (result) and what went wrong (msg)."""
 
     def __init__(self, msg, result=None):
-        super(AttachError, self).__init__(msg)
+        super().__init__(msg)
         self.msg = msg
         self.result = result or {}
 
@@ -68,7 +65,7 @@ def pool_tags_after(tags, state, detach):
         return [t for t in tags if t.get("key") not in (ATTACH_TAG, DETACH_TAG)]
     want = wanted_tags(detach)
     out = [dict(t, value=want[t["key"]]) if t.get("key") in want else dict(t) for t in tags]
-    have = set(t.get("key") for t in out)
+    have = {t.get("key") for t in out}
     out += [{"key": k, "value": v} for k, v in sorted(want.items()) if k not in have]
     return out
 
@@ -142,7 +139,7 @@ class ParallelAttach:
             if problems:
                 raise AttachError("parallel disk attach needs: " + "; ".join(problems) + ". Nothing was changed.",
                                   self.result)
-        configs = dict((name, self.ack.addon(name)) for name in (provisioner, CSI_PLUGIN) if name in addons)
+        configs = {name: self.ack.addon(name) for name in (provisioner, CSI_PLUGIN) if name in addons}
         pools = self.ack.node_pools()
         nodes = self.ack.nodes()
         tags = self.ack.instance_tags([n["instance_id"] for n in nodes if n["is_aliyun_node"]])
@@ -151,7 +148,7 @@ class ParallelAttach:
 
     def preflight_warnings(self, facts):
         """Disks the controller cannot attach, and instance types that attach few disks."""
-        instance_ids = set(n["instance_id"] for n in facts["nodes"])
+        instance_ids = {n["instance_id"] for n in facts["nodes"]}
         types = self.ack.instance_types([n["instance_type"] for n in facts["nodes"]])
         threshold = int(self.params.get("disk_quantity_warning") or 0)
         low = sorted(t for t, v in types.items() if v.get("disk_quantity") is not None and v["disk_quantity"] <= threshold)
@@ -190,20 +187,20 @@ class ParallelAttach:
 
     def diff(self, facts, plan):
         def pool_view(tags_by_pool):
-            return dict((p["name"] or p["nodepool_id"], dict((t["key"], t["value"]) for t in tags_by_pool(p)))
-                        for p in facts["pools"])
+            return {p["name"] or p["nodepool_id"]: {t["key"]: t["value"] for t in tags_by_pool(p)}
+                        for p in facts["pools"]}
 
-        changed_pools = dict((p["nodepool_id"], p["tags_after"]) for p in plan["pools"])
+        changed_pools = {p["nodepool_id"]: p["tags_after"] for p in plan["pools"]}
         keys = (ATTACH_TAG, DETACH_TAG)
 
         def instance_view(after):
             """instance id -> "key=value,..." of the two whitelist tags, before or after the change."""
-            moved = set(i for ids in plan["groups"].values() for i in ids)
+            moved = {i for ids in plan["groups"].values() for i in ids}
             out = {}
             for n in facts["nodes"]:
                 if not n["is_aliyun_node"]:
                     continue
-                have = dict((k, v) for k, v in (facts["tags"].get(n["instance_id"]) or {}).items() if k in keys)
+                have = {k: v for k, v in (facts["tags"].get(n["instance_id"]) or {}).items() if k in keys}
                 if after and n["instance_id"] in moved:
                     have = dict(have, **wanted_tags(self.detach)) if self.state == "present" else {}
                 out[n["instance_id"]] = ",".join("%s=%s" % kv for kv in sorted(have.items()))
@@ -211,10 +208,10 @@ class ParallelAttach:
 
         before = {"node_pool_tags": pool_view(lambda p: p["tags"]),
                   "instance_tags": instance_view(False),
-                  "feature_gates": dict((a["name"], a["feature_gate_before"]) for a in plan["addons"])}
+                  "feature_gates": {a["name"]: a["feature_gate_before"] for a in plan["addons"]}}
         after = {"node_pool_tags": pool_view(lambda p: changed_pools.get(p["nodepool_id"], p["tags"])),
                  "instance_tags": instance_view(True),
-                 "feature_gates": dict((a["name"], a["feature_gate_after"]) for a in plan["addons"])}
+                 "feature_gates": {a["name"]: a["feature_gate_after"] for a in plan["addons"]}}
         return {"before": before, "after": after}
 
     # changing -----------------------------------------------------------------------------------

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which tunings a cluster has on, which it could turn on, and what blocks the others. Reads only.
@@ -12,9 +11,7 @@ turns their answers into one verdict per tuning:
 - not_applicable: the cluster lacks what the tuning tunes (no Trident, no ACK cluster id, no PMEM nodes).
 The figures each tuning is expected to bring are in tuning_seeds.TUNINGS.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import copy
 
@@ -56,7 +53,7 @@ def _number(value):
 def _effective(values, default_workers):
     """The three settings as the binary runs them: the flag's value, else the binary's default."""
     defaults = dict(UPSTREAM_RATE_DEFAULTS, worker_threads=default_workers)
-    return dict((k, _number(v if v is not None else defaults.get(k))) for k, v in values.items())
+    return {k: _number(v if v is not None else defaults.get(k)) for k, v in values.items()}
 
 
 def _short_of(effective, recommended):
@@ -87,8 +84,8 @@ def parallel_attach(ack_client, cluster_id, k8s, facts):
         reasons.append("%d disk(s) without a serial number (created before 2020-06-10), e.g. %s: the controller cannot "
                        "attach such a disk again once it is detached; migrate their data to new disks first"
                        % (len(legacy), "; ".join(_disk_text(d) for d in legacy[:EXAMPLES])))
-    low = sorted(set((n["instance_type"], n["disk_quantity"]) for n in info["nodes"]
-                     if n.get("disk_quantity") is not None and n["disk_quantity"] <= LOW_DISK_QUANTITY))
+    low = sorted({(n["instance_type"], n["disk_quantity"]) for n in info["nodes"]
+                     if n.get("disk_quantity") is not None and n["disk_quantity"] <= LOW_DISK_QUANTITY})
     for itype, quantity in low:
         reasons.append("note: instance type %s attaches at most %s disks, so parallel attach helps little on its nodes"
                        % (itype, quantity))
@@ -96,15 +93,15 @@ def parallel_attach(ack_client, cluster_id, k8s, facts):
         "cluster_id": info["cluster"].get("cluster_id"),
         "cluster_version": info["cluster"].get("version"),
         "provisioner": provisioner,
-        "addons": dict((a, {"version": addons[a].get("version"), "feature_gate": addons[a].get("feature_gate")})
-                       for a in ("csi-plugin", provisioner) if a in addons),
+        "addons": {a: {"version": addons[a].get("version"), "feature_gate": addons[a].get("feature_gate")}
+                       for a in ("csi-plugin", provisioner) if a in addons},
         "controller_gates": summary["controller_gates"], "node_gates": summary["node_gates"],
         "node_pools_tagged": summary["node_pools_tagged"], "node_pools_total": summary["node_pools_total"],
         "instances_tagged": summary["instances_tagged"], "instances_total": summary["instances_total"],
         "disks_without_serial": len(legacy),
-        "disk_quantity": dict((n["instance_type"], n["disk_quantity"]) for n in info["nodes"] if n.get("instance_type")),
-        "csi_node_limits": dict((node, limits.get(DISK_DRIVER)) for node, limits in facts["csi_node_limits"].items()
-                                if DISK_DRIVER in limits),
+        "disk_quantity": {n["instance_type"]: n["disk_quantity"] for n in info["nodes"] if n.get("instance_type")},
+        "csi_node_limits": {node: limits.get(DISK_DRIVER) for node, limits in facts["csi_node_limits"].items()
+                                if DISK_DRIVER in limits},
     }
     state = "on" if summary["enabled"] else "blocked" if blocked else "available"
     return entry(name, state, reasons, current)
@@ -127,7 +124,7 @@ def trident_concurrency(k8s, namespace):
         return entry(name, "blocked", [e.msg])
     backends = trident.list_backends(k8s, install.namespace)
     observed = trident.observed(install)
-    drivers = sorted(set(b["driver"] for b in backends if b.get("driver")))
+    drivers = sorted({b["driver"] for b in backends if b.get("driver")})
     current = dict(observed, install=install.summary(),
                    backends=[{"name": b["name"], "driver": b.get("driver")} for b in backends])
     if observed["controller_flag"] is not None:
@@ -233,7 +230,7 @@ def pmem_storageclasses(facts):
         reasons.append("the CSIDriver %s is not installed: install the csi-local-plugin add-on first" % pmem.DRIVER)
     classes = sorted(sc["name"] for sc in facts["storage_classes"]
                      if sc["provisioner"] == pmem.DRIVER and sc["parameters"].get("volumeType") == "PMEM")
-    current = {"pmem_nodes": dict((n["name"], n["labels"][pmem.TYPE_LABEL]) for n in labelled),
+    current = {"pmem_nodes": {n["name"]: n["labels"][pmem.TYPE_LABEL] for n in labelled},
                "storageclasses": classes}
     state = "on" if classes else "blocked" if reasons else "available"
     return entry(name, state, reasons, current)
@@ -241,7 +238,7 @@ def pmem_storageclasses(facts):
 
 # the whole cluster ------------------------------------------------------------------------------------------
 def summarize(tunings):
-    return dict((s, sum(1 for t in tunings if t["state"] == s)) for s in STATES)
+    return {s: sum(1 for t in tunings if t["state"] == s) for s in STATES}
 
 
 def advise(k8s, ack_client=None, cluster_id=None, trident_namespace=None):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Alibaba Cloud calls for the collection: ACK (CS, ROA style) and ECS (RPC style) through aliyun-python-sdk-core.
@@ -10,9 +9,7 @@ exponential backoff, per-action call counts, bounded parallel calls on a thread 
 that say what to fix and never carry the secret. The SDK's own retry is switched off so that every attempt is counted and
 backed off here.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import datetime
 import json
@@ -99,7 +96,7 @@ class AliyunError(Exception):
     """A failed Alibaba Cloud call, with a message for the person running the play (never the secret)."""
 
     def __init__(self, msg, code=None, status=None, request_id=None, action=None):
-        super(AliyunError, self).__init__(msg)
+        super().__init__(msg)
         self.msg = msg
         self.code = code
         self.status = status
@@ -351,7 +348,7 @@ def batches(items, size):
 
 def indexed_params(prefix, values, suffix=""):
     """{"ResourceId.1": a, "ResourceId.2": b} - RPC's repeated-parameter encoding."""
-    return dict(("%s.%d%s" % (prefix, i + 1, suffix), v) for i, v in enumerate(values))
+    return {"%s.%d%s" % (prefix, i + 1, suffix): v for i, v in enumerate(values)}
 
 
 def tag_params(tags):

@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a storage preflight needs to know about a cluster, gathered in one place."""
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 SNAPSHOT_KINDS = ("VolumeSnapshot", "VolumeSnapshotContent", "VolumeSnapshotClass")
 TRIDENT_KINDS = ("TridentOrchestrator", "TridentBackendConfig")

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Edit command-line flags of a container in a Deployment, the way a person with `kubectl edit` would.
@@ -13,7 +12,6 @@ missing flags at the end, and never touches, reorders or re-spells any other arg
 Every flag this module manages takes a value; boolean flags (`--leader-election`) are never
 managed, so `--flag value` is unambiguous for them.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import copy
@@ -113,7 +111,7 @@ def set_flags(args, wanted):
 
 def current_values(args, flags):
     """{flag: value or None} for each flag name."""
-    return dict((f, get_flag(args, f)) for f in flags)
+    return {f: get_flag(args, f) for f in flags}
 
 
 def _args_field(container, flags):
@@ -234,7 +232,7 @@ def validate_tuning(settings, where="", current=None):
     live = {}
     if current is not None:  # checked against a container: unset flags mean the binary's defaults
         live = dict(UPSTREAM_RATE_DEFAULTS)
-        live.update(dict((k, v) for k, v in current.items() if v is not None))
+        live.update({k: v for k, v in current.items() if v is not None})
     eff_qps = qps if qps is not None else _number(live.get("kube_api_qps"))
     eff_burst = burst if burst is not None else _number(live.get("kube_api_burst"))
     if eff_qps is not None and eff_burst is not None and eff_burst < eff_qps:
@@ -260,14 +258,14 @@ def _fmt(value):
 def tuning_wanted(settings, state):
     """{flag: value or None} for set_flags: the given settings (state present), or removal of all (absent)."""
     if state == "absent":
-        return dict((flag, None) for _, flag in TUNING_FLAGS)
-    return dict((flag, settings[opt]) for opt, flag in TUNING_FLAGS if settings.get(opt) is not None)
+        return {flag: None for _, flag in TUNING_FLAGS}
+    return {flag: settings[opt] for opt, flag in TUNING_FLAGS if settings.get(opt) is not None}
 
 
 def tuning_values(container):
     """The three tuning flags of a container by option name, as strings (None = unset, the program's default)."""
     values = container_flags(container, [flag for _, flag in TUNING_FLAGS])
-    return dict((opt, values[flag]) for opt, flag in TUNING_FLAGS)
+    return {opt: values[flag] for opt, flag in TUNING_FLAGS}
 
 
 def running_values(deployment, container_name):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Edit "A=true,B=false" feature-gate strings without losing or reordering anyone else's gates.
@@ -9,9 +8,7 @@ component would reject is passed through untouched rather than dropped). Values 
 strconv.ParseBool reads them, because the CSI components parse the flag with k8s.io/component-base; when a
 name appears twice the last one wins, as there.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 TRUE_VALUES = ("1", "t", "T", "TRUE", "true", "True")
 FALSE_VALUES = ("0", "f", "F", "FALSE", "false", "False")
@@ -96,5 +93,5 @@ def remove(text, gates):
 def changes(before, after):
     """{name: (old, new)} for gates whose meaning differs between two strings (None: absent or not a bool)."""
     a, b = parse(before), parse(after)
-    return dict((n, (a.get(n), b.get(n))) for n in sorted(set(a) | set(b))
-                if (n in a, a.get(n)) != (n in b, b.get(n)))
+    return {n: (a.get(n), b.get(n)) for n in sorted(set(a) | set(b))
+                if (n in a, a.get(n)) != (n in b, b.get(n))}

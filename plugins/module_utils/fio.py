@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """fio: its JSON output read back into figures (IOPS, bandwidth, completion latency percentiles).
@@ -14,9 +13,7 @@ document in it, and when stray lines were written into the middle of it (stderr 
 pod log) drops the lines that cannot be JSON and tries again. Everything else is kept in ``noise``
 so a report can show it.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import json
 import re
@@ -188,7 +185,7 @@ def _merge_latency(parts):
 def _group(jobs):
     first = jobs[0]
     group = {"groupid": first["groupid"], "name": first["name"], "jobs": len(jobs),
-             "job_names": sorted(set(j["name"] for j in jobs)), "options": first["options"],
+             "job_names": sorted({j["name"] for j in jobs}), "options": first["options"],
              "error": max(j["error"] for j in jobs), "approximate": False}
     for d in DIRECTIONS:
         ios = [j[d] for j in jobs if d in j]
@@ -235,7 +232,7 @@ def _step(group):
     latency = None
     clat = group[main]["clat_ns"] if main else None
     if clat and all(clat.get(k) is not None for k in ("min", "max", "mean", "p50", "p90", "p99")):
-        latency = dict((k, clat[k] / 1e9) for k in ("min", "p50", "p90", "p99", "max", "mean"))
+        latency = {k: clat[k] / 1e9 for k in ("min", "p50", "p90", "p99", "max", "mean")}
         if clat.get("p99_9") is not None:
             latency["p99_9"] = clat["p99_9"] / 1e9
         metrics["clat_mean_ns"] = round(clat["mean"], 1)  # the seed's "lat avg" column

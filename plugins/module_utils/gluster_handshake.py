@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Time the peer handshake after a glusterd restart, with one monotonic clock.
@@ -48,7 +47,7 @@ def measure_handshake(restarted: GlusterCLI, restart_cmd: str, observers: dict[s
     if rc != 0:
         raise GlusterError(f"restart command {restart_cmd!r} failed (rc={rc}): {error_text(out, err)}")
 
-    connected_at: dict[str, float | None] = {name: None for name in observers}
+    connected_at: dict[str, float | None] = dict.fromkeys(observers)
     last_state: dict[str, list] = {}
     t_list = t_status = None
     deadline = t0 + timeout

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read Helm 3 releases from their storage Secrets, without the helm binary.
@@ -10,7 +9,6 @@ labelled owner=helm, name=<release>, status=<deployed|superseded|failed|...>, ve
 pkg/storage/driver/util.go encodeRelease). The JSON holds name, namespace, version, info.status,
 chart.metadata{name,version,appVersion}, chart.values (the chart's defaults) and config (the user's values).
 """
-from __future__ import absolute_import, division, print_function
 
 
 import base64

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """One Kubernetes client for every module of the collection.
@@ -8,9 +7,7 @@ variables, then the kubeconfig's current context. Every request goes through Cli
 which retries 429, 5xx and connection errors with capped exponential backoff (honouring
 Retry-After) and turns the rest into K8sError with a message that says what to fix.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import copy
 import json
@@ -70,7 +67,7 @@ class K8sError(Exception):
     """A Kubernetes failure with a message meant for the person running the play."""
 
     def __init__(self, msg, status=None, reason=None, body=None):
-        super(K8sError, self).__init__(msg)
+        super().__init__(msg)
         self.msg = msg
         self.status = status
         self.reason = reason

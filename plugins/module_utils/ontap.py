@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """NetApp ONTAP: list what a Trident backend created, over REST or ZAPI, so a benchmark can prove no leak.
@@ -15,7 +14,6 @@ REST (ONTAP 9.6+, what the netapp.ontap collection uses by default): GET /api/st
 ZAPI (older systems, `use_rest: never`): netapp-lib's NaServer with volume-get-iter, qtree-list-iter and
 lun-get-iter, desired-attributes and `next-tag` paging.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import base64
@@ -45,7 +43,7 @@ ZAPI_PATH = "servlets/netapp.servlets.admin.XMLrequest_filer"
 
 class OntapError(Exception):
     def __init__(self, msg, status=None):
-        super(OntapError, self).__init__(msg)
+        super().__init__(msg)
         self.msg = msg
         self.status = status
 
@@ -73,15 +71,15 @@ def internal_name(pv_or_name, prefix):
 
 def leak_report(volumes, qtrees, luns, expected, prefix):
     """(leaked, missing, empty_pools): objects no expected PV accounts for, expected PVs not found, empty pools."""
-    wanted = set(internal_name(e, prefix) for e in (expected or []))
+    wanted = {internal_name(e, prefix) for e in (expected or [])}
     objects = ([dict(name=v["name"], kind="volume", volume=v["name"], svm=v.get("svm")) for v in volumes
                 if kind_of(v["name"], prefix) == "volume"]
                + [dict(name=q["name"], kind="qtree", volume=q["volume"], svm=q.get("svm")) for q in qtrees]
                + [dict(name=lun["name"], kind="lun", volume=lun["volume"], svm=lun.get("svm")) for lun in luns])
-    found = set(o["name"] for o in objects)
+    found = {o["name"] for o in objects}
     leaked = [o for o in objects if o["name"] not in wanted] if expected is not None else []
     missing = sorted(wanted - found) if expected is not None else []
-    used = set(o["volume"] for o in objects if o["kind"] != "volume")
+    used = {o["volume"] for o in objects if o["kind"] != "volume"}
     empty_pools = sorted(v["name"] for v in volumes if kind_of(v["name"], prefix) in ("qtree_pool", "lun_pool")
                          and v["name"] not in used)
     return leaked, missing, empty_pools
@@ -98,7 +96,7 @@ def split_host_port(hostname):
 
 
 # REST --------------------------------------------------------------------------------------------------
-class OntapRest(object):
+class OntapRest:
     """Basic-auth REST client of one ONTAP cluster management LIF."""
 
     def __init__(self, hostname, username, password, https=True, validate_certs=True, ca_cert=None, port=None,
@@ -228,7 +226,7 @@ def _int(text):
         return None
 
 
-class OntapZapi(object):
+class OntapZapi:
     """ZAPI through netapp-lib (volume-get-iter, qtree-list-iter, lun-get-iter)."""
 
     def __init__(self, hostname, username, password, https=True, validate_certs=True, ca_cert=None, port=None,

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """PMEM (persistent memory) local volumes of the Alibaba Cloud CSI local plugin: StorageClasses, node
@@ -24,9 +23,7 @@ Ownership, so that state=absent removes exactly what state=present added and not
 - the ConfigMap gets storageperf.k8s/pmem-entries (JSON [[key, name, node], ...] of the entries added) and
   storageperf.k8s/pmem-created when this collection created it.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import copy
 import json
@@ -172,8 +169,8 @@ def sc_view(sc):
     out = {"metadata": {"name": md.get("name")}}
     if md.get("labels"):
         out["metadata"]["labels"] = md["labels"]
-    ann = dict((k, v) for k, v in (md.get("annotations") or {}).items()
-               if k != "kubectl.kubernetes.io/last-applied-configuration")
+    ann = {k: v for k, v in (md.get("annotations") or {}).items()
+               if k != "kubectl.kubernetes.io/last-applied-configuration"}
     if ann:
         out["metadata"]["annotations"] = ann
     for f in ("provisioner", "parameters", "reclaimPolicy", "volumeBindingMode", "allowVolumeExpansion", "mountOptions"):
@@ -216,7 +213,7 @@ def node_type_problem(node):
 
 def select_nodes(all_nodes, names):
     """The PMEM nodes: those named (all must exist), else those already carrying the type label."""
-    by_name = dict((n["metadata"]["name"], n) for n in all_nodes)
+    by_name = {n["metadata"]["name"]: n for n in all_nodes}
     if names:
         missing = [n for n in names if n not in by_name]
         if missing:
@@ -260,7 +257,7 @@ def node_label_plan(node, node_type, state):
     # absent: remove only the labels this collection added
     if not ours:
         return None
-    patch = dict((k, None) for k in ours if k in labels)
+    patch = {k: None for k in ours if k in labels}
     return patch, {LABELS_ANNOTATION: None}, []
 
 
@@ -341,7 +338,7 @@ def topology_plan(cm, node_names, p, state):
                 added.append([key, want["name"], node])
         if changed:
             data[key] = _dump_entries(key, entries)
-        new_ours = sorted(set(ours) | set(tuple(a) for a in added))
+        new_ours = sorted(set(ours) | {tuple(a) for a in added})
         if new_ours != sorted(ours):
             ann[ENTRIES_ANNOTATION] = json.dumps([list(x) for x in new_ours], separators=(",", ":"))
         if not exists and added:
@@ -377,7 +374,7 @@ def cm_view(cm):
         return {}
     md = cm.get("metadata") or {}
     out = {"metadata": {"name": md.get("name"), "namespace": md.get("namespace")}, "data": cm.get("data") or {}}
-    ann = dict((k, v) for k, v in (md.get("annotations") or {}).items() if k.startswith("storageperf.k8s/"))
+    ann = {k: v for k, v in (md.get("annotations") or {}).items() if k.startswith("storageperf.k8s/")}
     if ann:
         out["metadata"]["annotations"] = ann
     return out

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Wait for one object to reach a state, from watch events (no per-object polling), and Deployment rollouts.
@@ -7,7 +6,6 @@
 resourceVersion until the predicate holds or the deadline passes. A watch that ends (server
 timeout, 410 Gone) is restarted from a fresh read, so no change is missed.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import time
@@ -19,7 +17,7 @@ class WaitTimeout(Exception):
     """The object did not reach the state in time; `last` is the last object seen (or None)."""
 
     def __init__(self, msg, last=None):
-        super(WaitTimeout, self).__init__(msg)
+        super().__init__(msg)
         self.msg = msg
         self.last = last
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Upload a directory of reports to an S3-compatible bucket (AWS S3, Alibaba Cloud OSS, MinIO) with boto3.
@@ -9,9 +8,7 @@ returns a secret. Idempotent: an object whose content is already in the bucket i
 by its ETag (the MD5 of a single-part upload) or, where a store computes ETags differently (KMS,
 some S3-compatible servers), by the sha256 this code stores in the object's metadata.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import hashlib
 import mimetypes

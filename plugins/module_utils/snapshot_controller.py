@@ -1,13 +1,10 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Finding the external-snapshotter's snapshot-controller Deployment and its container.
 
 Shared by snapshot_controller_tuning (which edits its flags) and the tuning advisor (which only reads them).
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.container_args import ContainerArgsError, pick_container
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """sysbench 1.0.x output read back into figures: transactions and queries per second, latency.
@@ -21,9 +20,7 @@ decimals of a millisecond, so a fast device's 4 us reads ``0.00``. Such a value 
 zero: it is kept as printed in ``latency_ms`` and named in ``latency_below_ms`` with the bound, and the
 step carries it as an upper bound (``latency_p95_below_s``), which reports show as ``< 10µs``.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import json
 import re

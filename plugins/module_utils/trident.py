@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """NetApp Trident: how it was installed, its version, its backends' drivers, and its concurrent core.
@@ -15,7 +14,6 @@ All of them end as `--enable_concurrency=true` on the trident-main container of 
 Support by version (tech preview before 26.02; a backend with an unsupported driver stops Trident or is
 not added) is in SUPPORT below; `preflight` refuses before anything changes.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import re
@@ -52,7 +50,7 @@ class TridentError(Exception):
     """A refusal or failure with a message that names what is wrong and how to fix it."""
 
     def __init__(self, msg, **details):
-        super(TridentError, self).__init__(msg)
+        super().__init__(msg)
         self.msg = msg
         self.details = details
 
@@ -101,7 +99,7 @@ def image_version(image):
 
 
 # install discovery ----------------------------------------------------------------------------------
-class Install(object):
+class Install:
     """What discover() found: method (operator|helm|tridentctl), namespace and the objects that say so."""
 
     def __init__(self, method, namespace, orchestrator=None, controller=None, helm_release=None, operator=None):
@@ -120,8 +118,8 @@ class Install(object):
                    orchestrator=(self.orchestrator or {}).get("metadata", {}).get("name"),
                    controller=(self.controller or {}).get("metadata", {}).get("name"))
         if self.helm_release:
-            out["helm_release"] = dict((k, self.helm_release.get(k)) for k in
-                                       ("name", "namespace", "revision", "chart", "chart_version", "app_version"))
+            out["helm_release"] = {k: self.helm_release.get(k) for k in
+                                       ("name", "namespace", "revision", "chart", "chart_version", "app_version")}
         return out
 
 
@@ -270,7 +268,7 @@ def list_backends(client, namespace):
     if client.has_resource(TRIDENT_API, "TridentBackend"):
         tbes, _ = client.list(TRIDENT_API, "TridentBackend", namespace=namespace)
         for tbe in tbes:
-            if known & set(x for x in (tbe.get("configRef"), tbe.get("backendName"), tbe.get("backendUUID")) if x):
+            if known & {x for x in (tbe.get("configRef"), tbe.get("backendName"), tbe.get("backendUUID")) if x}:
                 continue
             md = tbe["metadata"]
             out.append(dict(kind="TridentBackend", name="%s/%s" % (md["namespace"], md["name"]),

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What each tuning is expected to bring, from the seed documents, and what applies it: the one table.
@@ -7,9 +6,7 @@ Every figure the advisor quotes lives here, with the seed it comes from, so that
 one place. The seeds are in the project's shared seeds directory (000 ACK parallel attach, 001 PMEM, 002
 Trident concurrent core and the snapshot-controller, 003 GlusterD).
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 TUNINGS = {
     "parallel_attach": {

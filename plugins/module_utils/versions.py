@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Vendor version strings compared by their numbers.
@@ -8,9 +7,7 @@ What orders them is the dotted number after an optional "v"/"V"; the vendor suff
 is ignored. `sort -V`, which the seed script uses, compares the whole string and so gets these wrong: it
 rejects "1.31.0-aliyun.1" and "V1.31.0" as older than "v1.30.4" because a digit or capital sorts before "v".
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import re
 

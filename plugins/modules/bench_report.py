@@ -1,10 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -175,10 +172,10 @@ def main():
     try:
         written = R.write_reports(doc, out_dir, p["formats"], check_mode=module.check_mode)
         markdown = R.to_markdown(doc)
-    except (IOError, OSError) as e:
+    except OSError as e:
         module.fail_json(msg="cannot write the report into %s: %s. Check that the directory is writable "
                              "(output_dir / reports_dir)." % (out_dir, e))
-    paths = dict((f, w["path"]) for f, w in written.items())
+    paths = {f: w["path"] for f, w in written.items()}
     summary = summarize(doc)
     summary["reports"] = paths
     changed_files = sorted(f for f, w in written.items() if w["changed"])

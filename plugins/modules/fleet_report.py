@@ -1,10 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -164,9 +161,9 @@ def main():
     out_dir = os.path.abspath(os.path.join(p["reports_dir"], name))
     try:
         written = FR.write_fleet(fleet, p["reports_dir"], check_mode=module.check_mode)
-    except (IOError, OSError) as e:
+    except OSError as e:
         module.fail_json(msg="cannot write the fleet report into %s: %s. Check that reports_dir is writable." % (out_dir, e))
-    paths = dict((f, w["path"]) for f, w in written.items())
+    paths = {f: w["path"] for f, w in written.items()}
     changed_files = sorted(f for f, w in written.items() if w["changed"])
     summary = dict(fleet["summary"], kind=fleet["kind"], name=name)
     module.exit_json(changed=bool(changed_files), paths=paths, output_dir=out_dir, name=name, kind=fleet["kind"],

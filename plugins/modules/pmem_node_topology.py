@@ -1,10 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -163,7 +160,7 @@ def main():
         for node, plan in plans:
             name = node["metadata"]["name"]
             labels = node["metadata"].get("labels") or {}
-            pmem_labels = dict((k, v) for k, v in labels.items() if k.startswith(pmem.NODE_LABEL))
+            pmem_labels = {k: v for k, v in labels.items() if k.startswith(pmem.NODE_LABEL)}
             entry = dict(name=name, changed=plan is not None, labels=pmem_labels)
             if plan is not None:
                 label_patch, ann_patch, _ = plan

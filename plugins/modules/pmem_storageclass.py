@@ -1,10 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -227,7 +224,7 @@ def main():
                 result.update(changed=True, action="recreated", storageclass=pmem.sc_view(created))
             elif mutable:
                 patch = {"allowVolumeExpansion": desired["allowVolumeExpansion"],
-                         "metadata": dict((k, v) for k, v in desired["metadata"].items() if k in ("labels", "annotations"))}
+                         "metadata": {k: v for k, v in desired["metadata"].items() if k in ("labels", "annotations")}}
                 updated = client.patch(SC_API, "StorageClass", p["name"], patch, dry_run=module.check_mode)
                 result.update(changed=True, action="updated", storageclass=pmem.sc_view(updated or desired))
             else:

@@ -1,8 +1,6 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
 
 DOCUMENTATION = r"""
@@ -176,7 +174,7 @@ def main():
     argument_spec.update(K8S_AUTH_ARG_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
-    settings = dict((k, p[k]) for k in ("worker_threads", "kube_api_qps", "kube_api_burst"))
+    settings = {k: p[k] for k in ("worker_threads", "kube_api_qps", "kube_api_burst")}
     if p["state"] == "present":
         errors = validate_tuning(settings)
         if errors:

@@ -1,8 +1,6 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-from __future__ import absolute_import, division, print_function
 
 
 DOCUMENTATION = r"""
@@ -221,7 +219,7 @@ def run(module, client):
     if module._diff:
         spec = install.orchestrator.get("spec") or {}
         keys = set(patch) | {"enableConcurrency"}
-        old = dict((k, spec.get(k)) for k in keys)
+        old = {k: spec.get(k) for k in keys}
         new = dict(old, **patch)
         header = "TridentOrchestrator %s spec" % cr_name
         result["diff"] = {"before_header": header, "after_header": header, "before": spec_text(old), "after": spec_text(new)}

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the collection's inventory plugins share: clusters as hosts run on the controller.
@@ -9,9 +8,7 @@ playbooks target) with `ansible_connection: local` and the controller's Python; 
 through the inventory cache plugin together with a digest of what was asked, so that a changed query never
 reads an old answer.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import hashlib
 import json
@@ -50,7 +47,7 @@ def base_vars():
     return {"ansible_connection": "local", "ansible_python_interpreter": trust_as_template(PLAYBOOK_PYTHON)}
 
 
-class ClusterInventory(object):
+class ClusterInventory:
     """Mixin for an InventoryModule(BaseInventoryPlugin, Constructable, Cacheable) whose hosts are clusters.
 
     The plugin class sets NAME and CONFIG_SUFFIXES (the file endings that name it, e.g. ``.ack.yml``).
@@ -61,7 +58,7 @@ class ClusterInventory(object):
     def verify_file(self, path):
         """A file ending in one of CONFIG_SUFFIXES, or any YAML file whose `plugin:` line names this plugin (so
         that the `auto` plugin hands it over whatever its name)."""
-        if not super(ClusterInventory, self).verify_file(path):
+        if not super().verify_file(path):
             return False
         if path.endswith(self.CONFIG_SUFFIXES):
             return True
@@ -70,7 +67,7 @@ class ClusterInventory(object):
         try:
             with open(path, "rb") as f:
                 head = f.read(65536).decode("utf-8", "replace")
-        except (IOError, OSError):
+        except OSError:
             return False
         line = r"^plugin:\s*[\"']?%s[\"']?\s*(#.*)?$" % re.escape(self.NAME)
         return bool(re.search(line, head, re.MULTILINE))

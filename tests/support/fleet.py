@@ -75,7 +75,7 @@ class Fleet:
         self.front = Twin(self.dir, nodes=nodes, time_scale=time_scale,
                           extra=["--clusters", str(clusters), *(extra or [])])
 
-    def up(self) -> "Fleet":
+    def up(self) -> Fleet:
         self.front.up()
         return self
 
@@ -85,7 +85,7 @@ class Fleet:
         else:
             self.front.down()
 
-    def __enter__(self) -> "Fleet":
+    def __enter__(self) -> Fleet:
         return self.up()
 
     def __exit__(self, *exc: object) -> None:

@@ -6,7 +6,8 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from tests.support.twin import COLLECTIONS, REPO, VENV_BIN
 

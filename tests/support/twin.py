@@ -49,7 +49,7 @@ class Twin:
         self.extra = extra or []
 
     # lifecycle -------------------------------------------------------------------------
-    def up(self) -> "Twin":
+    def up(self) -> Twin:
         self.dir.mkdir(parents=True, exist_ok=True)
         cmd = [str(VENV_BIN / "python"), "-m", "twin", "up", "--dir", str(self.dir),
                "--nodes", str(self.nodes), "--time-scale", str(self.time_scale), *self.extra]
@@ -60,7 +60,7 @@ class Twin:
         subprocess.run([str(VENV_BIN / "python"), "-m", "twin", "down", "--dir", str(self.dir)],
                        cwd=REPO, check=False, timeout=60)
 
-    def __enter__(self) -> "Twin":
+    def __enter__(self) -> Twin:
         return self.up()
 
     def __exit__(self, *exc: object) -> None:

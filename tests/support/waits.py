@@ -6,7 +6,8 @@ a measurement: on a slow machine the wait simply takes longer.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 def _meta(obj: Any) -> tuple[str, str]:

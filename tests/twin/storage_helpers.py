@@ -6,7 +6,8 @@ import ssl
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from tests.support.twin import Twin
 

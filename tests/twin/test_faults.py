@@ -67,7 +67,7 @@ def test_attach_and_snapshot_faults_surface_in_status_and_events(twin):
     apply(twin, {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshot", "metadata": {"name": "att-snap"},
                  "spec": {"volumeSnapshotClassName": "trident-snapshotclass", "source": {"persistentVolumeClaimName": "att"}}})
     kube_wait(twin, "jsonpath={.status.readyToUse}=true", "volumesnapshot/att-snap")
-    assert [e for e in events(twin, "SnapshotCreationFailed")]
+    assert list(events(twin, "SnapshotCreationFailed"))
     assert storage(twin, "faults")["hits"]["snapshot"] == 1
 
 

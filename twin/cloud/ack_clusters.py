@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable
+from datetime import datetime, timedelta, UTC
+from typing import Any
+from collections.abc import Iterable
 
 from .errors import CsError
 
@@ -144,7 +145,7 @@ def user_config(kubeconfig_text: str, query: Any) -> dict[str, Any]:
     if minutes and not 15 <= minutes <= 4320:
         raise CsError(400, "ErrorParamsInvalid", "TemporaryDurationMinutes must be between 15 and 4320")
     delta = timedelta(minutes=minutes) if minutes else timedelta(hours=KUBECONFIG_HOURS)
-    expiration = (datetime.now(timezone.utc) + delta).strftime("%Y-%m-%dT%H:%M:%SZ")
+    expiration = (datetime.now(UTC) + delta).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {"config": kubeconfig_text, "expiration": expiration}
 
 

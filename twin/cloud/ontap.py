@@ -453,7 +453,7 @@ class Ontap:
             return ontap_error(400, f'Invalid value "{q["max_records"]}" for "max_records".', "262179", "max_records")
         if max_records is not None and len(records) > max_records:
             page = records[:max_records]
-            nxt = dict((k, v) for k, v in q.items() if k != "start.key")
+            nxt = {k: v for k, v in q.items() if k != "start.key"}
             nxt["start.key"] = "/".join(str(x) for x in sort_key(page[-1]))
             links["next"] = {"href": f"/api/{path}?" + urlencode(nxt, safe="*|!,./")}
         return web.json_response({"records": [_project(r, fields, keys) for r in page], "num_records": len(page),

@@ -37,7 +37,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from email.utils import parsedate_tz
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 from urllib.parse import quote
 
 from aiohttp import web

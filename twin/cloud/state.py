@@ -24,7 +24,8 @@ import hashlib
 import json
 import secrets
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 if TYPE_CHECKING:
     from ..cluster import Cluster

@@ -58,7 +58,7 @@ class StsApi:
 
     def _issue(self) -> str:
         """A JWT-shaped service-account token (RS256 in ACK; here an HMAC, since only the twin checks it)."""
-        now = int(datetime.datetime.now(datetime.timezone.utc).timestamp())
+        now = int(datetime.datetime.now(datetime.UTC).timestamp())
         self.issued_at, self.expires_at = now, now + 86400
         self.claims: dict[str, Any] = {"iss": self.issuer, "sub": self.subject, "aud": [AUDIENCE],
                                        "iat": self.issued_at, "exp": self.expires_at}
@@ -87,13 +87,13 @@ class StsApi:
         if not hmac.compare_digest(p["OIDCToken"].strip().encode(), self.token.encode()):
             raise PopError(400, "AuthenticationFail.OIDCToken.Invalid", "The specified OIDCToken is invalid.")
         cred = self.gw.credentials.new_sts()
-        now = datetime.datetime.now(datetime.timezone.utc)
+        now = datetime.datetime.now(datetime.UTC)
         session = p["RoleSessionName"]
         role_id = str(int(hashlib.sha1(self.role_arn.encode()).hexdigest()[:15], 16))
         return {
             "OIDCTokenInfo": {"Subject": self.subject, "Issuer": self.issuer, "ClientIds": AUDIENCE,
-                              "IssuanceTime": _iso(datetime.datetime.fromtimestamp(self.issued_at, datetime.timezone.utc)),
-                              "ExpirationTime": _iso(datetime.datetime.fromtimestamp(self.expires_at, datetime.timezone.utc))},
+                              "IssuanceTime": _iso(datetime.datetime.fromtimestamp(self.issued_at, datetime.UTC)),
+                              "ExpirationTime": _iso(datetime.datetime.fromtimestamp(self.expires_at, datetime.UTC))},
             "AssumedRoleUser": {"Arn": f"{self.role_arn}/{session}", "AssumedRoleId": f"{role_id}:{session}"},
             "Credentials": {"AccessKeyId": cred.access_key_id, "AccessKeySecret": cred.access_key_secret,
                             "SecurityToken": cred.security_token,

@@ -5,7 +5,8 @@ import asyncio
 import json
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any, AsyncIterator, Coroutine
+from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Coroutine
 
 from ..store import now_iso
 

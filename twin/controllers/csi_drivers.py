@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Coroutine
+from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
 
 from .. import calibration, errors
 from .base import Controller

@@ -93,7 +93,7 @@ class Kubelet(Controller):
         """Start `kubectl exec`'s command in the container's view (twin/exec_runner.py); errors as the API's.
         With start=False only check that it could start."""
         pod = self.store.get(self.pods_rt, ns, name)
-        cs = [c for c in pod["spec"].get("containers") or []]
+        cs = list(pod["spec"].get("containers") or [])
         if not container:
             container = cs[0]["name"] if cs else ""
         c = next((x for x in cs + list(pod["spec"].get("initContainers") or []) if x["name"] == container), None)

@@ -14,7 +14,7 @@ import math
 import re
 import shlex
 from types import ModuleType
-from typing import Callable
+from collections.abc import Callable
 
 from .. import calibration
 

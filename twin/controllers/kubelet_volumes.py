@@ -15,7 +15,7 @@ import collections
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from .. import calibration
 from . import kubelet_runtime

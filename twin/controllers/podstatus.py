@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..store import now_iso
 

@@ -36,7 +36,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime, UTC
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from .. import calibration, errors
 from ..store import now_iso

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Seed 000's attach-stress test: many pods with 2 disks each, pinned to one node, started at once.
@@ -19,7 +18,6 @@ R is capped by the node's disk limit: the CSINode's allocatable count for the dr
 given disk_limit (the instance type's DescribeInstanceTypes DiskQuantity, 56 for
 ecs.g7se.16xlarge), minus the disks already attached there, divided by the volumes per pod.
 """
-from __future__ import absolute_import, division, print_function
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
@@ -106,7 +104,7 @@ def _csinode_limit(client, node_name, driver):
 def preflight(client, plan):
     """Pick the node, read its disk limit and cap the replicas; check the StorageClass and CSIDriver."""
     nodes, _ = client.list("v1", "Node")
-    by_name = dict((n["metadata"]["name"], n) for n in nodes)
+    by_name = {n["metadata"]["name"]: n for n in nodes}
     if plan.node:
         node = by_name.get(plan.node)
         if node is None:
@@ -242,7 +240,7 @@ def step_down(ctx, plan, replicas, name="scale_down", label=STEPS[1][1]):
 
 
 def _setup_line(result):
-    return dict((k, result.get(k)) for k in ("name", "status", "reason", "wall_s", "api_requests"))
+    return {k: result.get(k) for k in ("name", "status", "reason", "wall_s", "api_requests")}
 
 
 def _setup(ctx, plan, setup):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Delete everything a benchmark run created, in the order that lets each deletion finish.
@@ -18,7 +17,6 @@ It works the same after a failed or killed run: every stage lists what is there,
 previous run or cleanup left half done is picked up. Waiting here polls with one list per kind twice a
 second: cleanup is not measured, and a list shows everything that is left.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import time
@@ -31,7 +29,7 @@ SNAP = "snapshot.storage.k8s.io/v1"
 
 class CleanupTimeout(Exception):
     def __init__(self, msg, remaining):
-        super(CleanupTimeout, self).__init__(msg)
+        super().__init__(msg)
         self.msg = msg
         self.remaining = remaining
 
@@ -106,7 +104,7 @@ class Cleanup:
         inv["VolumeAttachment"] = sorted(va["metadata"]["name"] for va in self._vas(pvs))
         if self.only_namespaces is None:
             inv["StorageClass"] = sorted(o["metadata"]["name"] for o in self._classes())
-        return dict((k, v) for k, v in inv.items() if v)
+        return {k: v for k, v in inv.items() if v}
 
     def _classes(self):
         return [o for o in self.client.list("storage.k8s.io/v1", "StorageClass", label_selector=self.selector)[0]
@@ -134,7 +132,7 @@ class Cleanup:
         """PVs claimed from the owner namespaces, bound to the given PVCs, named, or labelled with the run."""
         pvs, _ = self.client.list("v1", "PersistentVolume")
         ns = set(namespaces)
-        bound = set((p.get("spec") or {}).get("volumeName") for p in pvcs.values()) | set(names)
+        bound = {(p.get("spec") or {}).get("volumeName") for p in pvcs.values()} | set(names)
         out = {}
         for pv in pvs:
             ref = (pv.get("spec") or {}).get("claimRef") or {}

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Terminal states (REFERENCE.md, "Benchmark method in the seed") as predicates over the world.
@@ -15,7 +14,6 @@ is what a timed-out object is reported with when it has no Warning event to show
   delete clone / volume   PVC gone and its PV gone                                           pvc_and_pv_gone
   delete snapshot         VolumeSnapshot gone and its VolumeSnapshotContent gone             snapshot_gone
 """
-from __future__ import absolute_import, division, print_function
 
 
 PVC, PV, POD, VA, VS, VSC = ("PersistentVolumeClaim", "PersistentVolume", "Pod", "VolumeAttachment",

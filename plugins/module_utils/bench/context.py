@@ -1,9 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What one repetition of a benchmark needs: the client, its owner namespace and labels, the
 engine options and where each step result goes (the result document, written at once)."""
-from __future__ import absolute_import, division, print_function
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L

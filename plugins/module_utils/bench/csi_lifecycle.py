@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Seed 002's CSI lifecycle benchmark: N volumes, pods with 4 PVCs each, 8 steps in order.
@@ -16,7 +15,6 @@ Every step counts volumes (the seed's "vol/s"). A step runs only when the steps 
 succeeded; otherwise, and when a prerequisite is missing (no VolumeSnapshotClass for the
 driver), it is recorded as skipped with the reason.
 """
-from __future__ import absolute_import, division, print_function
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
@@ -283,7 +281,7 @@ def skip_reason(name, plan, results):
             return "not run: step %s %s" % (prev["name"], how)
     if name in SNAPSHOT_STEPS and plan.snapshot_skip:
         return plan.snapshot_skip
-    by_name = dict((r["name"], r) for r in results)
+    by_name = {r["name"]: r for r in results}
     for need in NEEDS.get(name, ()):
         r = by_name.get(need)
         if r is None or r["status"] == "skipped":

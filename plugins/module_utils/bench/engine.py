@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """run_step(): submit a batch of objects and time each one to its terminal state from watch events.
@@ -18,7 +17,6 @@ Order of a step:
      reason from the object's Warning events, unfinished objects)
 So a step costs N + 2 x kinds API requests (plus reopened watches), whatever N is.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import threading
@@ -313,7 +311,7 @@ def warning_summary(items, examples=5):
                 w["_last"], w["message"] = t, message
     out = []
     for w in sorted(by_reason.values(), key=lambda w: (-w["objects"], w["reason"])):
-        out.append(dict((k, v) for k, v in w.items() if not k.startswith("_")))
+        out.append({k: v for k, v in w.items() if not k.startswith("_")})
     return out
 
 

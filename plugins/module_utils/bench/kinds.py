@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The resource kinds the engine watches: API version, scope, object key and secondary indexes.
@@ -8,7 +7,6 @@ Indexes map a value read from the object (a VolumeAttachment's PersistentVolume 
 Event's involved object) to the keys holding it, so a terminal-state predicate can ask
 "which VolumeAttachments are there for PV x" without scanning every object.
 """
-from __future__ import absolute_import, division, print_function
 
 
 class Kind:
@@ -59,7 +57,7 @@ VS = Kind("VolumeSnapshot", "snapshot.storage.k8s.io/v1", True)
 VSC = Kind("VolumeSnapshotContent", "snapshot.storage.k8s.io/v1", False)
 STS = Kind("StatefulSet", "apps/v1", True)
 
-BY_NAME = dict((k.name, k) for k in (PVC, PV, POD, EVENT, VA, VS, VSC, STS))
+BY_NAME = {k.name: k for k in (PVC, PV, POD, EVENT, VA, VS, VSC, STS)}
 
 
 def subject_key(kind_name, key):

@@ -1,8 +1,6 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Labels every benchmark object carries, owner namespace names, and run id checks."""
-from __future__ import absolute_import, division, print_function
 
 
 import hashlib

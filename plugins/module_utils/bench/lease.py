@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The Lease a running benchmark holds, so that a cleanup of every run leaves a live one alone.
@@ -12,7 +11,6 @@ treats a run whose Lease has not expired as live. A run killed without a chance 
 If the Lease vanishes while the run measures (someone deleted it or its namespace, e.g. a forced cleanup),
 the run knows its objects may be gone too: the steps measured from then on are reported as disturbed.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import datetime

@@ -1,8 +1,6 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The objects the benchmarks create. Every one carries the run's labels (labels.run_labels)."""
-from __future__ import absolute_import, division, print_function
 
 
 import copy

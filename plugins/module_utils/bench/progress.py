@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Progress of a running step, from the bench_run module to its action plugin on the controller.
@@ -7,7 +6,6 @@ The module rewrites one small JSON file (atomically: temp file + rename) every c
 the action plugin (plugins/action/bench_run.py) reads it while the module runs and prints one line
 with display.display, which ansible-playbook writes to its stdout and AWX shows in the job output.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import json

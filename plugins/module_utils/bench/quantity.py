@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kubernetes resource quantities (k8s.io/apimachinery resource.Quantity), checked before any write.
@@ -8,7 +7,6 @@ Grammar (apimachinery pkg/api/resource/quantity.go):
   <number>   ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
   <suffix>   ::= Ki | Mi | Gi | Ti | Pi | Ei | m | "" | k | M | G | T | P | E | (e|E)<signedNumber>
 """
-from __future__ import absolute_import, division, print_function
 
 
 import re

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The benchmark side of the result document (format: docs/results.md, functions: module_utils/report).
@@ -9,7 +8,6 @@ run killed half way leaves every step it measured on disk, under status "interru
 finalize() (bench_run mode=finalize, called by the roles at the very end, also after a failure)
 gives the document its final status.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import os
@@ -37,7 +35,7 @@ class ResultFile:
                                  % (self.path, doc.get("benchmark"), benchmark))
             doc["parameters"] = dict(doc.get("parameters") or {}, **(parameters or {}))
             doc["cluster"] = dict(doc.get("cluster") or {}, **(cluster or {}))
-            doc["components"] = dict(doc.get("components") or {}, **dict((k, str(v)) for k, v in (components or {}).items()))
+            doc["components"] = dict(doc.get("components") or {}, **{k: str(v) for k, v in (components or {}).items()})
         else:
             doc = D.new_result(benchmark, run_id=self.run_id, parameters=parameters, cluster=cluster,
                                components=components, title=title)
@@ -71,7 +69,7 @@ class ResultFile:
 
     def record_step(self, run, result):
         """Add one step result to the run and write the document at once."""
-        kwargs = dict((k, result[k]) for k in _ADD_STEP_KEYS if result.get(k) is not None)
+        kwargs = {k: result[k] for k in _ADD_STEP_KEYS if result.get(k) is not None}
         step = D.add_step(run, result["name"], **kwargs)
         for k, v in result.items():
             if k not in _ADD_STEP_KEYS and k != "name" and v is not None:
@@ -97,9 +95,9 @@ class ResultFile:
 def step_line(step):
     """The compact form of a step that the module returns (no per-object timings)."""
     keys = ("name", "label", "status", "count", "unit", "wall_s", "rate", "reason", "api_requests")
-    out = dict((k, step.get(k)) for k in keys if step.get(k) is not None)
+    out = {k: step.get(k) for k in keys if step.get(k) is not None}
     if step.get("latency"):
-        out["latency"] = dict((k, round(v, 6)) for k, v in step["latency"].items())
+        out["latency"] = {k: round(v, 6) for k, v in step["latency"].items()}
     if step.get("errors"):
         out["errors"] = len(step["errors"])
         out["first_errors"] = step["errors"][:5]

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the bench_run module does, without Ansible: preflight, measure one repetition, finalize.
@@ -10,7 +9,6 @@
              written to the document as soon as it is measured; the namespace is cleaned up after
   finalize   give the document its final status (and the reason), with per-variant summaries
 """
-from __future__ import absolute_import, division, print_function
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle
@@ -39,7 +37,7 @@ class BenchProblem(Exception):
 def parameters(benchmark, params):
     keys = CSI_PARAMS if benchmark == "csi_lifecycle" else ATTACH_PARAMS
     # 0 and empty values stay: problems() must see volumes=0 to refuse it
-    out = dict((k, params.get(k)) for k in keys if params.get(k) is not None and params.get(k) != "")
+    out = {k: params.get(k) for k in keys if params.get(k) is not None and params.get(k) != ""}
     if benchmark == "attach_stress":
         out.setdefault("storage_class", "alibabacloud-disk")
     return out

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Per-object bookkeeping of one step: when each object started, when it reached its terminal
@@ -12,7 +11,6 @@ Times are the client's monotonic clock:
          sent ends at its start (latency 0).
 Server timestamps are kept beside them for reference only (second precision, another clock).
 """
-from __future__ import absolute_import, division, print_function
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """One list + watch per resource kind per step, like an informer, feeding the step's tracker.
@@ -10,7 +9,6 @@ ends the watch (timeoutSeconds) it is reopened from the last resourceVersion see
 bookmarks); when that version is too old (410 Gone / ERROR event) the kind is listed again and
 the differences are fed to the tracker as events. Nothing is ever polled per object.
 """
-from __future__ import absolute_import, division, print_function
 
 
 import threading

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The latest state of every watched object, fed by watch events, read by terminal-state predicates.
@@ -11,7 +10,6 @@ Marks: the client receive time at which an object first met a condition in this 
 (a VolumeAttachment's status.attached, a pod's Ready condition), so sub-intervals such as
 "volume attached" are timed on the same clock as everything else.
 """
-from __future__ import absolute_import, division, print_function
 
 
 def _rv(obj):
@@ -21,9 +19,9 @@ def _rv(obj):
 class World:
     def __init__(self, kinds, mark_rules=None):
         """kinds: Kind objects; mark_rules: {kind name: {mark name: predicate(obj) -> bool}}."""
-        self.kinds = dict((k.name, k) for k in kinds)
-        self.objects = dict((k.name, {}) for k in kinds)
-        self.tombstones = dict((k.name, {}) for k in kinds)
+        self.kinds = {k.name: k for k in kinds}
+        self.objects = {k.name: {} for k in kinds}
+        self.tombstones = {k.name: {} for k in kinds}
         self.index = {}
         # every key an index value ever had in this step (deleted objects too): timing records
         self.ever = {}
@@ -74,7 +72,7 @@ class World:
         """A relist: objects missing from items were deleted meanwhile; changed ones modified."""
         kind = self.kinds[kind_name]
         touched = set()
-        fresh = dict((kind.key(o), o) for o in items)
+        fresh = {kind.key(o): o for o in items}
         for key in list(self.objects[kind_name]):
             if key not in fresh:
                 touched |= self.apply(kind_name, "DELETED", self.objects[kind_name][key], t)

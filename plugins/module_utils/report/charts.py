@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Charts for the HTML report, drawn by matplotlib's Agg backend into base64 PNG.
@@ -7,9 +6,7 @@ Every function returns a list of {"id", "title", "png": base64 text, "alt"} and 
 when there is nothing to draw or matplotlib is missing (HAS_MATPLOTLIB tells which), so the
 HTML report still renders its tables on a host without matplotlib.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import base64
 import io

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Compare a candidate result document against a baseline (or against itself) with tolerances.
@@ -22,9 +21,7 @@ Speedup keys take "baseline_variant"/"candidate_variant" (default: first and sec
 Values are medians over repetitions. A key that matches nothing fails: a check that checks
 nothing must not pass silently.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import fnmatch
 

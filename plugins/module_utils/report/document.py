@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build, finalize, write and load result documents (format: docs/results.md).
@@ -16,9 +15,7 @@ Typical use by a benchmark::
 A run that breaks half way calls finalize(doc, status="failed", reason=str(exc)) and
 write_atomic() all the same: partial results are results.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import datetime
 import json
@@ -294,7 +291,7 @@ def write_text_atomic(path, text):
         with open(path, "rb") as f:
             if f.read() == data:
                 return False
-    except (IOError, OSError):
+    except OSError:
         pass
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
     try:
@@ -336,7 +333,7 @@ def load(path_or_dir, check=True):
     try:
         with open(path, "rb") as f:
             doc = json.loads(f.read().decode("utf-8"))
-    except (IOError, OSError) as e:
+    except OSError as e:
         raise ValueError("cannot read result document %s: %s" % (path, e))
     except ValueError as e:
         raise ValueError("result document %s is not valid JSON: %s" % (path, e))

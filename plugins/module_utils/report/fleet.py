@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet report: every cluster's result (or advice) side by side, as JSON, Markdown and HTML.
@@ -13,9 +12,7 @@ loses the one broken cluster would say the fleet is fine. Figures come from the 
 summaries (document.summarize_variant) and compare.speedups; fleet_render.py turns the document
 into tables, Markdown and HTML.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import json
 import os
@@ -89,7 +86,7 @@ def _read(path):
     try:
         with open(path, "rb") as f:
             return json.loads(f.read().decode("utf-8")), None
-    except (IOError, OSError) as e:
+    except OSError as e:
         return None, "cannot read %s: %s" % (path, e.strerror or e)
     except ValueError as e:
         return None, "%s is not valid JSON: %s" % (path, e)
@@ -122,7 +119,7 @@ def build_fleet(entries, name, kind=None, title=None):
     if kind is not None and kind not in KINDS:
         raise FleetInputError("kind must be one of %s, got %r" % (", ".join(KINDS), kind))
     loaded = load_entries(check_entries(entries))
-    kinds = sorted(set(detect_kind(d) for _, d, _ in loaded if d is not None))
+    kinds = sorted({detect_kind(d) for _, d, _ in loaded if d is not None})
     if kind is None:
         if len(kinds) > 1:
             raise FleetInputError("the entries mix result documents and advice documents (%s); "
@@ -184,7 +181,7 @@ def _bench_row(e, doc, err):
         sp = speedups(doc, doc["variants"][0]["name"], doc["variants"][-1]["name"])
         if sp:
             row["speedup"] = {"baseline": sp["baseline"], "candidate": sp["candidate"], "overall": sp["overall"],
-                              "steps": dict((s["step"], s["speedup"]) for s in sp["steps"])}
+                              "steps": {s["step"]: s["speedup"] for s in sp["steps"]}}
     return row
 
 
@@ -241,7 +238,7 @@ def _advice_row(e, doc, err):
             cell["expected"] = str(t["expected"])
         cells.append(cell)
     row["tunings"] = cells
-    row["counts"] = dict((s, sum(1 for c in cells if c["state"] == s)) for s in ADVICE_STATES)
+    row["counts"] = {s: sum(1 for c in cells if c["state"] == s) for s in ADVICE_STATES}
     if row["error"]:
         row["status"] = "failed"
     return row
@@ -270,5 +267,5 @@ def _summary(fleet):
     failed = [r["cluster"] for r in rows if r["status"] != "ok"]
     out = {"clusters": len(rows), "ok": len(rows) - len(failed), "failed": len(failed), "failed_clusters": failed}
     if fleet["kind"] == "advice":
-        out["states"] = dict((s, sum((r.get("counts") or {}).get(s, 0) for r in rows)) for s in ADVICE_STATES)
+        out["states"] = {s: sum((r.get("counts") or {}).get(s, 0) for r in rows) for s in ADVICE_STATES}
     return out

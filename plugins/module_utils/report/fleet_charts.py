@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet report's chart, drawn with charts.py's palette, style and PNG encoding.
@@ -8,9 +7,7 @@ their slot, labelled, so a gap is never mistaken for a fast cluster). advice: pe
 tunings counted by state as one stacked bar. Same return shape as charts.py: a list of
 {"id", "title", "png", "alt"}, empty without matplotlib.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import charts as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats

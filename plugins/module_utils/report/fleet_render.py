@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet document (fleet.py) as tables, Markdown and a self-contained HTML page, and writing them.
@@ -8,9 +7,7 @@
 Tables use tables.py's cell model and render.py's Markdown/HTML table functions inside render.py's
 page shell, so a fleet page looks and reads like a run's report.html.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import os
 
@@ -45,7 +42,7 @@ def sums_table(fleet):
     rows = []
     for r in fleet["clusters"]:
         row = [T.cell(r["cluster"]), _status_cell(r)]
-        by_name = dict((v["name"], v) for v in r.get("variants") or [])
+        by_name = {v["name"]: v for v in r.get("variants") or []}
         for v in variants:
             total = (by_name.get(v) or {}).get("sum_wall_s")
             row.append(T.cell(stats.format_duration(total), "" if total is not None else "missing"))
@@ -75,7 +72,7 @@ def steps_table(fleet):
         if r["status"] == "error":
             rows.append([T.cell(r["cluster"]), _status_cell(r)] + [T.cell(stats.DASH, "missing")] * (len(headers) - 2))
             continue
-        by_name = dict((v["name"], dict((s["name"], s) for s in v["steps"])) for v in r.get("variants") or [])
+        by_name = {v["name"]: {s["name"]: s for s in v["steps"]} for v in r.get("variants") or []}
         step_ratios = (r.get("speedup") or {}).get("steps") or {}
         for i, st in enumerate(steps):
             row = [T.cell(r["cluster"] if i == 0 else ""), T.cell(st["label"])]
@@ -104,7 +101,7 @@ def advice_table(fleet):
         if r["status"] == "error":
             rows.append([T.cell(r["cluster"]), _status_cell(r)] + [T.cell(stats.DASH, "missing")] * len(tunings))
             continue
-        cells = dict((t["name"], t) for t in r.get("tunings") or [])
+        cells = {t["name"]: t for t in r.get("tunings") or []}
         row = [T.cell(r["cluster"]), _status_cell(r)]
         for name in tunings:
             t = cells.get(name)
@@ -129,7 +126,7 @@ def advice_notes(fleet):
     for r in fleet["clusters"]:
         if r["status"] == "error":
             continue
-        cells = dict((t["name"], t) for t in r.get("tunings") or [])
+        cells = {t["name"]: t for t in r.get("tunings") or []}
         for name in fleet.get("tunings") or []:
             t = cells.get(name)
             if t and t["reasons"]:

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet document's JSON Schema (fleet_schema_version 1) and validate_fleet(doc).
@@ -8,9 +7,7 @@ builds it, docs/fleet.md describes it, docs/fleet.schema.json is generated from 
 (``python -m ...report.fleet_schema``; a unit test fails when the file is stale). The checker is
 schema.py's, so a fleet document is validated the same way with or without jsonschema.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import json
 
@@ -151,7 +148,7 @@ class FleetValidationError(ValueError):
         self.problems = list(problems)
         shown = "; ".join(self.problems[:5])
         more = " (and %d more)" % (len(self.problems) - 5) if len(self.problems) > 5 else ""
-        super(FleetValidationError, self).__init__(
+        super().__init__(
             "invalid fleet document: %s%s. The format is described in docs/fleet.md." % (shown, more))
 
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A comparison verdict (compare.py) as JUnit XML, one testcase per checked metric.
@@ -6,9 +5,7 @@
 CI systems (Jenkins, GitLab, GitHub test reporters, AWX artifacts) show each threshold as
 a test; the failure message names the metric, the values and the limit.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import xml.etree.ElementTree as ET
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Render a result document as Markdown (the seed's table layout) or a self-contained HTML page.
@@ -8,9 +7,7 @@
 
 The HTML page has no external references: inline CSS, charts as base64 PNG (charts.py).
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import os
 from html import escape as _escape
@@ -263,7 +260,7 @@ def write_texts(texts, output_dir, filenames, check_mode=False):
             try:
                 with open(path, "rb") as fh:
                     changed = fh.read() != text.encode("utf-8")
-            except (IOError, OSError):
+            except OSError:
                 changed = True
         else:
             changed = write_text_atomic(path, text)

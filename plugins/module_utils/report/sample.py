@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Deterministic example documents shaped like the seeds' published numbers.
@@ -7,9 +6,7 @@ Used by the tests, by docs/report-example.md and by anyone who wants to see a re
 without running a benchmark. The figures are the seed's (Trident concurrent core, ONTAP NAS,
 100 volumes); the per-object timings are synthetic but consistent with them.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import random
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The result document's JSON Schema (schema_version 1) and validate(doc).
@@ -7,9 +6,7 @@ docs/result.schema.json is generated from RESULT_SCHEMA (``python -m ...report.s
 or tests/unit/plugins/module_utils/test_report_schema.py, which fails when it is stale).
 Human documentation of every field: docs/results.md.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import json
 import re
@@ -45,7 +42,7 @@ LATENCY = {
     "type": "object",
     "description": "Per-object latency summary in seconds; extra percentiles (p95) are allowed.",
     "required": ["min", "p50", "p90", "p99", "max", "mean"],
-    "properties": {k: _NUM for k in ("min", "p50", "p90", "p99", "max", "mean")},
+    "properties": dict.fromkeys(("min", "p50", "p90", "p99", "max", "mean"), _NUM),
     "additionalProperties": _NUM,
 }
 
@@ -228,7 +225,7 @@ class ResultValidationError(ValueError):
         self.problems = list(problems)
         shown = "; ".join(self.problems[:5])
         more = " (and %d more)" % (len(self.problems) - 5) if len(self.problems) > 5 else ""
-        super(ResultValidationError, self).__init__(
+        super().__init__(
             "invalid result document: %s%s. The format is described in docs/results.md." % (shown, more))
 
 

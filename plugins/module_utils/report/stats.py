@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Statistics and human formatting for benchmark results (stdlib only).
@@ -7,9 +6,7 @@ Percentiles use linear interpolation between closest ranks (Hyndman & Fan type 7
 default of numpy.percentile and Excel PERCENTILE.INC): p0 is the minimum, p100 the maximum,
 and the result never decreases as p grows. With one sample every percentile is that sample.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 import math
 

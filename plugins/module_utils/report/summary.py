@@ -1,13 +1,10 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The short summary of a result that roles put into facts and set_stats (AWX workflow data).
 
 Small on purpose: no per-object timings, one line per step, so it fits in AWX artifacts.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
@@ -32,14 +29,14 @@ def summarize(doc):
             "failed_steps": sum(1 for s in steps.values() if s.get("status") in ("failed", "timeout", "disturbed")),
             "sum_wall_s": sum(sums) if sums else None,
             "sum_text": stats.format_duration(sum(sums)) if sums else stats.DASH,
-            "step_times": dict((n, T.operation_cell(s)["text"]) for n, s in steps.items()),
+            "step_times": {n: T.operation_cell(s)["text"] for n, s in steps.items()},
         })
     out["variants"] = variants
     sp = speedups(doc) if len(variants) >= 2 else None
     head = headline(doc) if sp else None
     out["speedup"] = round(head["speedup"], 3) if head and head["speedup"] else None
     out["speedup_text"] = head["text"] if out["speedup"] else None
-    out["step_speedups"] = dict((r["step"], round(r["speedup"], 3)) for r in sp["steps"] if r["speedup"]) if sp else {}
+    out["step_speedups"] = {r["step"]: round(r["speedup"], 3) for r in sp["steps"] if r["speedup"]} if sp else {}
     table = T.operations_table(doc) or T.metrics_table(doc)
     out["table"] = table_markdown(dict(table, title="", note="")).splitlines() if table else []
     warnings = W.collect(doc)

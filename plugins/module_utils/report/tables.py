@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Table models built from a finalized result document, shared by the Markdown and HTML renderers.
@@ -7,9 +6,7 @@ A table is {"id", "title", "headers": [str], "rows": [[cell]], "note"}; a cell i
 {"text": str, "cls": css class or ""}. Keeping the numbers-to-words step here means both
 output formats always say the same thing.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
@@ -260,7 +257,7 @@ def metrics_table(doc):
     names = [n for n in step_names(doc) if any((steps.get(n) or {}).get("metrics") for _, steps in variants)]
     if not names:
         return None
-    keys = [k for k in metric_keys(doc)]
+    keys = list(metric_keys(doc))
     has_p99 = any(((steps.get(n) or {}).get("latency") or {}).get("p99")
                   for n in names for _, steps in variants)
     headers = ["Step", "Variant"] + [metric_info(k)[0] for k in keys]

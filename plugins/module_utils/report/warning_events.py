@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Warning events the measured objects received (ProvisioningFailed, FailedAttachVolume ...), by reason.
@@ -8,9 +7,7 @@ summary, report.md and report.html say how many objects had warnings, which reas
 examples. Each step result carries `warnings` (engine.warning_summary); older documents only have the
 objects_with_warnings metric, which is shown as a count without reasons.
 """
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
 
 EXAMPLES = 5
 

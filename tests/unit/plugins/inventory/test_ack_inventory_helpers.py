@@ -1,7 +1,7 @@
 """The pure parts of the ack inventory plugin: filters, host names, addon versions, cache validity."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 
@@ -53,7 +53,7 @@ def test_addon_versions_keep_installed_ones():
 def test_cached_kubeconfigs_must_exist_and_not_expire_soon(tmp_path):
     f = tmp_path / "c1.kubeconfig"
     f.write_text("x")
-    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
     later = (now + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     soon = (now + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert I.kubeconfigs_usable([{"kubeconfig": str(f), "expiration": later}], now)

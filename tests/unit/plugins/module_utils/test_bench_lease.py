@@ -7,7 +7,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import lease
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
 
-NOW = datetime.datetime(2026, 6, 20, 9, 0, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 6, 20, 9, 0, 0, tzinfo=datetime.UTC)
 
 
 def lease(run_id, renewed, duration=60, holder="ctl/1", ns=None):

@@ -97,7 +97,7 @@ def test_edit_is_idempotent(args, wanted):
 @settings(max_examples=100, deadline=None)
 @given(arg_list())
 def test_absent_removes_both_spellings(args):
-    out = CA.set_flags(args, {f: None for f in MANAGED})
+    out = CA.set_flags(args, dict.fromkeys(MANAGED))
     assert all(CA.find_flag(out, f) == [] for f in MANAGED)
     assert out == others(args)
 
