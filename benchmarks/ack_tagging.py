@@ -7,7 +7,7 @@ bounded parallel calls, at a fixed per-call API latency.
 The seed's script tags one page of 50 nodes at a time, each TagResources after the previous one, and the
 node pools one after another. ack_parallel_attach plans the same calls (ceil(nodes/50) TagResources, one
 ModifyClusterNodePool per pool) and runs them on a thread pool of `concurrency`. Both run here through the
-module's own code (module_utils.ack_parallel_attach) with concurrency 1 (serial, as the seed) and the given
+module's own code (module_utils.ack.parallel_attach) with concurrency 1 (serial, as the seed) and the given
 values, against one twin whose Alibaba Cloud gateway adds --latency seconds to every call (real ECS and ACK
 calls take 0.1-0.5 s). Between runs the tags are removed again (not timed). The twin runs at time scale
 0.001 so that the addon rollouts (not what is measured here) are short; the table shows the tagging phase
@@ -28,8 +28,8 @@ VENV_BIN = Path(sys.executable).parent
 sys.path.insert(0, str(REPO / "collections"))  # the installed collection (scripts/install-collection.sh)
 sys.path.insert(0, str(REPO))
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack_parallel_attach import ParallelAttach  # noqa: E402
-from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import AliyunClient  # noqa: E402
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import ParallelAttach  # noqa: E402
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import AliyunClient  # noqa: E402
 from tests.support.alibaba import admin  # noqa: E402
 from tests.support.twin import Twin  # noqa: E402
 

@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "collections"))  # the installed collection (scrip
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import csi_lifecycle  # noqa: E402
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context  # noqa: E402
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Options, run_step  # noqa: E402
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import Client  # noqa: E402
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client  # noqa: E402
 
 
 def twin(*args: str, directory: Path) -> str:

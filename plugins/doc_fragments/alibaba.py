@@ -4,7 +4,7 @@
 
 
 class ModuleDocFragment:
-    # The Alibaba Cloud options of plugins/module_utils/aliyun.py ALIBABA_AUTH_ARG_SPEC.
+    # The Alibaba Cloud options of plugins/module_utils/ack/aliyun.py ALIBABA_AUTH_ARG_SPEC.
     DOCUMENTATION = r"""
 options:
   access_key_id:

@@ -4,7 +4,7 @@
 
 
 class ModuleDocFragment:
-    # The connection options of plugins/module_utils/k8s.py K8S_AUTH_ARG_SPEC.
+    # The connection options of plugins/module_utils/k8s/client.py K8S_AUTH_ARG_SPEC.
     DOCUMENTATION = r"""
 options:
   kubeconfig:

@@ -174,7 +174,7 @@ from ansible.errors import AnsibleError, AnsibleParserError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
     CS_MAX_PAGE_SIZE, ENV_ACCESS_KEY_ID, ENV_ACCESS_KEY_SECRET, ENV_PROFILE, ENV_SECURITY_TOKEN, AliyunClient,
     AliyunError)
 from ansible_collections.storageperf.k8s.plugins.plugin_utils.cluster_inventory import ClusterInventory, host_name

@@ -123,11 +123,11 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack_cluster import cluster_id_problem, cluster_info
-from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import cluster_id_problem, cluster_info
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
     ALIBABA_AUTH_ARG_SPEC, AliyunError, client_from_module)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8S_AUTH_ARG_SPEC, K8sError
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client_from_module as k8s_client
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC, K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import client_from_module as k8s_client
 
 
 def wants_kubernetes(params):

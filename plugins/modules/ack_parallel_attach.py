@@ -176,9 +176,9 @@ api_calls:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack_cluster import cluster_id_problem
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack_parallel_attach import run_module_logic
-from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import ALIBABA_AUTH_ARG_SPEC, client_from_module
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import cluster_id_problem
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import run_module_logic
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import ALIBABA_AUTH_ARG_SPEC, client_from_module
 
 
 def main():

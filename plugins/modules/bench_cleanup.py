@@ -102,7 +102,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup, CleanupTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import live_runs
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8S_AUTH_ARG_SPEC, K8sError, client_from_module
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC, K8sError, client_from_module
 
 
 def main():

@@ -317,7 +317,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import runner
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Options
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.progress import ProgressFile
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8S_AUTH_ARG_SPEC, Client, HAS_K8S, K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC, Client, HAS_K8S, K8sError
 
 STEP_CHOICES = ["create_volume", "publish", "unpublish", "create_snapshot", "clone_from_snapshot", "delete_clone",
                 "delete_snapshot", "delete_volume"]

@@ -106,8 +106,8 @@ api_requests:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.cluster_facts import gather
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.cluster_facts import gather
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
     K8S_AUTH_ARG_SPEC,
     K8sError,
     client_from_module,

@@ -126,7 +126,7 @@ rollout:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.container_args import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
     TUNING_FLAGS,
     ContainerArgsError,
     apply_plan,
@@ -139,12 +139,12 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.container_args imp
     tuning_wanted,
     validate_tuning,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
     K8S_AUTH_ARG_SPEC,
     K8sError,
     client_from_module,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import WaitTimeout, wait_for_rollout
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.rollout import WaitTimeout, wait_for_rollout
 
 
 def main():

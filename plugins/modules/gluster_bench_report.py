@@ -107,7 +107,7 @@ status:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster_report import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.report import (
     build_document,
     summary_rows,
     write_all,

@@ -79,7 +79,7 @@ changed_options:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import (
     BRICK_MULTIPLEX,
     VOL_COUNT_PER_THREAD,
     VOL_COUNT_THREADING_OFF_ABOVE,

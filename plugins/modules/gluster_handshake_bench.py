@@ -135,8 +135,8 @@ polls:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import GlusterCLI, GlusterError, parse_peer_status
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster_handshake import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import GlusterCLI, GlusterError, parse_peer_status
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.handshake import (
     count_volumes,
     measure_handshake,
     observer_clis,

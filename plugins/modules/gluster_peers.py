@@ -67,7 +67,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import GlusterCLI, GlusterError, parse_peer_status
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import GlusterCLI, GlusterError, parse_peer_status
 
 
 def known_names(peers: list[dict]) -> set[str]:

@@ -191,7 +191,7 @@ failed_volumes:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster_volumes_ops import run_module_logic
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.volumes import run_module_logic
 
 
 def main() -> None:

@@ -191,7 +191,7 @@ requests:
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.ontap import OntapError, connect, leak_report
+from ansible_collections.storageperf.k8s.plugins.module_utils.trident.ontap import OntapError, connect, leak_report
 
 ENV_USERNAME = "ONTAP_USERNAME"
 ENV_PASSWORD = "ONTAP_PASSWORD"

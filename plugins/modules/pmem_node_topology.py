@@ -100,12 +100,12 @@ topology:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
     K8S_AUTH_ARG_SPEC,
     K8sError,
     client_from_module,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils import pmem
+from ansible_collections.storageperf.k8s.plugins.module_utils.pmem import plans as pmem
 
 
 def main():

@@ -144,12 +144,12 @@ changed_fields:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
     K8S_AUTH_ARG_SPEC,
     K8sError,
     client_from_module,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils import pmem
+from ansible_collections.storageperf.k8s.plugins.module_utils.pmem import plans as pmem
 
 SC_API = "storage.k8s.io/v1"
 

@@ -124,7 +124,7 @@ urls:
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.storageperf.k8s.plugins.module_utils import s3_upload as U
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 
 
 def main():

@@ -137,7 +137,7 @@ running:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.container_args import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
     ContainerArgsError,
     apply_plan,
     plan_diff,
@@ -147,13 +147,13 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.container_args imp
     tuning_wanted,
     validate_tuning,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
     K8S_AUTH_ARG_SPEC,
     K8sError,
     client_from_module,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import WaitTimeout, wait_for_rollout
-from ansible_collections.storageperf.k8s.plugins.module_utils.snapshot_controller import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.rollout import WaitTimeout, wait_for_rollout
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.snapshot_controller import (
     find_deployment,
     pick_snapshot_container,
 )

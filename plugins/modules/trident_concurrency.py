@@ -153,13 +153,13 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
     K8S_AUTH_ARG_SPEC,
     K8sError,
     client_from_module,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import WaitTimeout, wait_for, wait_for_rollout
-from ansible_collections.storageperf.k8s.plugins.module_utils.trident import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.rollout import WaitTimeout, wait_for, wait_for_rollout
+from ansible_collections.storageperf.k8s.plugins.module_utils.trident.concurrency import (
     CONTROLLER_NAMES,
     TRIDENT_API,
     TridentError,

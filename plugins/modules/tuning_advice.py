@@ -145,11 +145,11 @@ advice:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.advisor import advise
-from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.advice.advisor import advise
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
     ALIBABA_AUTH_ARG_SPEC, AliyunError, client_from_module)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8S_AUTH_ARG_SPEC, K8sError
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client_from_module as k8s_client_from_module
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC, K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import client_from_module as k8s_client_from_module
 
 
 def main():

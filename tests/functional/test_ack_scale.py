@@ -52,8 +52,8 @@ def _csi_plugin_ready(twin, gate: str) -> None:
 
 def _timed_tagging(cloud: dict, state: str, concurrency: int) -> float:
     """The module's own code in this process, with its tagging phase (node pools + instances) timed."""
-    from ansible_collections.storageperf.k8s.plugins.module_utils.ack_parallel_attach import ParallelAttach
-    from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import AliyunClient
+    from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import ParallelAttach
+    from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import AliyunClient
 
     class Timed(ParallelAttach):
         seconds = 0.0

@@ -11,7 +11,7 @@ import pytest
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import csi_lifecycle
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Options, run_step
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import Client
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 N = 60
 

@@ -43,7 +43,7 @@ def test_tarball_ships_only_what_users_need(tmp_path):
     for wanted in ("plugins", "roles", "playbooks", "meta", "docs", "changelogs", "MANIFEST.json", "FILES.json",
                    "README.md", "LICENSE", "CHANGELOG.rst", "requirements.txt", "bindep.txt"):
         assert wanted in top, f"{wanted} is missing from the build"
-    for wanted in ("plugins/modules/cluster_info.py", "plugins/module_utils/k8s.py", "meta/runtime.yml",
+    for wanted in ("plugins/modules/cluster_info.py", "plugins/module_utils/k8s/client.py", "meta/runtime.yml",
                    "meta/execution-environment.yml", "docs/awx.md", "docs/result.schema.json",
                    "inventories/examples/ack.yml", "changelogs/changelog.yaml", "tests/sanity/ignore-2.19.txt",
                    "tests/unit/requirements.txt"):

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import s3_upload as U
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
 from tests.support.twin import REPO, VENV_BIN, run_playbook

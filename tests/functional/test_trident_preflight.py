@@ -11,7 +11,7 @@ import json
 
 import yaml
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.helm import encode_release
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.helm import encode_release
 from tests.support.twin import REPO
 
 PLAYBOOK = REPO / "playbooks" / "tune_trident.yml"

@@ -24,7 +24,7 @@ def _client(cloud: dict, secret: str | None = None) -> AcsClient:
 
 def cs(cloud: dict, path: str, query: dict | None = None, *, method: str = "GET", body: Any = None,
        secret: str | None = None) -> dict:
-    """One signed ROA call to the ACK endpoint of a cloud.json, as plugins/module_utils/aliyun.py sends it."""
+    """One signed ROA call to the ACK endpoint of a cloud.json, as plugins/module_utils/ack/aliyun.py sends it."""
     a = cloud["alibaba"]
     req = CommonRequest(domain=a["cs_endpoint"].split("//", 1)[1], version="2015-12-15", uri_pattern=path)
     req.set_method(method)

@@ -1,6 +1,6 @@
 """The ONTAP cluster behind the twin's Trident backends: REST and ZAPI, read-only, in the real shapes.
 
-What the collection (plugins/module_utils/ontap.py) and the netapp.ontap collection call:
+What the collection (plugins/module_utils/trident/ontap.py) and the netapp.ontap collection call:
 - REST (ONTAP 9.6+): GET /api/cluster, /api/storage/volumes, /api/storage/qtrees, /api/storage/luns,
   /api/svm/svms and /api/storage/aggregates (the netapp-ontap library's Svm and Aggregate), and single records
   by uuid (/api/storage/volumes/{uuid}, /api/storage/luns/{uuid}, /api/svm/svms/{uuid},

@@ -27,7 +27,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 
 BENCHMARK = "attach_stress"
 # one owner namespace for the whole run: variants reuse the StatefulSet and its disks (see _setup)

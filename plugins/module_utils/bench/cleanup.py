@@ -22,7 +22,7 @@ second: cleanup is not measured, and a list shows everything that is left.
 import time
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 
 SNAP = "snapshot.storage.k8s.io/v1"
 

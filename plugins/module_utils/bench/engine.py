@@ -27,7 +27,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import condi
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Tracker
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.watch import KindWatch
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import World
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 
 WATCH_OPEN_TIMEOUT = 30.0

@@ -19,7 +19,7 @@ import socket
 import threading
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 
 API = "coordination.k8s.io/v1"
 NAME = "storageperf-run"

@@ -14,7 +14,7 @@ the differences are fed to the tracker as events. Nothing is ever polled per obj
 import threading
 import time
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 
 LIST_LIMIT = 5000
 WATCH_TIMEOUT = 300

@@ -1,8 +1,8 @@
 """The advisor's verdicts from flag values and the seed table, without a cluster."""
 from __future__ import annotations
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import advisor
-from ansible_collections.storageperf.k8s.plugins.module_utils.tuning_seeds import ORDER, TUNINGS
+from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advisor
+from ansible_collections.storageperf.k8s.plugins.module_utils.advice.seeds import ORDER, TUNINGS
 
 SNAPSHOT = TUNINGS["snapshot_controller_tuning"]["recommended"]
 

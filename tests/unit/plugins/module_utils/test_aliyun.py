@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import ack_parallel_attach as P
-from ansible_collections.storageperf.k8s.plugins.module_utils import aliyun as A
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack import parallel_attach as P
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack import aliyun as A
 
 
 @given(st.lists(st.integers(), max_size=400), st.integers(min_value=1, max_value=120))

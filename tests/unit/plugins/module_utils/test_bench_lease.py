@@ -5,7 +5,7 @@ import datetime
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import lease as LZ
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 
 NOW = datetime.datetime(2026, 6, 20, 9, 0, 0, tzinfo=datetime.UTC)
 

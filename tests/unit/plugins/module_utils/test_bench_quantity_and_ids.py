@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import ack_cluster
-from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import AliyunError
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack import cluster as ack_cluster
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import AliyunError
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import container_args as CA
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import container_args as CA
 
 MANAGED = ["worker-threads", "kube-api-qps", "kube-api-burst"]
 # Arguments of the real snapshot-controller manifest (external-snapshotter deploy/kubernetes/snapshot-controller).

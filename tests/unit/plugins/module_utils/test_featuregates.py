@@ -6,7 +6,7 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import featuregates as F
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack import featuregates as F
 
 NAMES = st.text(alphabet=string.ascii_letters, min_size=1, max_size=12)
 VALUES = st.sampled_from(list(F.TRUE_VALUES + F.FALSE_VALUES) + ["yes", ""])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import gluster as G
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import cli as G
 
 # `gluster --mode=script volume list` with three volumes (stdout), and with none (message on stderr, rc 0).
 VOLUME_LIST = "spbench0001\nspbench0002\nspbench0003\n"

@@ -1,9 +1,9 @@
-"""How ontap_volume_info maps Trident's ONTAP names to PVs and decides what leaked (module_utils/ontap.py)."""
+"""How ontap_volume_info maps Trident's ONTAP names to PVs and decides what leaked (module_utils/trident/ontap.py)."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import ontap as O
+from ansible_collections.storageperf.k8s.plugins.module_utils.trident import ontap as O
 
 PV = "pvc-5c3e8a5d-0b1e-4c55-9d0f-6f2c1b4a7e21"
 INTERNAL = "trident_pvc_5c3e8a5d_0b1e_4c55_9d0f_6f2c1b4a7e21"

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import helm as H
-from ansible_collections.storageperf.k8s.plugins.module_utils import trident as T
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import helm as H
+from ansible_collections.storageperf.k8s.plugins.module_utils.trident import concurrency as T
 
 
 @pytest.mark.parametrize("text, want", [

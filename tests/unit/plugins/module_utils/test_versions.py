@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import versions as V
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import versions as V
 
 
 @pytest.mark.parametrize("text, parsed", [

@@ -18,8 +18,8 @@ not added) is in SUPPORT below; `preflight` refuses before anything changes.
 
 import re
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.container_args import get_flag
-from ansible_collections.storageperf.k8s.plugins.module_utils.helm import list_releases, upgrade_command
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import get_flag
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.helm import list_releases, upgrade_command
 
 TRIDENT_API = "trident.netapp.io/v1"
 CONTROLLER_LABEL = "app=controller.csi.trident.netapp.io"

@@ -6,7 +6,7 @@ Shared by snapshot_controller_tuning (which edits its flags) and the tuning advi
 """
 
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.container_args import ContainerArgsError, pick_container
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import ContainerArgsError, pick_container
 
 LABEL_SELECTORS = ("app.kubernetes.io/name=snapshot-controller", "app=snapshot-controller")
 FALLBACK = ("kube-system", "snapshot-controller")

@@ -13,7 +13,7 @@ import shlex
 import subprocess
 import time
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import (
     GlusterCLI,
     GlusterError,
     error_text,

@@ -20,9 +20,10 @@ without the ECS whitelist makes ECS reject concurrent attaches.
 
 import time
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import featuregates, versions
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack_cluster import CSI_PLUGIN, AckCluster
-from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack import featuregates
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import versions
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import CSI_PLUGIN, AckCluster
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
     TAG_RESOURCES_MAX_IDS, AliyunError, batches, first_errors, indexed_params, tag_params)
 
 ATTACH_TAG = "supportConcurrencyAttach"

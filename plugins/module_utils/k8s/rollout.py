@@ -10,7 +10,7 @@ timeout, 410 Gone) is restarted from a fresh read, so no change is missed.
 
 import time
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 
 
 class WaitTimeout(Exception):

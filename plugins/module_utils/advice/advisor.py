@@ -15,14 +15,16 @@ The figures each tuning is expected to bring are in tuning_seeds.TUNINGS.
 
 import copy
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import cluster_facts, pmem, trident
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack_cluster import DISK_DRIVER, cluster_info
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack_parallel_attach import version_problems
-from ansible_collections.storageperf.k8s.plugins.module_utils.container_args import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import cluster_facts
+from ansible_collections.storageperf.k8s.plugins.module_utils.pmem import plans as pmem
+from ansible_collections.storageperf.k8s.plugins.module_utils.trident import concurrency as trident
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import DISK_DRIVER, cluster_info
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import version_problems
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
     OPERATOR_HINTS, UPSTREAM_RATE_DEFAULTS, ContainerArgsError, image_basename, operator_managed, tuning_values)
-from ansible_collections.storageperf.k8s.plugins.module_utils.snapshot_controller import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.snapshot_controller import (
     SnapshotControllerMissing, find_deployment, pick_snapshot_container)
-from ansible_collections.storageperf.k8s.plugins.module_utils.tuning_seeds import ORDER, TUNINGS
+from ansible_collections.storageperf.k8s.plugins.module_utils.advice.seeds import ORDER, TUNINGS
 
 STATES = ("on", "available", "blocked", "not_applicable")
 

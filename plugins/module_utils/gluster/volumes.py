@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import (
     NO_VOLUMES,
     GlusterCLI,
     GlusterError,

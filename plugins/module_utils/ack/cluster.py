@@ -12,8 +12,8 @@ fetched in parallel, instance tags 50 instances per ListTagResources call, insta
 import json
 import re
 
-from ansible_collections.storageperf.k8s.plugins.module_utils import featuregates
-from ansible_collections.storageperf.k8s.plugins.module_utils.aliyun import (
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack import featuregates
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
     CS_MAX_PAGE_SIZE, DISK_IDS_PER_CALL, ECS_MAX_PAGE_SIZE, INSTANCE_TYPES_PER_CALL, TAG_RESOURCES_MAX_IDS,
     AliyunError, batches, indexed_params, pages_needed)
 
@@ -285,7 +285,7 @@ def _on(gates, name):
 
 
 def cluster_info(client, cluster_id, k8s=None):
-    """Everything ack_cluster_info reports. k8s: a module_utils.k8s Client, or None to skip the Kubernetes side."""
+    """Everything ack_cluster_info reports. k8s: a module_utils.k8s.client Client, or None to skip the Kubernetes side."""
     ack = AckCluster(client, cluster_id)
     cluster = ack.detail()
     addons = ack.addons()
