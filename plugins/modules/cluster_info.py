@@ -104,25 +104,15 @@ api_requests:
   type: int
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.cluster_facts import gather
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
-    K8S_AUTH_ARG_SPEC,
-    K8sError,
-    client_from_module,
-)
 
 
 def main():
-    spec = dict(K8S_AUTH_ARG_SPEC, include_nodes=dict(type="bool", default=True))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client = client_from_module(module)
-    try:
-        facts = gather(client, include_nodes=module.params["include_nodes"])
-    except K8sError as e:
-        module.fail_json(msg=e.msg, status=e.status)
-    module.exit_json(changed=False, api_requests=client.requests, **facts)
+    module = StoragePerfModule(argument_spec=dict(include_nodes=dict(type="bool", default=True)),
+                               auth="k8s", supports_check_mode=True)
+    module.run(lambda m: dict(gather(m.k8s, include_nodes=m.params["include_nodes"]), changed=False,
+                              api_requests=m.k8s.requests))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ from urllib.parse import urlencode
 
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 try:
     from aliyunsdkcore.acs_exception.exceptions import ClientException, ServerException
     from aliyunsdkcore.auth.credentials import StsTokenCredential
@@ -92,11 +94,11 @@ ALIBABA_AUTH_ARG_SPEC = dict(
 )
 
 
-class AliyunError(Exception):
+class AliyunError(StoragePerfError):
     """A failed Alibaba Cloud call, with a message for the person running the play (never the secret)."""
 
     def __init__(self, msg, code=None, status=None, request_id=None, action=None):
-        super().__init__(msg)
+        super().__init__(msg, code=code, request_id=request_id)
         self.msg = msg
         self.code = code
         self.status = status

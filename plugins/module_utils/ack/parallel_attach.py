@@ -22,6 +22,7 @@ import time
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack import featuregates
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import versions
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import CSI_PLUGIN, AckCluster
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
     TAG_RESOURCES_MAX_IDS, AliyunError, batches, first_errors, indexed_params, tag_params)
@@ -34,7 +35,7 @@ MANAGED_GATES = ("DiskADController", "DiskParallelAttach", "DiskParallelDetach")
 SETTLING_STATES = ("updating", "upgrading", "deleting", "installing")
 
 
-class AttachError(Exception):
+class AttachError(StoragePerfError):
     """A failure after which the module reports what it did so far (result) and what went wrong (msg)."""
 
     def __init__(self, msg, result=None):

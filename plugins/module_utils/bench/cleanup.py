@@ -23,11 +23,12 @@ import time
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 SNAP = "snapshot.storage.k8s.io/v1"
 
 
-class CleanupTimeout(Exception):
+class CleanupTimeout(StoragePerfError):
     def __init__(self, msg, remaining):
         super().__init__(msg)
         self.msg = msg

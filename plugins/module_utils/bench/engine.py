@@ -29,11 +29,12 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.watch import
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import World
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 WATCH_OPEN_TIMEOUT = 30.0
 
 
-class StepError(Exception):
+class StepError(StoragePerfError):
     """A step could not run at all (its watches did not open, its plan failed)."""
 
 

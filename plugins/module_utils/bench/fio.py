@@ -18,6 +18,8 @@ so a report can show it.
 import json
 import re
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 DIRECTIONS = ("read", "write", "trim")
 # percentile key in fio's JSON -> our key
 PERCENTILES = (("50.000000", "p50"), ("90.000000", "p90"), ("99.000000", "p99"), ("99.900000", "p99_9"))
@@ -27,7 +29,7 @@ _DOC_START = re.compile(r'\{\s*"(fio version|jobs|global options|timestamp)"')
 _JSON_LINE = re.compile(r'^\s*([{}\[\]"]|-?\d|true\b|false\b|null\b|$)')
 
 
-class FioError(ValueError):
+class FioError(StoragePerfError, ValueError):
     """fio output that holds no usable result, or a job definition fio would refuse."""
 
 

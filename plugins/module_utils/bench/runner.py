@@ -19,6 +19,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine impor
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import RunLease
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.results import ResultFile, step_line
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 BENCHMARKS = {"csi_lifecycle": csi_lifecycle, "attach_stress": attach_stress}
 TITLES = {
@@ -30,7 +31,7 @@ ATTACH_PARAMS = ("replicas", "node", "storage_class", "provisioner", "disk_type"
                  "pod_image", "disk_limit", "statefulset", "prewarm", "create_storage_class")
 
 
-class BenchProblem(Exception):
+class BenchProblem(StoragePerfError):
     """Bad input or a cluster the benchmark cannot run on; nothing was changed."""
 
 

@@ -25,6 +25,8 @@ step carries it as an upper bound (``latency_p95_below_s``), which reports show 
 import json
 import re
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
 TESTS = ("oltp_insert", "oltp_point_select", "oltp_read_write", "oltp_read_only", "oltp_write_only",
          "oltp_update_index", "oltp_update_non_index", "oltp_delete", "select_random_points", "select_random_ranges",
@@ -45,7 +47,7 @@ _INTERMEDIATE = re.compile(r"^\[ *\d+s *\] thds:")
 RESOLUTION_MS = {"report": 0.01, "histogram": 0.001, "wrapper": 0.000001}
 
 
-class SysbenchError(ValueError):
+class SysbenchError(StoragePerfError, ValueError):
     """sysbench output without a result."""
 
 

@@ -11,10 +11,12 @@ rejects "1.31.0-aliyun.1" and "V1.31.0" as older than "v1.30.4" because a digit 
 
 import re
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 _VERSION = re.compile(r"^\s*[vV]?(\d+(?:\.\d+)*)")
 
 
-class VersionError(ValueError):
+class VersionError(StoragePerfError, ValueError):
     pass
 
 

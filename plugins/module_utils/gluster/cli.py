@@ -14,6 +14,8 @@ import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 VOLUME_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
 NO_VOLUMES = "No volumes present in cluster"
 # glusterd takes a lock per volume (and the cluster lock for `volume set all`); a concurrent transaction
@@ -30,7 +32,7 @@ TRUE_WORDS = ("on", "enable", "enabled", "true", "yes", "1")
 FALSE_WORDS = ("off", "disable", "disabled", "false", "no", "0")
 
 
-class GlusterError(Exception):
+class GlusterError(StoragePerfError):
     """A gluster command failed; the message names the command and carries gluster's own output."""
 
     def __init__(self, msg: str, cmd: list[str] | None = None, rc: int | None = None,

@@ -16,6 +16,8 @@ import random
 import threading
 import time
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 try:
     import urllib3
     from kubernetes import client as k8s_client
@@ -63,11 +65,11 @@ PATCH_CONTENT_TYPES = {
 }
 
 
-class K8sError(Exception):
+class K8sError(StoragePerfError):
     """A Kubernetes failure with a message meant for the person running the play."""
 
     def __init__(self, msg, status=None, reason=None, body=None):
-        super().__init__(msg)
+        super().__init__(msg, status=status, reason=reason)
         self.msg = msg
         self.status = status
         self.reason = reason

@@ -16,8 +16,10 @@ managed, so `--flag value` is unambiguous for them.
 
 import copy
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
-class ContainerArgsError(Exception):
+
+class ContainerArgsError(StoragePerfError):
     """A Deployment or container that cannot be edited as asked; the message says what to fix."""
 
 

@@ -16,11 +16,13 @@ import binascii
 import gzip
 import json
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 GZIP_MAGIC = b"\x1f\x8b\x08"
 
 
-class HelmError(Exception):
+class HelmError(StoragePerfError):
     pass
 
 

@@ -10,16 +10,8 @@ timeout, 410 Gone) is restarted from a fresh read, so no change is missed.
 
 import time
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import WaitTimeout  # noqa: F401 (re-exported)
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
-
-
-class WaitTimeout(Exception):
-    """The object did not reach the state in time; `last` is the last object seen (or None)."""
-
-    def __init__(self, msg, last=None):
-        super().__init__(msg)
-        self.msg = msg
-        self.last = last
 
 
 def wait_for(client, api_version, kind, name, namespace, predicate, timeout, what="the expected state"):

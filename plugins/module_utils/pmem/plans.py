@@ -29,6 +29,8 @@ import copy
 import json
 import re
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 try:
     import yaml
 
@@ -60,7 +62,7 @@ _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _REGION = re.compile(r"^region[0-9]+$")
 
 
-class PmemError(Exception):
+class PmemError(StoragePerfError):
     """Input or cluster state that stops the change; the message names the field and the fix."""
 
 

@@ -28,6 +28,7 @@ import fnmatch
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 LIMIT_KEYS = ("max_increase_pct", "max_decrease_pct", "min", "max")
 OPTION_KEYS = ("baseline_variant", "candidate_variant")
@@ -35,7 +36,7 @@ DOC_FIELDS = ("speedup", "sum_wall_s")
 LATENCY_FIELDS = ("min", "p50", "p90", "p95", "p99", "max", "mean")
 
 
-class ToleranceError(ValueError):
+class ToleranceError(StoragePerfError, ValueError):
     """A tolerance is malformed; the message names the key and the fix."""
 
 

@@ -30,12 +30,14 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema impo
     ResultValidationError, validate,
 )
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 ENTRY_KEYS = ("cluster", "path", "document", "error")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 NO_RESULT = "no result: the host failed or was unreachable"
 
 
-class FleetInputError(ValueError):
+class FleetInputError(StoragePerfError, ValueError):
     """An entry is malformed; the message names the entry and the field."""
 
 

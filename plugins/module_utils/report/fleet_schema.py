@@ -12,6 +12,7 @@ schema.py's, so a fleet document is validated the same way with or without jsons
 import json
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema as S
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 FLEET_SCHEMA_VERSION = 1
 KINDS = ("bench", "advice")
@@ -141,7 +142,7 @@ FLEET_SCHEMA = {
 }
 
 
-class FleetValidationError(ValueError):
+class FleetValidationError(StoragePerfError, ValueError):
     """A fleet document does not match FLEET_SCHEMA; `problems` lists 'field.path: message'."""
 
     def __init__(self, problems):

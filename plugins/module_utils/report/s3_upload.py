@@ -14,6 +14,8 @@ import hashlib
 import mimetypes
 import os
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 try:
     import boto3
     import botocore.config
@@ -28,7 +30,7 @@ META_SHA256 = "storageperf-sha256"
 ADDRESSING_STYLES = ("auto", "path", "virtual")
 
 
-class UploadError(Exception):
+class UploadError(StoragePerfError):
     """Why the upload cannot go on, phrased for the person running it (never with a credential)."""
 
 

@@ -11,6 +11,8 @@ Human documentation of every field: docs/results.md.
 import json
 import re
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 try:
     import jsonschema
 
@@ -218,7 +220,7 @@ RESULT_SCHEMA = {
 }
 
 
-class ResultValidationError(ValueError):
+class ResultValidationError(StoragePerfError, ValueError):
     """A result document does not match the schema. `problems` lists 'field.path: message'."""
 
     def __init__(self, problems):

@@ -20,6 +20,7 @@ import re
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import get_flag
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.helm import list_releases, upgrade_command
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 TRIDENT_API = "trident.netapp.io/v1"
 CONTROLLER_LABEL = "app=controller.csi.trident.netapp.io"
@@ -46,7 +47,7 @@ GA_VERSION = next(v for v, ga, _ in SUPPORT if ga)
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
 
-class TridentError(Exception):
+class TridentError(StoragePerfError):
     """A refusal or failure with a message that names what is wrong and how to fix it."""
 
     def __init__(self, msg, **details):

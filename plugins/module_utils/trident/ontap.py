@@ -25,6 +25,8 @@ from urllib.parse import urlencode
 
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
 try:
     from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 except ImportError:  # pragma: no cover
@@ -41,7 +43,7 @@ except ImportError as e:  # pragma: no cover - reported by the module
 ZAPI_PATH = "servlets/netapp.servlets.admin.XMLrequest_filer"
 
 
-class OntapError(Exception):
+class OntapError(StoragePerfError):
     def __init__(self, msg, status=None):
         super().__init__(msg)
         self.msg = msg

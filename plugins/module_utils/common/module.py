@@ -1,0 +1,103 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one module base: every module of the collection is a StoragePerfModule.
+
+It brings what each module otherwise wrote again: the auth argument specs of the systems the module
+speaks to (auth="k8s", "alibaba" or both), one cached client per system, check mode and diff helpers,
+and one way to fail (fail_from_exception) that keeps the partial result and the hint of a
+StoragePerfError. A module is then its argument spec, its docs and a call into module_utils:
+
+    module = StoragePerfModule(argument_spec=spec, auth=("k8s",), supports_check_mode=True)
+    module.run(lambda m: tune(m.k8s, m.params, check_mode=m.check_mode))
+"""
+
+import copy
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
+
+def _auth_specs():
+    # Imported late: a module that speaks to one system must not need the other's SDK to load.
+    from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import ALIBABA_AUTH_ARG_SPEC
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC
+
+    return {"k8s": K8S_AUTH_ARG_SPEC, "alibaba": ALIBABA_AUTH_ARG_SPEC}
+
+
+def _clients():
+    from ansible_collections.storageperf.k8s.plugins.module_utils.ack import aliyun
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client
+
+    return {"k8s": client.client_from_module, "alibaba": aliyun.client_from_module}
+
+
+class StoragePerfModule(AnsibleModule):
+    """AnsibleModule with the collection's auth specs, cached clients and one failure path."""
+
+    def __init__(self, argument_spec, auth=(), **kwargs):
+        self.auth = (auth,) if isinstance(auth, str) else tuple(auth)
+        spec = copy.deepcopy(argument_spec)
+        specs = _auth_specs() if self.auth else {}
+        for system in self.auth:
+            if system not in specs:
+                raise ValueError("auth must name k8s or alibaba, not %r" % system)
+            # The shared options (api_retries) are the same dict in both specs; the module's own win.
+            for name, option in specs[system].items():
+                spec.setdefault(name, copy.deepcopy(option))
+        super().__init__(argument_spec=spec, **kwargs)
+        self._clients = {}
+
+    # clients ----------------------------------------------------------------------------------
+    def client(self, system):
+        """The one client of a system for this run; fails the module clearly when the SDK or login is missing."""
+        if system not in self.auth:
+            raise ValueError("this module did not declare auth=%r" % system)
+        if system not in self._clients:
+            self._clients[system] = _clients()[system](self)
+        return self._clients[system]
+
+    @property
+    def k8s(self):
+        return self.client("k8s")
+
+    @property
+    def alibaba(self):
+        return self.client("alibaba")
+
+    # check mode and diff ---------------------------------------------------------------------
+    def add_diff(self, result, before, after):
+        """Put a diff in the result when the play asked for one (--diff), and changed when they differ."""
+        if before != after:
+            result["changed"] = True
+        if self._diff:
+            result["diff"] = {"before": before, "after": after}
+        return result
+
+    # one way to end -----------------------------------------------------------------------------
+    def fail_from_exception(self, exc, result=None, **extra):
+        """Fail with the error's message and hint, its partial result merged under the caller's, and its details."""
+        out = {}
+        if isinstance(exc, StoragePerfError):
+            out.update(exc.result)
+            out.update(result or {})
+            for key, value in exc.details.items():
+                out.setdefault(key, value)
+            if exc.hint:
+                out.setdefault("hint", exc.hint)
+            msg = exc.message()
+        else:
+            out.update(result or {})
+            msg = str(exc)
+        out.update(extra)
+        out.setdefault("changed", False)
+        self.fail_json(msg=msg, **out)
+
+    def run(self, logic):
+        """exit_json(**logic(self)); a StoragePerfError fails through fail_from_exception."""
+        try:
+            result = logic(self)
+        except StoragePerfError as exc:
+            self.fail_from_exception(exc)
+        self.exit_json(**result)

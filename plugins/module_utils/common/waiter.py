@@ -1,0 +1,94 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one waiter: deadlines, capped exponential backoff, retries and polls with named predicates.
+
+Waits that can watch do so (k8s/rollout.py wait_for reads watch events); this module holds what
+every wait shares: the deadline, the backoff between attempts, and the one WaitTimeout error.
+A predicate is a named callable so that a timeout says what was awaited ("Deployment rolled out"),
+never only "condition not met".
+"""
+
+import random
+import time
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import WaitTimeout
+
+# The one default for every module's wait_timeout (doc fragment storageperf.k8s.wait).
+DEFAULT_WAIT_TIMEOUT = 600
+
+
+class Predicate:
+    """A test on what a probe returned, with the name a timeout message uses."""
+
+    def __init__(self, name, test):
+        self.name = name
+        self.test = test
+
+    def __call__(self, value):
+        return self.test(value)
+
+    def __repr__(self):
+        return "Predicate(%r)" % self.name
+
+
+class Deadline:
+    """A point in monotonic time; clock is injectable so tests move time themselves."""
+
+    def __init__(self, timeout, clock=time.monotonic):
+        self.clock = clock
+        self.timeout = timeout
+        self.at = clock() + timeout
+
+    def remaining(self):
+        return self.at - self.clock()
+
+    def passed(self):
+        return self.remaining() <= 0
+
+
+def backoff(first=0.2, cap=5.0, factor=2.0, jitter=True):
+    """Endless delays: first, first*factor, ... capped; with jitter each is drawn from [d/2, d] (AWS's 'equal jitter')."""
+    delay = first
+    while True:
+        yield delay * (0.5 + random.random() / 2) if jitter else delay
+        delay = min(delay * factor, cap)
+
+
+def retry(call, retry_on, attempts, first=0.2, cap=5.0, sleep=time.sleep, on_retry=None, delay_of=None):
+    """call() until it returns, retrying when retry_on(exc) is true; at most "attempts" calls in all.
+
+    delay_of(exc, planned) may lengthen a delay (Retry-After); on_retry(exc, attempt) counts retries.
+    The last exception is raised unchanged, so callers keep their own error types.
+    """
+    delays = backoff(first, cap)
+    for attempt in range(1, max(1, attempts) + 1):
+        try:
+            return call()
+        except Exception as exc:  # re-raised below unless retry_on accepts it
+            if attempt >= attempts or not retry_on(exc):
+                raise
+            planned = next(delays)
+            if delay_of is not None:
+                planned = delay_of(exc, planned)
+            if on_retry is not None:
+                on_retry(exc, attempt)
+            sleep(planned)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def poll(probe, predicate, timeout, what=None, first=0.5, cap=5.0, sleep=time.sleep, clock=time.monotonic):
+    """probe() until predicate(value) holds; returns that value or raises WaitTimeout with the last value.
+
+    For states no watch shows (a cloud API, a CLI): the delay grows from first to cap.
+    """
+    deadline = Deadline(timeout, clock)
+    delays = backoff(first, cap, jitter=False)
+    while True:
+        value = probe()
+        if predicate(value):
+            return value
+        left = deadline.remaining()
+        if left <= 0:
+            name = what or getattr(predicate, "name", "the awaited state")
+            raise WaitTimeout("%s not reached within %s s" % (name, timeout), last=value)
+        sleep(min(next(delays), left))

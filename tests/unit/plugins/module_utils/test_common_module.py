@@ -1,0 +1,57 @@
+"""The module base: auth specs merged, one failure path that keeps the partial result and the hint."""
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+
+
+def run(capsys, args, logic, **kw):
+    with patch_module_args(args), pytest.raises(SystemExit) as info:
+        module = StoragePerfModule(argument_spec=dict(size=dict(type="int", default=1)), **kw)
+        module.run(logic)
+    return info.value.code, json.loads(capsys.readouterr().out)
+
+
+def test_auth_k8s_adds_the_connection_options(capsys):
+    rc, out = run(capsys, {"kubeconfig": "/nowhere", "size": 2}, lambda m: {"changed": False, "keys": sorted(m.params)},
+                  auth="k8s")
+    assert rc == 0
+    assert {"kubeconfig", "context", "api_retries", "size"} <= set(out["keys"])
+    assert "access_key_id" not in out["keys"]
+
+
+def test_a_module_without_auth_has_no_connection_options(capsys):
+    with patch_module_args({"kubeconfig": "/x"}), pytest.raises(SystemExit):
+        StoragePerfModule(argument_spec=dict(size=dict(type="int")))
+    assert "Unsupported parameters" in capsys.readouterr().out
+
+
+def test_failure_keeps_partial_result_hint_and_details(capsys):
+    def logic(m):
+        raise StoragePerfError("3 of 5 nodes tagged", hint="Grant ecs:TagResources to the role",
+                               result={"tagged": ["a", "b", "c"], "changed": True}, request_id="R-1")
+
+    rc, out = run(capsys, {}, logic)
+    assert rc == 1
+    assert out["msg"] == "3 of 5 nodes tagged. Grant ecs:TagResources to the role"
+    assert out["tagged"] == ["a", "b", "c"] and out["changed"] is True
+    assert out["request_id"] == "R-1" and out["hint"] == "Grant ecs:TagResources to the role"
+
+
+def test_every_system_error_fails_through_the_base(capsys):
+    def logic(m):
+        raise K8sError("forbidden (403) for get Deployment", 403, "Forbidden")
+
+    rc, out = run(capsys, {}, logic)
+    assert rc == 1 and out["msg"].startswith("forbidden (403)") and out["changed"] is False
+
+
+def test_add_diff_marks_changed_and_shows_the_diff_only_when_asked(capsys):
+    rc, out = run(capsys, {"_ansible_diff": True}, lambda m: m.add_diff({"changed": False}, {"a": 1}, {"a": 2}))
+    assert out["changed"] is True and out["diff"] == {"before": {"a": 1}, "after": {"a": 2}}
+    rc, out = run(capsys, {}, lambda m: m.add_diff({"changed": False}, {"a": 1}, {"a": 1}))
+    assert out["changed"] is False and "diff" not in out
