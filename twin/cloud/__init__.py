@@ -5,7 +5,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 # One "module" per cloud; each has `async def start(cluster) -> dict` whose keys are merged into cloud.json.
 # Add a line per endpoint family; keep the list free of logic.
@@ -15,7 +15,7 @@ ENDPOINTS = [
 ]
 
 
-async def start(cluster: Cluster) -> dict[str, Any]:
+async def start(cluster: ClusterContext) -> dict[str, Any]:
     """Start every cloud endpoint; return what cloud.json lists (endpoints and credentials)."""
     doc: dict[str, Any] = {}
     for name in ENDPOINTS:

@@ -27,7 +27,7 @@ from .gateway import Gateway
 from .signatures import verify_roa
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 CREATED = "2025-01-06T10:21:33+08:00"
 NODEPOOL_UPDATE_SECONDS = 10.0  # ModifyClusterNodePool keeps the pool `updating` this long (scaled)
@@ -42,7 +42,7 @@ def not_found(cid: str) -> CsError:
 
 
 class AckApi:
-    def __init__(self, cluster: Cluster | None, gateway: Gateway, addons: AddonUpdates | None,
+    def __init__(self, cluster: ClusterContext | None, gateway: Gateway, addons: AddonUpdates | None,
                  extra: dict[str, dict[str, Any]] | None = None, trusted_token: str = "") -> None:
         self.cluster = cluster
         self.gw = gateway

@@ -34,10 +34,10 @@ from .legacy_disks import seed_legacy_disk
 from .sts import StsApi
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 
-async def start(cluster: Cluster) -> dict[str, Any]:
+async def start(cluster: ClusterContext) -> dict[str, Any]:
     gw = Gateway()
     key = gw.credentials.new_access_key()
     sts = gw.credentials.new_sts()

@@ -24,7 +24,7 @@ from .gateway import Gateway
 from .signatures import rpc_params, verify_rpc_request
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 VERSION = "2014-05-26"
 MAX_RESOURCE_IDS = 50
@@ -55,7 +55,7 @@ def _indexed(params: dict[str, str], prefix: str, suffix: str = "") -> dict[int,
 
 
 class EcsApi:
-    def __init__(self, cluster: Cluster, gateway: Gateway, trusted_token: str = "") -> None:
+    def __init__(self, cluster: ClusterContext, gateway: Gateway, trusted_token: str = "") -> None:
         self.cluster = cluster
         self.gw = gateway
         self.trusted_token = trusted_token  # a fleet front's calls carry it instead of being signed again

@@ -25,10 +25,10 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from . import vclock
-from .csi_drivers import DISK, DISK_TOPOLOGY_KEY, LOCAL, Backend, CSIError
+from .csi import DISK, DISK_TOPOLOGY_KEY, LOCAL, Backend, CSIError
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 GIB = 1024 ** 3
 
@@ -112,7 +112,7 @@ class DiskBackend(Backend):
     driver = DISK
     topology_key = DISK_TOPOLOGY_KEY
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterContext) -> None:
         super().__init__(cluster)
         self.slots: dict[str, NodeSlots] = {}
         self.node_stats: dict[str, NodeStats] = collections.defaultdict(NodeStats)

@@ -25,7 +25,7 @@ from typing import Any
 from .. import calibration, errors
 from ..store import now_iso
 from .base import Controller
-from .csi_drivers import CSIError, backends, with_faults
+from .csi import CSIError, backends, with_faults
 from .tokenbucket import WorkerPool
 from .workqueue import Retry, WorkQueue
 

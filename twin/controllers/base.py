@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Coroutine
 from ..store import now_iso
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 log = logging.getLogger("twin")
 
@@ -19,7 +19,7 @@ log = logging.getLogger("twin")
 class Controller:
     name = "controller"
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterContext) -> None:
         self.cluster = cluster
         self.store = cluster.store
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import calibration, errors
 from .base import Controller
-from .csi_drivers import CSIError, backends, with_faults
+from .csi import CSIError, backends, with_faults
 from .pv_controller import ANN_SELECTED_NODE, format_quantity, parse_quantity
 from .tokenbucket import WorkerPool
 from .workqueue import Retry, WorkQueue

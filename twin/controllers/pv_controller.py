@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import errors
 from .base import Controller
-from .csi_drivers import backends
+from .csi import backends
 
 log = logging.getLogger("twin")
 

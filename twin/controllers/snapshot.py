@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from .. import calibration, errors
 from ..store import now_iso
 from .base import Controller
-from .csi_drivers import CSIError, backends, with_faults
+from .csi import CSIError, backends, with_faults
 from .pv_controller import format_quantity
 from .tokenbucket import Throttle, WorkerPool, follow_deployment, throttles
 from .workqueue import Retry, WorkQueue

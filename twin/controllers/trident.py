@@ -37,7 +37,7 @@ from typing import Any
 from .. import calibration, errors
 from . import vclock
 from .base import Controller
-from .csi_drivers import TRIDENT, Backend, CSIError, backends, stats_registry
+from .csi import TRIDENT, Backend, CSIError, backends, stats_registry
 from .tokenbucket import Throttle, container_args, follow_deployment, parse_args, throttles
 
 log = logging.getLogger("twin")
