@@ -16,15 +16,21 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from . import backing, cloud, exec_runner, nodes
+from . import backing, exec_runner, nodes
+from .cloud import alibaba
 from .cloud.state import CloudState
 from .controllers import all_controllers
 from .faults import Faults
 from .server import ApiServer
 from .store import Store
+from .netapp import ontap
 from .tls import make_certs
 
 log = logging.getLogger("twin")
+
+# The endpoints beside the Kubernetes API: each has `async def start(cluster) -> dict`, whose keys are merged
+# into cloud.json (its endpoints and credentials). Add one per endpoint family.
+ENDPOINTS = (alibaba, ontap)
 
 
 def free_socket() -> socket.socket:
@@ -108,7 +114,9 @@ class Cluster:
             c = cls(self)
             self.controllers.append(c)
             self.tasks.append(asyncio.ensure_future(self._supervise(c)))
-        cloud_doc = await cloud.start(self)
+        cloud_doc: dict[str, Any] = {}
+        for endpoint in ENDPOINTS:
+            cloud_doc.update(await endpoint.start(self))
         if self.fleet_token:
             # the fleet front's door to this member (stats, faults, stop_apiserver), open when the API server is not
             admin = web.Application()
