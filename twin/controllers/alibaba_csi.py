@@ -226,13 +226,7 @@ class DiskBackend(Backend):
             raise CSIError("InvalidArgument", f"disk {disk.id} has no serial number (created before 2020-06-10): "
                                               "it cannot be attached by the controller with DiskADController "
                                               "enabled")
-        slots = self._slots(node, inst.id)
-        vstart = await slots.acquire("attach")
-        vend = vclock.now()
-        try:
-            vend = await self._ecs(node, inst.id, "attach", disk, vstart)
-        finally:
-            slots.release("attach", vend)
+        await self._in_slot(node, inst.id, "attach", disk)
         return {"diskId": disk.id, "serialNumber": disk.serial_number or ""}
 
     def is_attached(self, pv: dict[str, Any], node: str) -> bool:
@@ -244,13 +238,17 @@ class DiskBackend(Backend):
         inst, disk = self._resolve(pv, node)
         if disk.instance_id != inst.id:
             return  # not attached here: ControllerUnpublish is idempotent
-        slots = self._slots(node, inst.id)
-        vstart = await slots.acquire("detach")
+        await self._in_slot(node, inst.id, "detach", disk)
+
+    async def _in_slot(self, node: str, instance_id: str, kind: str, disk: Any) -> None:
+        """One attach or detach: a slot of the node (NodeSlots), then the ECS call, then the slot is handed on."""
+        slots = self._slots(node, instance_id)
+        vstart = await slots.acquire(kind)
         vend = vclock.now()
         try:
-            vend = await self._ecs(node, inst.id, "detach", disk, vstart)
+            vend = await self._ecs(node, instance_id, kind, disk, vstart)
         finally:
-            slots.release("detach", vend)
+            slots.release(kind, vend)
 
     # snapshots ---------------------------------------------------------------------------------
     async def create_snapshot(self, pv: dict[str, Any], name: str, parameters: dict[str, Any]) -> dict[str, Any]:

@@ -15,16 +15,13 @@ classes are created by trident.py. The backends and their registry are in csi.py
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import calibration, errors
 from .alibaba_csi import DiskBackend, LocalBackend
 from .base import Controller
 from .csi import DISK, DISK_TOPOLOGY_KEY, LOCAL, TRIDENT, backends, stats_registry
 from .tokenbucket import throttles
-
-if TYPE_CHECKING:
-    from ..context import ClusterContext
 
 CSI_DRIVERS: dict[str, dict[str, Any]] = {
     DISK: {"attachRequired": True, "podInfoOnMount": False, "fsGroupPolicy": "ReadWriteOnceWithFSType"},
@@ -54,18 +51,17 @@ class CSIDrivers(Controller):
 
     name = "csi-drivers"
 
-    def __init__(self, cluster: ClusterContext) -> None:
-        super().__init__(cluster)
-        reg = backends(cluster)
-        reg[DISK] = DiskBackend(cluster)
-        reg[LOCAL] = LocalBackend(cluster)
-        stats = stats_registry(cluster)
-        stats["faults"] = lambda body: {"rules": cluster.faults.rules, "hits": dict(getattr(cluster.faults, "hits", {}))}
+    def setup(self) -> None:
+        reg = backends(self.cluster)
+        reg[DISK] = DiskBackend(self.cluster)
+        reg[LOCAL] = LocalBackend(self.cluster)
+        stats = stats_registry(self.cluster)
+        stats["faults"] = lambda body: {"rules": self.cluster.faults.rules, "hits": dict(getattr(self.cluster.faults, "hits", {}))}
         stats["backends"] = lambda body: {k: b.stats(body) for k, b in reg.items()}
         # {"log": true, "since": t} adds each call's (cluster time, client, verb): the pacing a test measures
         stats["throttles"] = lambda body: {k: t.doc(bool(body.get("log")), body.get("since"))
-                                           for k, t in throttles(cluster).items()}
-        cluster.admin_handlers["storage"] = self._admin
+                                           for k, t in throttles(self.cluster).items()}
+        self.cluster.admin_handlers["storage"] = self._admin
         self._create_objects()
 
     async def _admin(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +82,7 @@ class CSIDrivers(Controller):
         for sc in ACK_STORAGE_CLASSES:
             if not self.store.exists(sc_rt, None, sc["metadata"]["name"]):
                 self.store.create(sc_rt, None, sc)
-        if "snapshot" in getattr(self.cluster, "crd_sets", ()):
+        if "snapshot" in self.cluster.crd_sets:
             vsc_rt = self.store.rt("snapshot.storage.k8s.io", "v1", "volumesnapshotclasses")
             if not self.store.exists(vsc_rt, None, "alibabacloud-disk-snapshot"):
                 self.store.create(vsc_rt, None, {
