@@ -18,7 +18,7 @@ from aiohttp import web
 
 from . import backing, exec_runner, nodes
 from .cloud import alibaba
-from .cloud.state import CloudState
+from .cloud_state import CloudState
 from .controllers import all_controllers
 from .faults import Faults
 from .server import ApiServer

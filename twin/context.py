@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:  # annotations only: none of these modules imports this one back
     from aiohttp import web
 
-    from .cloud.state import CloudState
+    from .cloud_state import CloudState
     from .faults import Faults
     from .store import Store
 

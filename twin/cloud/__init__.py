@@ -1,1 +1,1 @@
-"""Alibaba Cloud endpoints of the twin (ACK, ECS, STS, their gateway and the cloud's state); alibaba.py starts them."""
+"""Alibaba Cloud endpoints of the twin (ACK, ECS, STS and their gateway) over twin/cloud_state.py; alibaba.py starts them."""

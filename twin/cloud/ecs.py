@@ -235,7 +235,7 @@ class EcsApi:
 
 
 def instance_type_doc(t: dict[str, Any]) -> dict[str, Any]:
-    """A DescribeInstanceTypes item with every field of the SDK's model: the catalogue's figures (twin/cloud/state.py)
+    """A DescribeInstanceTypes item with every field of the SDK's model: the catalogue's figures (twin/cloud_state.py)
     over the shape of an x86 enterprise-level type without GPU, local disks or burstable credit. Network figures
     scale with the vCPU count as the g7 family's do; they are typical values, not a price-list lookup."""
     cores = int(t.get("CpuCoreCount", 4))
