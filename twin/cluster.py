@@ -9,24 +9,28 @@ import secrets
 import signal
 import socket
 import ssl
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 from aiohttp import web
 
-from . import cloud, nodes
+from . import backing, exec_runner, nodes
+from .cloud import alibaba
+from .cloud_state import CloudState
 from .controllers import all_controllers
 from .faults import Faults
 from .server import ApiServer
 from .store import Store
+from .netapp import ontap
 from .tls import make_certs
 
-if TYPE_CHECKING:
-    from .controllers.csi_drivers import Backend
-    from .controllers.tokenbucket import Throttle
-
 log = logging.getLogger("twin")
+
+# The endpoints beside the Kubernetes API: each has `async def start(cluster) -> dict`, whose keys are merged
+# into cloud.json (its endpoints and credentials). Add one per endpoint family.
+ENDPOINTS = (alibaba, ontap)
 
 
 def free_socket() -> socket.socket:
@@ -44,13 +48,7 @@ def write_atomic(path: Path, text: str, mode: int = 0o600) -> None:
 
 
 class Cluster:
-    # Registries the controllers and cloud endpoints attach on first use (declared here, not set: those helpers
-    # test for them with getattr): controllers.csi_drivers.backends() / stats_registry(),
-    # controllers.tokenbucket.throttles(), and cloud.alibaba.start() for in-process tests.
-    csi_backends: dict[str, Backend]
-    storage_stats: dict[str, Any]
-    throttles: dict[str, Throttle]
-    alibaba: dict[str, Any]
+    """The twin's composition root: it builds the parts and hands itself to each as a twin.context.ClusterContext."""
 
     def __init__(self, directory: Path, *, nodes: int = 3, node_pools: int = 1, time_scale: float = 1.0,
                  crds: tuple[str, ...] = ("snapshot", "trident"), seed: str = "", name: str = "",
@@ -61,7 +59,7 @@ class Cluster:
         self.fleet_token = fleet_token  # set when a fleet front (twin/fleet.py) relays the cloud calls
         self.node_offset = node_offset  # a fleet member's nodes are numbered from here (distinct names and IPs)
         self.api_runner: web.AppRunner | None = None
-        self.cloud_requests: Any = None  # () -> {"product:Action": calls}, set by twin/cloud/alibaba.py
+        self.cloud_requests: Callable[[], dict[str, int]] | None = None  # set by twin/cloud/alibaba.py
         self.node_count = nodes
         self.node_pools = node_pools
         self.time_scale = time_scale
@@ -76,8 +74,14 @@ class Cluster:
         self.runners: list[web.AppRunner] = []
         self.ssl: ssl.SSLContext | None = None
         self.settings: dict[str, Any] = {}
-        self.admin_handlers: dict[str, Any] = {}
-        self.on_stop: list[Any] = []  # callables run at stop, last registered first
+        self.admin_handlers: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {}
+        self.on_stop: list[Callable[[], Any]] = []  # run at stop, last registered first
+        # registries the parts fill (twin/context.py says what each holds)
+        self.csi_backends: dict[str, Any] = {}
+        self.storage_stats: dict[str, Callable[[dict[str, Any]], Any]] = {}
+        self.throttles: dict[str, Any] = {}
+        self.alibaba: dict[str, Any] = {}  # the Alibaba endpoints' state, for in-process tests (cloud/alibaba.py)
+        self.trident: Any = None  # set by controllers.trident.Trident (backend volumes: cluster.trident.volumes)
 
     # serving --------------------------------------------------------------------------------
     async def serve_app(self, app: web.Application, tls: bool = True) -> str:
@@ -98,12 +102,9 @@ class Cluster:
         self.ssl.load_cert_chain(crt, key)
         self._install_crds()
         self.nodes = nodes.register(self.store, self.node_count, self.node_pools, self.seed, offset=self.node_offset)
-        # cloud state (ACK addons, ECS instances/disks) and Trident's backend registry, read by the storage controllers
-        from .cloud.state import CloudState
-        self.cloud = CloudState.for_cluster(self)
-        self.trident: Any = None  # set by controllers.trident.Trident (backend volumes: cluster.trident.volumes)
+        # cloud state (ACK addons, ECS instances/disks), read by the storage controllers
+        self.cloud = self._cloud_state()
         # host-backed volumes and host-run containers (twin/backing.py, twin/exec_runner.py) need the cluster
-        from . import backing, exec_runner
         backing.bind(self)
         exec_runner.bind(self)
         api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),))
@@ -113,7 +114,9 @@ class Cluster:
             c = cls(self)
             self.controllers.append(c)
             self.tasks.append(asyncio.ensure_future(self._supervise(c)))
-        cloud_doc = await cloud.start(self)
+        cloud_doc: dict[str, Any] = {}
+        for endpoint in ENDPOINTS:
+            cloud_doc.update(await endpoint.start(self))
         if self.fleet_token:
             # the fleet front's door to this member (stats, faults, stop_apiserver), open when the API server is not
             admin = web.Application()
@@ -123,6 +126,14 @@ class Cluster:
         write_atomic(self.dir / "cloud.json", json.dumps(cloud_doc, indent=2))
         write_atomic(self.dir / "ready", server_url + "\n", 0o644)
         log.info("twin serving at %s with %d nodes, time scale %s", server_url, self.node_count, self.time_scale)
+
+    def _cloud_state(self) -> CloudState:
+        st = CloudState.from_nodes(self.nodes, self.seed)
+        if self.name:
+            st.cluster_name = self.name
+            st.cluster_tags = [{"key": "env", "value": "twin"}, {"key": "twin-fleet", "value": self.name}]
+        self.admin_handlers["cloud"] = st.admin
+        return st
 
     async def _supervise(self, controller: Any) -> None:
         while True:

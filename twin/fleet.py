@@ -45,12 +45,11 @@ from urllib.parse import urlencode
 import aiohttp
 from aiohttp import web
 
-from .cloud.ack import TRUSTED_HEADER, AckApi, Handler, not_found
+from .cloud.ack import AckApi, Handler, not_found
 from .cloud.ack_clusters import synthetic_clusters
-from .cloud.ecs import LIST_TAGS_PAGE, MAX_PAGE_SIZE, _indexed
+from .cloud.ecs import LIST_TAGS_PAGE, _indexed
 from .cloud.errors import PopError, request_id
-from .cloud.gateway import Gateway
-from .cloud.signatures import rpc_params, verify_rpc_request
+from .cloud.gateway import MAX_PAGE_SIZE, TRUSTED_HEADER, Gateway, page_params
 from .cluster import free_socket, write_atomic
 
 log = logging.getLogger("twin.fleet")
@@ -270,17 +269,12 @@ class FleetEcs:
 
     async def handle(self, request: web.Request) -> web.Response:
         rid = request_id()
-        params, body = await rpc_params(request)
         try:
-            verify_rpc_request(request, params, body, self.gw.credentials)
-        except PopError as e:
-            self.gw.rejected[e.code] += 1
+            name, params = await self.gw.admit_rpc(request, "ecs")
+        except PopError as e:  # refused or throttled: counted by the gateway, not served
             return e.response(rid)
-        action = params.get("Action", "")
-        name = "ecs:" + action
         try:
-            await self.gw.admit(name)
-            status, answer = await self.route(action, params)
+            status, answer = await self.route(params.get("Action", ""), params)
         except PopError as e:
             self.gw.served(name, error=True)
             return e.response(rid)
@@ -337,13 +331,7 @@ class FleetEcs:
                      "TagResources": {"TagResource": rows[start:nxt]}}
 
     async def _describe_disks(self, params: dict[str, str], members: list[Member]) -> tuple[int, dict[str, Any]]:
-        try:
-            size = int(params.get("PageSize", "10"))
-            number = int(params.get("PageNumber", "1"))
-        except ValueError:
-            raise PopError(400, "InvalidParameter", "PageSize and PageNumber must be integers.") from None
-        if not 1 <= size <= MAX_PAGE_SIZE or number < 1:
-            raise PopError(400, "InvalidParameter.PageSize", f"PageSize must be 1-{MAX_PAGE_SIZE}.")
+        size, number = page_params(params)
         disks: list[dict[str, Any]] = []
         for m in members:
             page = 1

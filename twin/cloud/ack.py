@@ -23,16 +23,13 @@ from aiohttp import web
 from . import ack_clusters
 from .addons import AddonUpdates, parse_config
 from .errors import CsError, PopError, request_id
-from .gateway import Gateway
-from .signatures import verify_roa
+from .gateway import Gateway, page_params
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 CREATED = "2025-01-06T10:21:33+08:00"
 NODEPOOL_UPDATE_SECONDS = 10.0  # ModifyClusterNodePool keeps the pool `updating` this long (scaled)
-MAX_PAGE_SIZE = 100
-TRUSTED_HEADER = "X-Twin-Fleet-Token"  # set by twin/fleet.py on calls it already authenticated and counted
 
 Handler = Callable[[web.Request, dict], Awaitable[Any]]
 
@@ -42,7 +39,7 @@ def not_found(cid: str) -> CsError:
 
 
 class AckApi:
-    def __init__(self, cluster: Cluster | None, gateway: Gateway, addons: AddonUpdates | None,
+    def __init__(self, cluster: ClusterContext | None, gateway: Gateway, addons: AddonUpdates | None,
                  extra: dict[str, dict[str, Any]] | None = None, trusted_token: str = "") -> None:
         self.cluster = cluster
         self.gw = gateway
@@ -80,17 +77,9 @@ class AckApi:
 
         async def handle(request: web.Request) -> web.Response:
             rid = request_id()
-            body = await request.read()
-            trusted = bool(self.trusted_token) and request.headers.get(TRUSTED_HEADER) == self.trusted_token
             try:
-                if not trusted:
-                    verify_roa(request, body, self.gw.credentials)
-            except PopError as e:
-                self.gw.rejected[e.code] += 1
-                return e.response(rid)
-            try:
-                await self.gw.admit(name)  # throttling and injected faults are counted there
-            except PopError as e:
+                body = await self.gw.admit_roa(request, name, self.trusted_token)
+            except PopError as e:  # refused or throttled: counted by the gateway, not served
                 return e.response(rid)
             try:
                 doc = json.loads(body) if body else {}
@@ -309,13 +298,7 @@ class AckApi:
     # nodes ------------------------------------------------------------------------------------
     async def list_nodes(self, request: web.Request, doc: dict) -> dict:
         q = request.query
-        try:
-            size = int(q.get("pageSize", "10"))
-            number = int(q.get("pageNumber", "1"))
-        except ValueError:
-            raise CsError(400, "ErrorInvalidParameter", "pageSize and pageNumber must be integers") from None
-        if not 1 <= size <= MAX_PAGE_SIZE or number < 1:
-            raise CsError(400, "ErrorInvalidParameter", f"pageSize must be 1-{MAX_PAGE_SIZE} and pageNumber >= 1")
+        size, number = page_params(q, roa=True)
         items = list(self.cloud.instances.values())
         if q.get("nodepool_id"):
             items = [i for i in items if i.nodepool_id == q["nodepool_id"]]

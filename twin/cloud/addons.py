@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Awaitable, Callable
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 log = logging.getLogger("twin")
 
@@ -55,7 +55,7 @@ def gate_errors(text: str) -> list[str]:
 class AddonUpdates:
     """Runs ModifyClusterAddon changes in the background, one at a time per addon."""
 
-    def __init__(self, cluster: Cluster, roll: Callable[[str], Awaitable[None]] | None = None) -> None:
+    def __init__(self, cluster: ClusterContext, roll: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.cluster = cluster
         self.roll = roll  # restarts the addon's pods on the Kubernetes side
         self.fail_next: set[str] = set()  # addons whose next change ends failed (admin door)

@@ -18,7 +18,7 @@ Admin door, POST /_twin/alibaba (the twin's bearer token):
   {"fail_addon": "csi-plugin"}         -> that addon's next config change ends `failed`
   {"cluster_version": "1.24.6-aliyun.1"} -> what DescribeClusterDetail reports as current_version
   {"legacy_disk": {"node": .., "name": .., "namespace": ..}} -> a disk without serial number in use by a pod
-Addon versions and states, and instance tags, are set through the "cloud" verb (twin/cloud/state.py).
+Addon versions and states, and instance tags, are set through the "cloud" verb (twin/cloud_state.py).
 """
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ from .legacy_disks import seed_legacy_disk
 from .sts import StsApi
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 
-async def start(cluster: Cluster) -> dict[str, Any]:
+async def start(cluster: ClusterContext) -> dict[str, Any]:
     gw = Gateway()
     key = gw.credentials.new_access_key()
     sts = gw.credentials.new_sts()

@@ -18,7 +18,7 @@ from ..controllers.podstatus import controller_ref, random_suffix, template_hash
 from ..store import now_iso
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 NS = "kube-system"
 REGISTRY = "registry-cn-hangzhou-vpc.ack.aliyuncs.com/acs"
@@ -39,7 +39,7 @@ def _container(name: str, image: str, gates: str, extra: list[str]) -> dict:
 
 
 class CsiWorkloads:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterContext) -> None:
         self.cluster = cluster
         self.store = cluster.store
         self.ds_rt = self.store.rt("apps", "v1", "daemonsets")

@@ -18,20 +18,17 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from .ack import TRUSTED_HEADER
 from .errors import PopError, request_id
-from .gateway import Gateway
-from .signatures import rpc_params, verify_rpc_request
+from .gateway import Gateway, page_params
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 VERSION = "2014-05-26"
 MAX_RESOURCE_IDS = 50
 MAX_TAGS = 20
 MAX_TAGS_PER_RESOURCE = 20
 LIST_TAGS_PAGE = 50
-MAX_PAGE_SIZE = 100
 MAX_INSTANCE_TYPES = 10
 
 
@@ -55,7 +52,7 @@ def _indexed(params: dict[str, str], prefix: str, suffix: str = "") -> dict[int,
 
 
 class EcsApi:
-    def __init__(self, cluster: Cluster, gateway: Gateway, trusted_token: str = "") -> None:
+    def __init__(self, cluster: ClusterContext, gateway: Gateway, trusted_token: str = "") -> None:
         self.cluster = cluster
         self.gw = gateway
         self.trusted_token = trusted_token  # a fleet front's calls carry it instead of being signed again
@@ -74,19 +71,11 @@ class EcsApi:
 
     async def handle(self, request: web.Request) -> web.Response:
         rid = request_id()
-        params, body = await rpc_params(request)
         try:
-            if not (self.trusted_token and request.headers.get(TRUSTED_HEADER) == self.trusted_token):
-                verify_rpc_request(request, params, body, self.gw.credentials)
-        except PopError as e:
-            self.gw.rejected[e.code] += 1
+            name, params = await self.gw.admit_rpc(request, "ecs", self.trusted_token)
+        except PopError as e:  # refused or throttled: counted by the gateway, not served
             return e.response(rid)
         action = params.get("Action", "")
-        name = "ecs:" + action
-        try:
-            await self.gw.admit(name)
-        except PopError as e:
-            return e.response(rid)
         try:
             if params.get("Version") != VERSION:
                 raise PopError(400, "InvalidVersion", "Specified parameter Version is not valid.")
@@ -191,13 +180,7 @@ class EcsApi:
 
     # disks and instance types -----------------------------------------------------------------
     def describe_disks(self, params: dict[str, str]) -> dict:
-        try:
-            size = int(params.get("PageSize", "10"))
-            number = int(params.get("PageNumber", "1"))
-        except ValueError:
-            raise PopError(400, "InvalidParameter", "PageSize and PageNumber must be integers.") from None
-        if not 1 <= size <= MAX_PAGE_SIZE or number < 1:
-            raise PopError(400, "InvalidParameter.PageSize", f"PageSize must be 1-{MAX_PAGE_SIZE}.")
+        size, number = page_params(params)
         disks = list(self.cloud.disks.values())
         if params.get("InstanceId"):
             disks = [d for d in disks if d.instance_id == params["InstanceId"]]
@@ -252,7 +235,7 @@ class EcsApi:
 
 
 def instance_type_doc(t: dict[str, Any]) -> dict[str, Any]:
-    """A DescribeInstanceTypes item with every field of the SDK's model: the catalogue's figures (twin/cloud/state.py)
+    """A DescribeInstanceTypes item with every field of the SDK's model: the catalogue's figures (twin/cloud_state.py)
     over the shape of an x86 enterprise-level type without GPU, local disks or burstable credit. Network figures
     scale with the vCPU count as the g7 family's do; they are typical values, not a price-list lookup."""
     cores = int(t.get("CpuCoreCount", 4))

@@ -12,11 +12,34 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import PopError
-from .signatures import Credentials
+from aiohttp import web
+
+from .errors import CsError, PopError
+from .signatures import Credentials, rpc_params, verify_roa, verify_rpc_request
+
+TRUSTED_HEADER = "X-Twin-Fleet-Token"  # set by twin/fleet.py on calls it already authenticated and counted
+MAX_PAGE_SIZE = 100  # PageSize / pageSize of the paged ECS and ACK lists
+
+def page_params(query: Mapping[str, str], roa: bool = False) -> tuple[int, int]:
+    """(page size, page number) of a paged list call, refused in the service's own words when malformed:
+    ECS (RPC) `PageSize`/`PageNumber`, ACK (ROA) `pageSize`/`pageNumber`."""
+    size_key, number_key = ("pageSize", "pageNumber") if roa else ("PageSize", "PageNumber")
+    try:
+        size, number = int(query.get(size_key, "10")), int(query.get(number_key, "1"))
+    except ValueError:
+        if roa:
+            raise CsError(400, "ErrorInvalidParameter", "pageSize and pageNumber must be integers") from None
+        raise PopError(400, "InvalidParameter", "PageSize and PageNumber must be integers.") from None
+    if not 1 <= size <= MAX_PAGE_SIZE or number < 1:
+        if roa:
+            raise CsError(400, "ErrorInvalidParameter", f"pageSize must be 1-{MAX_PAGE_SIZE} and pageNumber >= 1")
+        raise PopError(400, "InvalidParameter.PageSize", f"PageSize must be 1-{MAX_PAGE_SIZE}.")
+    return size, number
+
 
 # Calls that change something. Tests assert "no write call" by these counts.
 WRITE_ACTIONS = frozenset({
@@ -78,6 +101,32 @@ class Gateway:
     max_in_flight: Counter = field(default_factory=Counter)  # most calls of one action in flight at once
 
     # admission ------------------------------------------------------------------------------
+    async def admit_rpc(self, request: web.Request, product: str, trusted_token: str = "") -> tuple[str, dict[str, str]]:
+        """Let one RPC call (ECS) in: its signature, timestamp and nonce (signatures.py), then admit(); return
+        ("product:Action", its parameters) or raise the PopError to answer instead."""
+        params, body = await rpc_params(request)
+        self._authenticate(request, trusted_token, lambda: verify_rpc_request(request, params, body, self.credentials))
+        name = f"{product}:{params.get('Action', '')}"
+        await self.admit(name)
+        return name, params
+
+    async def admit_roa(self, request: web.Request, name: str, trusted_token: str = "") -> bytes:
+        """admit_rpc for a ROA call (ACK), whose action is its route: return the request body."""
+        body = await request.read()
+        self._authenticate(request, trusted_token, lambda: verify_roa(request, body, self.credentials))
+        await self.admit(name)
+        return body
+
+    def _authenticate(self, request: web.Request, trusted_token: str, verify: Callable[[], Any]) -> None:
+        # a fleet front's relayed call carries its token instead: it was checked and counted at the front
+        if trusted_token and request.headers.get(TRUSTED_HEADER) == trusted_token:
+            return
+        try:
+            verify()
+        except PopError as e:
+            self.rejected[e.code] += 1
+            raise
+
     def _throttled(self, action: str) -> PopError | None:
         t = self.throttle
         if not t or (t.get("actions") and action not in t["actions"]):

@@ -12,12 +12,12 @@ from ..controllers.podstatus import random_suffix
 from ..store import now_iso
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 DRIVER = "diskplugin.csi.alibabacloud.com"
 
 
-def seed_legacy_disk(cluster: Cluster, body: dict[str, Any]) -> dict[str, Any]:
+def seed_legacy_disk(cluster: ClusterContext, body: dict[str, Any]) -> dict[str, Any]:
     """body: {"node": node name (default: the first node), "name": base name, "namespace": "default",
     "size_gib": 20, "pod": true}. Returns the ids and names it created."""
     cloud, store = cluster.cloud, cluster.store

@@ -25,10 +25,10 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from . import vclock
-from .csi_drivers import DISK, DISK_TOPOLOGY_KEY, LOCAL, Backend, CSIError
+from .csi import DISK, DISK_TOPOLOGY_KEY, LOCAL, Backend, CSIError
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 GIB = 1024 ** 3
 
@@ -112,7 +112,7 @@ class DiskBackend(Backend):
     driver = DISK
     topology_key = DISK_TOPOLOGY_KEY
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterContext) -> None:
         super().__init__(cluster)
         self.slots: dict[str, NodeSlots] = {}
         self.node_stats: dict[str, NodeStats] = collections.defaultdict(NodeStats)
@@ -226,13 +226,7 @@ class DiskBackend(Backend):
             raise CSIError("InvalidArgument", f"disk {disk.id} has no serial number (created before 2020-06-10): "
                                               "it cannot be attached by the controller with DiskADController "
                                               "enabled")
-        slots = self._slots(node, inst.id)
-        vstart = await slots.acquire("attach")
-        vend = vclock.now()
-        try:
-            vend = await self._ecs(node, inst.id, "attach", disk, vstart)
-        finally:
-            slots.release("attach", vend)
+        await self._in_slot(node, inst.id, "attach", disk)
         return {"diskId": disk.id, "serialNumber": disk.serial_number or ""}
 
     def is_attached(self, pv: dict[str, Any], node: str) -> bool:
@@ -244,13 +238,17 @@ class DiskBackend(Backend):
         inst, disk = self._resolve(pv, node)
         if disk.instance_id != inst.id:
             return  # not attached here: ControllerUnpublish is idempotent
-        slots = self._slots(node, inst.id)
-        vstart = await slots.acquire("detach")
+        await self._in_slot(node, inst.id, "detach", disk)
+
+    async def _in_slot(self, node: str, instance_id: str, kind: str, disk: Any) -> None:
+        """One attach or detach: a slot of the node (NodeSlots), then the ECS call, then the slot is handed on."""
+        slots = self._slots(node, instance_id)
+        vstart = await slots.acquire(kind)
         vend = vclock.now()
         try:
-            vend = await self._ecs(node, inst.id, "detach", disk, vstart)
+            vend = await self._ecs(node, instance_id, kind, disk, vstart)
         finally:
-            slots.release("detach", vend)
+            slots.release(kind, vend)
 
     # snapshots ---------------------------------------------------------------------------------
     async def create_snapshot(self, pv: dict[str, Any], name: str, parameters: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import Any
 from .. import calibration, errors
 from ..store import now_iso
 from .base import Controller
-from .csi_drivers import CSIError, backends, with_faults
+from .csi import CSIError, backends, with_faults
 from .tokenbucket import WorkerPool
 from .workqueue import Retry, WorkQueue
 
@@ -44,13 +44,8 @@ def attacher_finalizer(driver: str) -> str:
 class AttachDetachController(Controller):
     name = "attachdetach-controller"
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
+    def setup(self) -> None:
         self.cal = calibration.load()
-        self.pvc_rt = self.store.rt("", "v1", "persistentvolumeclaims")
-        self.pv_rt = self.store.rt("", "v1", "persistentvolumes")
-        self.va_rt = self.store.rt("storage.k8s.io", "v1", "volumeattachments")
-        self.drv_rt = self.store.rt("storage.k8s.io", "v1", "csidrivers")
         # desired state: (pv, node) -> pods (ns/name) that need it attached
         self.desired: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.pod_wants: dict[str, set[tuple[str, str]]] = {}

@@ -11,33 +11,17 @@ Drivers (REFERENCE.md):
 
 StorageClasses: the ones an ACK cluster comes with (alicloud-disk-*; seed 001 uses alicloud-disk-topology),
 none of them default, as on ACK: a PVC without storageClassName stays Pending there too. Trident's per-backend
-classes are created by trident.py.
-
-Backends implement the CSI controller calls as coroutines and raise CSIError with a gRPC code; the sidecars
-turn errors into events / status and retry with backoff. `cluster.csi_backends[driver]` is the registry.
-POST /_twin/storage answers every storage controller's figures (throttles, attach slots, Trident's locks,
-fault hits): `cluster.storage_stats[name] = fn(body) -> dict` adds one.
+classes are created by trident.py. The backends and their registry are in csi.py.
 """
 from __future__ import annotations
 
-import asyncio
-import logging
-from typing import TYPE_CHECKING, Any
-from collections.abc import Coroutine
+from typing import Any
 
 from .. import calibration, errors
+from .alibaba_csi import DiskBackend, LocalBackend
 from .base import Controller
+from .csi import DISK, DISK_TOPOLOGY_KEY, LOCAL, TRIDENT, backends, stats_registry
 from .tokenbucket import throttles
-
-if TYPE_CHECKING:
-    from ..cluster import Cluster
-
-log = logging.getLogger("twin")
-
-DISK = "diskplugin.csi.alibabacloud.com"
-LOCAL = "localplugin.csi.alibabacloud.com"
-TRIDENT = "csi.trident.netapp.io"
-DISK_TOPOLOGY_KEY = "topology.diskplugin.csi.alibabacloud.com/zone"
 
 CSI_DRIVERS: dict[str, dict[str, Any]] = {
     DISK: {"attachRequired": True, "podInfoOnMount": False, "fsGroupPolicy": "ReadWriteOnceWithFSType"},
@@ -62,108 +46,22 @@ ACK_STORAGE_CLASSES = [
 ]
 
 
-class CSIError(Exception):
-    """A CSI call's gRPC error: code (Aborted, InvalidArgument, Internal, DeadlineExceeded, ...) and message."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"rpc error: code = {code} desc = {message}")
-        self.code = code
-        self.message = message
-
-
-class Backend:
-    """The controller side of one CSI driver. Subclasses override what their driver supports."""
-
-    driver = ""
-    topology_key: str | None = None
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-        self.cal = calibration.load()
-
-    def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
-        return asyncio.sleep(seconds * self.cluster.time_scale)
-
-    # throttles of this driver's sidecars (None: not modelled, the managed sidecar is not the bottleneck)
-    def sidecar(self, role: str) -> Any:
-        return None
-
-    async def create_volume(self, req: dict[str, Any]) -> dict[str, Any]:
-        """req: name (pv name), capacity_bytes, parameters (SC), pvc, node (selected node or None),
-        source: None | {"kind": "snapshot"|"volume", "handle": ...}.
-        Returns {"volume_handle", "capacity_bytes", "attributes": {...}, "accessible_topology": {k: v} | None}."""
-        raise CSIError("Unimplemented", f"{self.driver} cannot create volumes")
-
-    async def delete_volume(self, pv: dict[str, Any]) -> None:
-        raise CSIError("Unimplemented", f"{self.driver} cannot delete volumes")
-
-    async def publish(self, pv: dict[str, Any], node: str) -> dict[str, str]:
-        return {}
-
-    async def unpublish(self, pv: dict[str, Any], node: str) -> None:
-        return None
-
-    async def create_snapshot(self, pv: dict[str, Any], name: str, parameters: dict[str, Any]) -> dict[str, Any]:
-        """Returns {"snapshot_handle", "restore_size" (bytes), "creation_time" (ns since epoch)}."""
-        raise CSIError("Unimplemented", f"{self.driver} cannot take snapshots")
-
-    async def delete_snapshot(self, handle: str) -> None:
-        raise CSIError("Unimplemented", f"{self.driver} cannot delete snapshots")
-
-    def stats(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        return {}
-
-
-def backends(cluster: Cluster) -> dict[str, Backend]:
-    reg = getattr(cluster, "csi_backends", None)
-    if reg is None:
-        reg = {}
-        cluster.csi_backends = reg
-    return reg
-
-
-def stats_registry(cluster: Cluster) -> dict[str, Any]:
-    reg = getattr(cluster, "storage_stats", None)
-    if reg is None:
-        reg = {}
-        cluster.storage_stats = reg
-    return reg
-
-
-async def with_faults(cluster: Cluster, operation: str, key: str, driver: str, call: Any) -> Any:
-    """Run one CSI call (an awaitable factory) unless an injected fault fails or hangs it first."""
-    f = cluster.faults.op_fault(operation, key, driver) if hasattr(cluster.faults, "op_fault") else None
-    if f is not None:
-        if f.mode == "timeout":
-            await asyncio.sleep(f.seconds * cluster.time_scale)
-        raise CSIError(f.code, f.message)
-    return await call()
-
-
-def backoff(attempt: int, start: float, cap: float) -> float:
-    """workqueue.ItemExponentialFailureRateLimiter: start * 2^(failures-1), capped (cluster seconds)."""
-    return min(cap, start * (2 ** max(0, attempt - 1)))
-
-
 class CSIDrivers(Controller):
     """Creates the drivers' API objects at start and keeps every CSINode listing them."""
 
     name = "csi-drivers"
 
-    def __init__(self, cluster: Cluster) -> None:
-        super().__init__(cluster)
-        from .alibaba_csi import DiskBackend, LocalBackend
-
-        reg = backends(cluster)
-        reg[DISK] = DiskBackend(cluster)
-        reg[LOCAL] = LocalBackend(cluster)
-        stats = stats_registry(cluster)
-        stats["faults"] = lambda body: {"rules": cluster.faults.rules, "hits": dict(getattr(cluster.faults, "hits", {}))}
+    def setup(self) -> None:
+        reg = backends(self.cluster)
+        reg[DISK] = DiskBackend(self.cluster)
+        reg[LOCAL] = LocalBackend(self.cluster)
+        stats = stats_registry(self.cluster)
+        stats["faults"] = lambda body: {"rules": self.cluster.faults.rules, "hits": dict(getattr(self.cluster.faults, "hits", {}))}
         stats["backends"] = lambda body: {k: b.stats(body) for k, b in reg.items()}
         # {"log": true, "since": t} adds each call's (cluster time, client, verb): the pacing a test measures
         stats["throttles"] = lambda body: {k: t.doc(bool(body.get("log")), body.get("since"))
-                                           for k, t in throttles(cluster).items()}
-        cluster.admin_handlers["storage"] = self._admin
+                                           for k, t in throttles(self.cluster).items()}
+        self.cluster.admin_handlers["storage"] = self._admin
         self._create_objects()
 
     async def _admin(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -184,7 +82,7 @@ class CSIDrivers(Controller):
         for sc in ACK_STORAGE_CLASSES:
             if not self.store.exists(sc_rt, None, sc["metadata"]["name"]):
                 self.store.create(sc_rt, None, sc)
-        if "snapshot" in getattr(self.cluster, "crd_sets", ()):
+        if "snapshot" in self.cluster.crd_sets:
             vsc_rt = self.store.rt("snapshot.storage.k8s.io", "v1", "volumesnapshotclasses")
             if not self.store.exists(vsc_rt, None, "alibabacloud-disk-snapshot"):
                 self.store.create(vsc_rt, None, {

@@ -8,14 +8,12 @@ reconcileOldReplicaSets). Status and the Available / Progressing conditions are 
 """
 from __future__ import annotations
 
-import asyncio
 import copy
 import math
 
 from .. import errors
-from .base import Controller
+from .base import Kind, Reconciler
 from .podstatus import controller_of, controller_ref, is_terminal, omit_empty, owned_by, set_condition, template_hash
-from .syncqueue import SyncQueue
 
 HASH_LABEL = "pod-template-hash"
 REVISION_ANN = "deployment.kubernetes.io/revision"
@@ -23,26 +21,13 @@ DESIRED_ANN = "deployment.kubernetes.io/desired-replicas"
 MAX_ANN = "deployment.kubernetes.io/max-replicas"
 
 
-class DeploymentController(Controller):
+class DeploymentController(Reconciler):
     name = "deployment-controller"
+    owns = ("apps", "v1", "deployments")
+    rs_rt = Kind("apps", "v1", "replicasets")
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
-        self.d_rt = self.store.rt("apps", "v1", "deployments")
-        self.rs_rt = self.store.rt("apps", "v1", "replicasets")
-        self.pods_rt = self.store.rt("", "v1", "pods")
-        self.queue = SyncQueue(self.name, self.reconcile)
-        self.store.on_change.append(self._on_change)
-
-    def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
-        if rtype.key == self.d_rt.key:
-            if etype == "DELETED":
-                return
-            md, omd = obj["metadata"], (old or {}).get("metadata", {})
-            if old is None or md.get("generation") != omd.get("generation") or \
-                    md.get("deletionTimestamp") != omd.get("deletionTimestamp"):
-                self.queue.now((md["namespace"], md["name"]))
-        elif rtype.key == self.rs_rt.key:
+    def dependent_changed(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
+        if rtype.key == self.rs_rt.key:
             owner = owned_by(obj, "Deployment")
             if owner:
                 self.queue.soon(owner)
@@ -55,11 +40,6 @@ class DeploymentController(Controller):
                 if owner:
                     self.queue.soon(owner)
 
-    async def run(self) -> None:
-        for e in self.store.list_entries(self.d_rt):
-            self.queue.soon((e.obj["metadata"]["namespace"], e.obj["metadata"]["name"]))
-        await asyncio.Event().wait()  # everything else arrives through the store hook
-
     # reconcile ------------------------------------------------------------------------------
     def _replica_sets(self, d: dict) -> list[dict]:
         uid = d["metadata"]["uid"]
@@ -71,9 +51,9 @@ class DeploymentController(Controller):
 
     def reconcile(self, key: tuple[str, str]) -> None:
         ns, name = key
-        if not self.store.exists(self.d_rt, ns, name):
+        if not self.store.exists(self.own_rt, ns, name):
             return
-        d = self.store.get(self.d_rt, ns, name)
+        d = self.store.get(self.own_rt, ns, name)
         rss = self._replica_sets(d)
         new_rs = self._find_new(d, rss)
         olds = [r for r in rss if new_rs is None or r["metadata"]["uid"] != new_rs["metadata"]["uid"]]
@@ -224,7 +204,7 @@ class DeploymentController(Controller):
     # status ---------------------------------------------------------------------------------
     def _write_status(self, d: dict, new_rs: dict | None, olds: list[dict], created: bool) -> None:
         md, spec = d["metadata"], d["spec"]
-        if not self.store.exists(self.d_rt, md["namespace"], md["name"]):
+        if not self.store.exists(self.own_rt, md["namespace"], md["name"]):
             return
         replicas = spec.get("replicas", 1)
         all_rs = olds + ([new_rs] if new_rs else [])
@@ -236,7 +216,7 @@ class DeploymentController(Controller):
                   "readyReplicas": sum(st(r, "readyReplicas") for r in all_rs),
                   "availableReplicas": available,
                   "unavailableReplicas": max(sum(r["spec"].get("replicas", 0) for r in all_rs) - available, 0)}
-        fresh = self.store.get(self.d_rt, md["namespace"], md["name"])
+        fresh = self.store.get(self.own_rt, md["namespace"], md["name"])
         old = fresh.get("status") or {}
         if old.get("collisionCount"):
             status["collisionCount"] = old["collisionCount"]
@@ -271,10 +251,10 @@ class DeploymentController(Controller):
         if revision and ann.get(REVISION_ANN) != revision:
             fresh["metadata"].setdefault("annotations", {})[REVISION_ANN] = revision
             fresh["status"] = status
-            self.store.update(self.d_rt, md["namespace"], md["name"], fresh, _internal=True)
+            self.store.update(self.own_rt, md["namespace"], md["name"], fresh, _internal=True)
         elif status != old:
             fresh["status"] = status
-            self.store.update(self.d_rt, md["namespace"], md["name"], fresh, subresource="status")
+            self.store.update(self.own_rt, md["namespace"], md["name"], fresh, subresource="status")
 
 
 def _strip_hash(template: dict) -> dict:

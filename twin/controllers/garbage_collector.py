@@ -24,22 +24,20 @@ DANGLING_GRACE = 0.2
 class GarbageCollector(Controller):
     name = "garbage-collector"
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
+    def setup(self) -> None:
         self.removed: asyncio.Queue = asyncio.Queue()
         self.marked: dict[str, tuple] = {}
         self.wake = asyncio.Event()
         self.suspects: dict[str, tuple] = {}  # uid -> (rtype, ns, name) of dependents to check for dangling owners
         self.store.on_removed.append(lambda rt, obj: self.removed.put_nowait(obj["metadata"]["uid"]))
         self.store.on_marked.append(self._on_marked)
-        self.store.on_change.append(self._on_change)
 
     def _on_marked(self, rt, obj) -> None:
         md = obj["metadata"]
         self.marked[md["uid"]] = (rt, md.get("namespace"), md["name"])
         self.wake.set()
 
-    def _on_change(self, rt, etype: str, obj: dict, old: dict | None) -> None:
+    def on_change(self, rt, etype: str, obj: dict, old: dict | None) -> None:
         if etype == "DELETED":
             return
         refs = obj["metadata"].get("ownerReferences")

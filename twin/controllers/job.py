@@ -15,9 +15,8 @@ import time
 
 from .. import errors
 from ..store import now_iso
-from .base import Controller
+from .base import Reconciler
 from .podstatus import controller_ref, is_ready, is_terminal, is_terminating, owned_by, owned_pods
-from .syncqueue import SyncQueue
 from datetime import UTC
 
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
@@ -26,47 +25,36 @@ BACKOFF_BASE_SECONDS = 10.0
 BACKOFF_MAX_SECONDS = 360.0
 
 
-class JobController(Controller):
+class JobController(Reconciler):
     name = "job-controller"
+    owns = ("batch", "v1", "jobs")
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
-        self.job_rt = self.store.rt("batch", "v1", "jobs")
-        self.pods_rt = self.store.rt("", "v1", "pods")
-        self.queue = SyncQueue(self.name, self.reconcile)
+    def setup(self) -> None:
         self.last_failure: dict[str, float] = {}  # job uid -> monotonic time of the last counted failure
         self.deadlines: set[str] = set()  # job uids whose activeDeadlineSeconds check is scheduled
-        self.store.on_change.append(self._on_change)
 
-    def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
-        if rtype.key == self.job_rt.key:
-            md = obj["metadata"]
-            if etype == "DELETED":
-                self.last_failure.pop(md["uid"], None)
-                self.deadlines.discard(md["uid"])
-                return
-            omd = (old or {}).get("metadata", {})
-            if old is None or md.get("generation") != omd.get("generation") or \
-                    md.get("deletionTimestamp") != omd.get("deletionTimestamp"):
-                self.queue.now(("job", md["namespace"], md["name"]))
-        elif rtype.key == self.pods_rt.key and etype != "DELETED":
+    def key(self, obj: dict) -> tuple[str, str, str]:
+        # the queue also holds ("pod", ns, name): tracked pods whose finalizer may need releasing
+        return "job", obj["metadata"]["namespace"], obj["metadata"]["name"]
+
+    def forget(self, obj: dict) -> None:
+        self.last_failure.pop(obj["metadata"]["uid"], None)
+        self.deadlines.discard(obj["metadata"]["uid"])
+
+    def dependent_changed(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
+        if rtype.key == self.pods_rt.key and etype != "DELETED":
             owner = owned_by(obj, "Job")
             if owner:
                 self.queue.soon(("job", *owner))
                 if TRACKING_FINALIZER in (obj["metadata"].get("finalizers") or []):
                     self.queue.soon(("pod", obj["metadata"]["namespace"], obj["metadata"]["name"]))
 
-    async def run(self) -> None:
-        for e in self.store.list_entries(self.job_rt):
-            self.queue.soon(("job", e.obj["metadata"]["namespace"], e.obj["metadata"]["name"]))
-        await asyncio.Event().wait()  # everything else arrives through the store hook
-
     def reconcile(self, key: tuple[str, str, str]) -> None:
         kind, ns, name = key
         if kind == "pod":
             self._release_orphan(ns, name)
-        elif self.store.exists(self.job_rt, ns, name):
-            self._sync(self.store.get(self.job_rt, ns, name))
+        elif self.store.exists(self.own_rt, ns, name):
+            self._sync(self.store.get(self.own_rt, ns, name))
 
     def _release_orphan(self, ns: str, name: str) -> None:
         """A tracked pod whose Job is gone keeps no finalizer (else it could never be deleted)."""
@@ -144,9 +132,9 @@ class JobController(Controller):
             if not status.get(k):
                 status.pop(k, None)
         if status != (job.get("status") or {}):
-            fresh = self.store.get(self.job_rt, md["namespace"], md["name"])
+            fresh = self.store.get(self.own_rt, md["namespace"], md["name"])
             fresh["status"] = status
-            self.store.update(self.job_rt, md["namespace"], md["name"], fresh, subresource="status")
+            self.store.update(self.own_rt, md["namespace"], md["name"], fresh, subresource="status")
         # counted: the finished pods' finalizers can go now
         for p in finished_pods:
             self.store.finalize(self.pods_rt, p["metadata"]["namespace"], p["metadata"]["name"], TRACKING_FINALIZER)
@@ -219,22 +207,12 @@ class JobController(Controller):
             for c in spec.get("containers") or []:
                 c.setdefault("env", []).append({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
                     "apiVersion": "v1", "fieldPath": f"metadata.annotations['{INDEX_KEY}']"}}})
-        for _ in range(5):
-            pod = {"metadata": {"generateName": prefix, "namespace": md["namespace"],
-                                "labels": labels, "ownerReferences": [controller_ref(job)],
-                                "finalizers": [TRACKING_FINALIZER]},
-                   "spec": spec}
-            if annotations:
-                pod["metadata"]["annotations"] = annotations
-            try:
-                created = self.store.create(self.pods_rt, md["namespace"], pod)
-                self.event(job, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
-                return created
-            except errors.ApiError as e:
-                if e.code != 409:
-                    self.event(job, "Warning", "FailedCreate", f"Error creating: {e}")
-                    return None
-        return None
+        pod = {"metadata": {"generateName": prefix, "labels": labels, "ownerReferences": [controller_ref(job)],
+                            "finalizers": [TRACKING_FINALIZER]},
+               "spec": spec}
+        if annotations:
+            pod["metadata"]["annotations"] = annotations
+        return self.create_pod(job, pod)[0]
 
     def _delete_pod(self, job: dict, pod: dict) -> None:
         try:
@@ -251,10 +229,10 @@ class JobController(Controller):
         md = job["metadata"]
 
         def expire() -> None:
-            if self.store.exists(self.job_rt, md["namespace"], md["name"]) and \
-                    self.store.get(self.job_rt, md["namespace"], md["name"])["metadata"]["uid"] == md["uid"]:
+            if self.store.exists(self.own_rt, md["namespace"], md["name"]) and \
+                    self.store.get(self.own_rt, md["namespace"], md["name"])["metadata"]["uid"] == md["uid"]:
                 try:
-                    self.store.delete(self.job_rt, md["namespace"], md["name"], propagation="Background")
+                    self.store.delete(self.own_rt, md["namespace"], md["name"], propagation="Background")
                 except errors.ApiError:
                     pass
 

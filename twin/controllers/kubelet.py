@@ -49,19 +49,15 @@ def for_store(store) -> Kubelet | None:
 class Kubelet(Controller):
     name = "kubelet"
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
+    def setup(self) -> None:
         self.store.graceful_pods = True  # pods on a node wait for us to finish them
-        self.pods_rt = self.store.rt("", "v1", "pods")
-        self.nodes_rt = self.store.rt("", "v1", "nodes")
         self.volumes = VolumeManager(self)
         self.workers: dict[str, PodWorker] = {}
         self.next_ip: dict[str, int] = {}
-        self.root = Path(cluster.dir) / "kubelet" / "pods"
-        self.store.on_change.append(self._on_change)
+        self.root = Path(self.cluster.dir) / "kubelet" / "pods"
         _BY_STORE[self.store] = self
 
-    def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
+    def on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
         # never writes synchronously: workers run as tasks, so a pod write never recurses into us
         if rtype.key != self.pods_rt.key:
             self.volumes.on_change(rtype, etype, obj)
@@ -86,7 +82,7 @@ class Kubelet(Controller):
 
     async def run(self) -> None:
         for e in self.store.list_entries(self.pods_rt):
-            self._on_change(self.pods_rt, "ADDED", e.obj, None)
+            self.on_change(self.pods_rt, "ADDED", e.obj, None)
         await asyncio.Event().wait()  # everything else arrives through the store hook
 
     async def exec(self, ns: str, name: str, container: str, argv: list[str], tty: bool, start: bool = True):

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from .. import calibration
 from . import kubelet_runtime
+from .base import Kind
 
 
 @dataclass
@@ -32,33 +33,29 @@ class Volume:
 
 
 class VolumeManager:
+    cm_rt = Kind("", "v1", "configmaps")
+    secret_rt = Kind("", "v1", "secrets")
+
     def __init__(self, kubelet) -> None:
         self.k = kubelet
         s = self.store = kubelet.store
-        self.pvc_rt = s.rt("", "v1", "persistentvolumeclaims")
-        self.pv_rt = s.rt("", "v1", "persistentvolumes")
-        self.va_rt = s.rt("storage.k8s.io", "v1", "volumeattachments")
-        self.drv_rt = s.rt("storage.k8s.io", "v1", "csidrivers")
-        self.cm_rt = s.rt("", "v1", "configmaps")
-        self.secret_rt = s.rt("", "v1", "secrets")
-        self.nodes_rt = s.rt("", "v1", "nodes")
         self.waiters: dict[tuple, set[asyncio.Future]] = collections.defaultdict(set)
         self.va_index: dict[tuple[str, str], str] = {}  # (pv, node) -> VolumeAttachment name
         self.in_use: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
         self._flush_pending: set[str] = set()
-        for e in s.list_entries(self.va_rt):
+        for e in s.list_entries(self.k.va_rt):
             self._index_va("ADDED", e.obj)
 
     # store events ---------------------------------------------------------------------------
     def on_change(self, rtype, etype: str, obj: dict) -> None:
         key, md = rtype.key, obj["metadata"]
-        if key == self.pvc_rt.key:
+        if key == self.k.pvc_rt.key:
             self._wake(("pvc", md["namespace"], md["name"]))
-        elif key == self.pv_rt.key:
+        elif key == self.k.pv_rt.key:
             self._wake(("pv", md["name"]))
-        elif key == self.va_rt.key:
+        elif key == self.k.va_rt.key:
             self._index_va(etype, obj)
-        elif key == self.drv_rt.key:
+        elif key == self.k.drv_rt.key:
             self._wake(("csidriver", md["name"]))
         elif key == self.cm_rt.key:
             self._wake(("configmap", md["namespace"], md["name"]))
@@ -115,11 +112,11 @@ class VolumeManager:
         objs = self.store.objects
         if vol.get("persistentVolumeClaim"):
             claim = vol["persistentVolumeClaim"].get("claimName", "")
-            ce = objs[self.pvc_rt.key].get((ns, claim))
+            ce = objs[self.k.pvc_rt.key].get((ns, claim))
             if ce is None or ce.obj.get("status", {}).get("phase") != "Bound" or not ce.obj["spec"].get("volumeName"):
                 return None, [("pvc", ns, claim)], "unbound"
             pv_name = ce.obj["spec"]["volumeName"]
-            pve = objs[self.pv_rt.key].get(("", pv_name))
+            pve = objs[self.k.pv_rt.key].get(("", pv_name))
             if pve is None:
                 return None, [("pv", pv_name), ("pvc", ns, claim)], "unbound"
             pv = pve.obj
@@ -127,11 +124,11 @@ class VolumeManager:
             if csi:
                 driver = csi.get("driver", "")
                 unique = f"kubernetes.io/csi/{driver}^{csi.get('volumeHandle', pv_name)}"
-                de = objs[self.drv_rt.key].get(("", driver))
+                de = objs[self.k.drv_rt.key].get(("", driver))
                 attach = (de.obj.get("spec") or {}).get("attachRequired", True) if de else True
                 if attach:
                     va_name = self.va_index.get((pv_name, node))
-                    vae = objs[self.va_rt.key].get(("", va_name)) if va_name else None
+                    vae = objs[self.k.va_rt.key].get(("", va_name)) if va_name else None
                     if vae is None or not (vae.obj.get("status") or {}).get("attached"):
                         return None, [("va", pv_name, node), ("csidriver", driver), ("pvc", ns, claim)], "unattached"
             else:
@@ -193,9 +190,9 @@ class VolumeManager:
     def _flush(self, node: str) -> None:
         """One node status write per loop turn, however many volumes changed."""
         self._flush_pending.discard(node)
-        if not self.store.exists(self.nodes_rt, None, node):
+        if not self.store.exists(self.k.nodes_rt, None, node):
             return
-        obj = self.store.get(self.nodes_rt, None, node)
+        obj = self.store.get(self.k.nodes_rt, None, node)
         want = sorted(self.in_use[node])
         st = obj.setdefault("status", {})
         if st.get("volumesInUse", []) == want:
@@ -204,7 +201,7 @@ class VolumeManager:
             st["volumesInUse"] = want
         else:
             st.pop("volumesInUse", None)
-        self.store.update(self.nodes_rt, None, node, obj, subresource="status")
+        self.store.update(self.k.nodes_rt, None, node, obj, subresource="status")
 
     # host directories for containers that run as host processes -----------------------------
     def plan_host_dirs(self, pod: dict, volumes: dict[str, Volume], pod_dir: Path) -> list[tuple]:

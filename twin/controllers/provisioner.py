@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import calibration, errors
 from .base import Controller
-from .csi_drivers import CSIError, backends, with_faults
+from .csi import CSIError, backends, with_faults
 from .pv_controller import ANN_SELECTED_NODE, format_quantity, parse_quantity
 from .tokenbucket import WorkerPool
 from .workqueue import Retry, WorkQueue
@@ -40,12 +40,8 @@ SNAPSHOT_GROUP = "snapshot.storage.k8s.io"
 class ExternalProvisioner(Controller):
     name = "csi-provisioner"
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
+    def setup(self) -> None:
         self.cal = calibration.load()
-        self.pvc_rt = self.store.rt("", "v1", "persistentvolumeclaims")
-        self.pv_rt = self.store.rt("", "v1", "persistentvolumes")
-        self.sc_rt = self.store.rt("storage.k8s.io", "v1", "storageclasses")
         self.queues: dict[str, WorkQueue] = {}
         self.identity = uuid.uuid4().hex[:8]
         self.provisioned = 0

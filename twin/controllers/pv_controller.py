@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import errors
 from .base import Controller
-from .csi_drivers import backends
+from .csi import backends
 
 log = logging.getLogger("twin")
 
@@ -64,12 +64,7 @@ def pod_finished(pod: dict) -> bool:
 class PVController(Controller):
     name = "persistentvolume-controller"
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
-        self.pvc_rt = self.store.rt("", "v1", "persistentvolumeclaims")
-        self.pv_rt = self.store.rt("", "v1", "persistentvolumes")
-        self.sc_rt = self.store.rt("storage.k8s.io", "v1", "storageclasses")
-        self.pod_rt = self.store.rt("", "v1", "pods")
+    def setup(self) -> None:
         self.announced: set[str] = set()
         self.by_claim: dict[tuple[str, str], str] = {}  # (namespace, claim) -> PV whose claimRef names it
 
@@ -245,7 +240,7 @@ class PVController(Controller):
         md = pvc["metadata"]
         if PVC_PROTECTION not in (md.get("finalizers") or []):
             return
-        for e in self.store.list_entries(self.pod_rt, md["namespace"]):
+        for e in self.store.list_entries(self.pods_rt, md["namespace"]):
             if pod_uses_claim(e.obj, md["name"]) and not pod_finished(e.obj):
                 return  # still in use: pvc-protection keeps it
         self.store.finalize(self.pvc_rt, md["namespace"], md["name"], PVC_PROTECTION)

@@ -7,52 +7,32 @@ write that made them, so a Deployment's pods exist as soon as its ReplicaSet doe
 """
 from __future__ import annotations
 
-import asyncio
 import copy
 
 from .. import errors
-from .base import Controller
+from .base import Reconciler
 from .podstatus import controller_ref, is_active, is_ready, omit_empty, owned_by, owned_pods, set_condition
-from .syncqueue import SyncQueue
 
 # burstReplicas of the real controller: at most this many creations or deletions per sync
 BURST_REPLICAS = 500
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
-class ReplicaSetController(Controller):
+class ReplicaSetController(Reconciler):
     name = "replicaset-controller"
+    owns = ("apps", "v1", "replicasets")
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
-        self.rs_rt = self.store.rt("apps", "v1", "replicasets")
-        self.pods_rt = self.store.rt("", "v1", "pods")
-        self.queue = SyncQueue(self.name, self.reconcile)
-        self.store.on_change.append(self._on_change)
-
-    def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
-        if rtype.key == self.rs_rt.key:
-            if etype == "DELETED":
-                return
-            md, omd = obj["metadata"], (old or {}).get("metadata", {})
-            if old is None or md.get("generation") != omd.get("generation") or \
-                    md.get("deletionTimestamp") != omd.get("deletionTimestamp"):
-                self.queue.now((md["namespace"], md["name"]))
-        elif rtype.key == self.pods_rt.key:
+    def dependent_changed(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
+        if rtype.key == self.pods_rt.key:
             owner = owned_by(obj, "ReplicaSet")
             if owner:
                 self.queue.soon(owner)
 
-    async def run(self) -> None:
-        for e in self.store.list_entries(self.rs_rt):
-            self.queue.soon((e.obj["metadata"]["namespace"], e.obj["metadata"]["name"]))
-        await asyncio.Event().wait()  # everything else arrives through the store hook
-
     def reconcile(self, key: tuple[str, str]) -> None:
         ns, name = key
-        if not self.store.exists(self.rs_rt, ns, name):
+        if not self.store.exists(self.own_rt, ns, name):
             return
-        rs = self.store.get(self.rs_rt, ns, name)
+        rs = self.store.get(self.own_rt, ns, name)
         error = None
         if not rs["metadata"].get("deletionTimestamp"):
             error = self._manage(rs)
@@ -80,28 +60,19 @@ class ReplicaSetController(Controller):
         md = rs["metadata"]
         tpl = copy.deepcopy(rs["spec"].get("template") or {})
         tmd = tpl.get("metadata") or {}
-        for _ in range(5):  # the server ran out of generated names (409 AlreadyExists): ask again
-            pod = {"metadata": {"generateName": f"{md['name']}-", "namespace": md["namespace"],
-                                "labels": dict(tmd.get("labels") or {}), "ownerReferences": [controller_ref(rs)]},
-                   "spec": tpl.get("spec") or {}}
-            if tmd.get("annotations"):
-                pod["metadata"]["annotations"] = dict(tmd["annotations"])
-            try:
-                created = self.store.create(self.pods_rt, md["namespace"], pod)
-                self.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
-                return None
-            except errors.ApiError as e:
-                if e.code != 409:
-                    self.event(rs, "Warning", "FailedCreate", f"Error creating: {e}")
-                    return str(e)
-        return "no free pod name"
+        pod = {"metadata": {"generateName": f"{md['name']}-", "labels": dict(tmd.get("labels") or {}),
+                            "ownerReferences": [controller_ref(rs)]},
+               "spec": tpl.get("spec") or {}}
+        if tmd.get("annotations"):
+            pod["metadata"]["annotations"] = dict(tmd["annotations"])
+        return self.create_pod(rs, pod)[1]
 
     def _write_status(self, rs: dict, error: str | None) -> None:
         md = rs["metadata"]
         labels = ((rs["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
         active = [p for p in owned_pods(self.store, rs) if is_active(p)]
         ready = sum(1 for p in active if is_ready(p))
-        fresh = self.store.get(self.rs_rt, md["namespace"], md["name"])
+        fresh = self.store.get(self.own_rt, md["namespace"], md["name"])
         old = fresh.get("status") or {}
         conditions = copy.deepcopy(old.get("conditions") or [])
         if error:
@@ -117,7 +88,7 @@ class ReplicaSetController(Controller):
         omit_empty(status, ("fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"))
         if status != old:
             fresh["status"] = status
-            self.store.update(self.rs_rt, md["namespace"], md["name"], fresh, subresource="status")
+            self.store.update(self.own_rt, md["namespace"], md["name"], fresh, subresource="status")
 
 
 def _deletion_rank(pod: dict) -> tuple:

@@ -55,15 +55,7 @@ class Unschedulable(Exception):
 class Scheduler(Controller):
     name = SCHEDULER_NAME
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
-        s = self.store
-        self.pods_rt = s.rt("", "v1", "pods")
-        self.nodes_rt = s.rt("", "v1", "nodes")
-        self.pvc_rt = s.rt("", "v1", "persistentvolumeclaims")
-        self.pv_rt = s.rt("", "v1", "persistentvolumes")
-        self.sc_rt = s.rt("storage.k8s.io", "v1", "storageclasses")
-        self.csinode_rt = s.rt("storage.k8s.io", "v1", "csinodes")
+    def setup(self) -> None:
         self.active: dict[str, tuple[str, str]] = {}          # uid -> (ns, name), in arrival order
         # unschedulable pods: uid -> [key, end of backoff, retry at]; retried at the flush interval, or once
         # their backoff ends after a cluster change that may let them fit (the real unschedulable queue)
@@ -74,14 +66,13 @@ class Scheduler(Controller):
         self.snapshot_stale = False
         self.claim_waiters: dict[tuple[str, str], list[asyncio.Future]] = collections.defaultdict(list)
         self.stats: collections.Counter[str] = collections.Counter()
-        s.on_change.append(self._on_change)
 
     # events ---------------------------------------------------------------------------------
     def _wants(self, pod: dict) -> bool:
         return (not pod["spec"].get("nodeName") and pod["spec"].get("schedulerName", SCHEDULER_NAME) == SCHEDULER_NAME
                 and not pod["metadata"].get("deletionTimestamp") and not is_terminal(pod))
 
-    def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
+    def on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
         key = rtype.key
         if key == self.pods_rt.key:
             uid = obj["metadata"]["uid"]

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from .. import calibration, errors
 from ..store import now_iso
 from .base import Controller
-from .csi_drivers import CSIError, backends, with_faults
+from .csi import CSIError, backends, with_faults
 from .pv_controller import format_quantity
 from .tokenbucket import Throttle, WorkerPool, follow_deployment, throttles
 from .workqueue import Retry, WorkQueue
@@ -75,21 +75,18 @@ def deployment() -> dict[str, Any]:
 class SnapshotController(Controller):
     name = "snapshot-controller"
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
-        self.enabled = "snapshot" in getattr(cluster, "crd_sets", ())
+    def setup(self) -> None:
+        self.enabled = "snapshot" in self.cluster.crd_sets
         cal = calibration.load()
         self.defaults = {"qps": cal.number("snapshot-controller", "kube_api_qps"),
                          "burst": cal.limit("snapshot-controller", "kube_api_burst"),
                          "workers": cal.limit("snapshot-controller", "worker_threads")}
         self.throttle = Throttle(self.name, self.defaults["qps"], int(self.defaults["burst"]), int(self.defaults["workers"]),
-                                 cluster.time_scale, clients=("snapshot", "kube"))
-        throttles(cluster)[self.name] = self.throttle
+                                 self.cluster.time_scale, clients=("snapshot", "kube"))
+        throttles(self.cluster)[self.name] = self.throttle
         self.retry = (cal.number("snapshot-controller", "retry_start"), cal.number("snapshot-controller", "retry_max"))
         self.conflict_retries = cal.limit("snapshot-controller", "conflict_retries")
-        self.queue = WorkQueue(self.name, self.sync, self.throttle.pool, cluster.time_scale, *self.retry, gate=self._gate)
-        self.pvc_rt = self.store.rt("", "v1", "persistentvolumeclaims")
-        self.pv_rt = self.store.rt("", "v1", "persistentvolumes")
+        self.queue = WorkQueue(self.name, self.sync, self.throttle.pool, self.cluster.time_scale, *self.retry, gate=self._gate)
         self.ready = 0
         if self.enabled:
             self.vs_rt = self.store.rt(G, V, "volumesnapshots")
@@ -364,12 +361,10 @@ class CSISnapshotter(Controller):
 
     name = "csi-snapshotter"
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
-        self.enabled = "snapshot" in getattr(cluster, "crd_sets", ())
+    def setup(self) -> None:
+        self.enabled = "snapshot" in self.cluster.crd_sets
         self.cal = calibration.load()
         self.queues: dict[str, WorkQueue] = {}
-        self.pv_rt = self.store.rt("", "v1", "persistentvolumes")
         if self.enabled:
             self.vsc_rt = self.store.rt(G, V, "volumesnapshotcontents")
             self.class_rt = self.store.rt(G, V, "volumesnapshotclasses")

@@ -8,14 +8,12 @@ write that made it (store.on_change), so the pods exist, Pending, when the API a
 """
 from __future__ import annotations
 
-import asyncio
 import copy
 
 from .. import errors
-from .base import Controller
+from .base import Kind, Reconciler
 from .podstatus import (controller_of, controller_ref, is_running_and_ready, is_terminal, is_terminating, omit_empty,
                         ordinal_of, owned_by, owned_pods, plain_ref, template_hash)
-from .syncqueue import SyncQueue
 
 REVISION_LABEL = "controller-revision-hash"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -23,37 +21,28 @@ POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 HASH_LABEL = "controller.kubernetes.io/hash"
 
 
-class StatefulSetController(Controller):
+class StatefulSetController(Reconciler):
     name = "statefulset-controller"
+    owns = ("apps", "v1", "statefulsets")
+    cr_rt = Kind("apps", "v1", "controllerrevisions")
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
-        self.sts_rt = self.store.rt("apps", "v1", "statefulsets")
-        self.pods_rt = self.store.rt("", "v1", "pods")
-        self.pvc_rt = self.store.rt("", "v1", "persistentvolumeclaims")
-        self.cr_rt = self.store.rt("apps", "v1", "controllerrevisions")
-        self.queue = SyncQueue(self.name, self.reconcile)
+    def setup(self) -> None:
         # sets whose pods may need creating or deleting; the others (a pod became Ready in a Parallel
         # set) only get their status recomputed, which keeps a 1000-pod set cheap to follow
         self.needs_sync: set[tuple[str, str]] = set()
         # per set (uid), per pod (uid): (running and ready, terminating, revision), kept from the pod events,
         # so that the status of a large set is counted without walking its pods' objects
         self.tally: dict[str, dict[str, tuple[bool, bool, str | None]]] = {}
-        self.store.on_change.append(self._on_change)
 
-    def _on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
-        if rtype.key == self.sts_rt.key:
-            if etype == "DELETED":
-                self.tally.pop(obj["metadata"]["uid"], None)
-                return
-            md, omd = obj["metadata"], (old or {}).get("metadata", {})
-            # our own status writes do not bump generation: only spec changes and deletion act now
-            if old is None or md.get("generation") != omd.get("generation") or \
-                    md.get("deletionTimestamp") != omd.get("deletionTimestamp"):
-                key = (md["namespace"], md["name"])
-                self.needs_sync.add(key)
-                self.queue.now(key)
-        elif rtype.key == self.pods_rt.key:
+    def resync(self, key, now: bool) -> None:
+        self.needs_sync.add(key)
+        super().resync(key, now)
+
+    def forget(self, obj: dict) -> None:
+        self.tally.pop(obj["metadata"]["uid"], None)
+
+    def dependent_changed(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
+        if rtype.key == self.pods_rt.key:
             owner = owned_by(obj, "StatefulSet")
             if owner:
                 self._count(etype, obj, owner)
@@ -84,7 +73,7 @@ class StatefulSetController(Controller):
             return True
         if is_terminal(pod):
             return True
-        e = self.store.objects[self.sts_rt.key].get(owner)
+        e = self.store.objects[self.own_rt.key].get(owner)
         if e is None:
             return False
         st = e.obj.get("status") or {}
@@ -92,19 +81,12 @@ class StatefulSetController(Controller):
         rolling = st.get("currentRevision") != st.get("updateRevision")
         return (ordered or rolling) and is_running_and_ready(pod) != is_running_and_ready(old)
 
-    async def run(self) -> None:
-        for e in self.store.list_entries(self.sts_rt):
-            key = (e.obj["metadata"]["namespace"], e.obj["metadata"]["name"])
-            self.needs_sync.add(key)
-            self.queue.soon(key)
-        await asyncio.Event().wait()  # everything else arrives through the store hook
-
     # reconcile ------------------------------------------------------------------------------
     def reconcile(self, key: tuple[str, str]) -> None:
         ns, name = key
-        if not self.store.exists(self.sts_rt, ns, name):
+        if not self.store.exists(self.own_rt, ns, name):
             return
-        sts = self.store.get(self.sts_rt, ns, name)
+        sts = self.store.get(self.own_rt, ns, name)
         st = sts.get("status") or {}
         if key not in self.needs_sync and st.get("currentRevision") and st.get("updateRevision"):
             self._write_status(sts, st["currentRevision"], st["updateRevision"])
@@ -235,9 +217,9 @@ class StatefulSetController(Controller):
     def _trim_history(self, sts: dict) -> None:
         limit = sts["spec"].get("revisionHistoryLimit", 10)
         md = sts["metadata"]
-        if not self.store.exists(self.sts_rt, md["namespace"], md["name"]):
+        if not self.store.exists(self.own_rt, md["namespace"], md["name"]):
             return
-        status = self.store.get(self.sts_rt, md["namespace"], md["name"]).get("status") or {}
+        status = self.store.get(self.own_rt, md["namespace"], md["name"]).get("status") or {}
         live = {status.get("currentRevision"), status.get("updateRevision")}
         live |= {p["metadata"]["labels"].get(REVISION_LABEL) for p in owned_pods(self.store, sts)}
         history = [r for r in self._owned_revisions(sts) if r["metadata"]["name"] not in live]
@@ -363,7 +345,7 @@ class StatefulSetController(Controller):
     def _write_status(self, sts: dict, cur_name: str, upd_name: str) -> None:
         """computeReplicaStatus + completeRollingUpdate, with Go's omitempty on the counters."""
         md, spec = sts["metadata"], sts["spec"]
-        if not self.store.exists(self.sts_rt, md["namespace"], md["name"]):
+        if not self.store.exists(self.own_rt, md["namespace"], md["name"]):
             return
         replicas = ready = current = updated = 0
         for is_ready, terminating, rev in self.tally.get(md["uid"], {}).values():
@@ -375,7 +357,7 @@ class StatefulSetController(Controller):
         if (spec.get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate" \
                 and updated == replicas and ready == replicas:
             cur_name, current = upd_name, updated
-        fresh = self.store.get(self.sts_rt, md["namespace"], md["name"])
+        fresh = self.store.get(self.own_rt, md["namespace"], md["name"])
         old = fresh.get("status") or {}
         status = {"observedGeneration": md.get("generation", 1), "replicas": replicas, "readyReplicas": ready,
                   "currentReplicas": current, "updatedReplicas": updated, "currentRevision": cur_name,
@@ -385,7 +367,7 @@ class StatefulSetController(Controller):
         omit_empty(status, ("readyReplicas", "currentReplicas", "updatedReplicas"))
         if status != old:
             fresh["status"] = status
-            self.store.update(self.sts_rt, md["namespace"], md["name"], fresh, subresource="status")
+            self.store.update(self.own_rt, md["namespace"], md["name"], fresh, subresource="status")
 
 
 def _ref_uids(refs: list[dict]) -> list[str]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 if TYPE_CHECKING:
+    from ..context import ClusterContext
     from .base import Controller
 
 
@@ -164,10 +165,6 @@ async def follow_deployment(ctl: Controller, throttle: Throttle, namespace: str,
             on_args(flags)
 
 
-def throttles(cluster: Any) -> dict[str, Throttle]:
+def throttles(cluster: ClusterContext) -> dict[str, Throttle]:
     """The registry of every Throttle in the twin (shown by POST /_twin/storage)."""
-    reg = getattr(cluster, "throttles", None)
-    if reg is None:
-        reg = {}
-        cluster.throttles = reg
-    return reg
+    return cluster.throttles

@@ -37,7 +37,7 @@ from typing import Any
 from .. import calibration, errors
 from . import vclock
 from .base import Controller
-from .csi_drivers import TRIDENT, Backend, CSIError, backends, stats_registry
+from .csi import TRIDENT, Backend, CSIError, backends, stats_registry
 from .tokenbucket import Throttle, container_args, follow_deployment, parse_args, throttles
 
 log = logging.getLogger("twin")
@@ -337,26 +337,25 @@ class Trident(Controller):
 
     name = "trident"
 
-    def __init__(self, cluster) -> None:
-        super().__init__(cluster)
-        self.enabled = "trident" in getattr(cluster, "crd_sets", ())
+    def setup(self) -> None:
+        self.enabled = "trident" in self.cluster.crd_sets
         self.state = TridentState()
         self.cal = calibration.load()
         self.state.version = str(self.cal.trident("version", sampled=False) or self.state.version)
-        cluster.trident = self.state
-        self.csi = TridentCSI(cluster, self.state) if self.enabled else None
+        self.cluster.trident = self.state
+        self.csi = TridentCSI(self.cluster, self.state) if self.enabled else None
         if self.csi is None:  # not enabled
             return
         csi = self.csi
-        backends(cluster)[TRIDENT] = csi
-        stats_registry(cluster)["trident"] = csi.stats
+        backends(self.cluster)[TRIDENT] = csi
+        stats_registry(self.cluster)["trident"] = csi.stats
         defaults = {"qps": self.cal.number("csi-sidecar", "kube_api_qps"),
                     "burst": self.cal.limit("csi-sidecar", "kube_api_burst")}
         for role, container in SIDECARS.items():
             workers = self.cal.limit("csi-sidecar", f"{role}_workers")
-            th = Throttle(f"trident/{container}", defaults["qps"], int(defaults["burst"]), workers, cluster.time_scale)
+            th = Throttle(f"trident/{container}", defaults["qps"], int(defaults["burst"]), workers, self.cluster.time_scale)
             csi.sidecars[container] = th
-            throttles(cluster)[th.name] = th
+            throttles(self.cluster)[th.name] = th
         self._create_objects()
 
     def _rt(self, plural: str):
@@ -431,7 +430,7 @@ class Trident(Controller):
                                        "metadata": {"name": drv}, "provisioner": TRIDENT, "parameters": params,
                                        "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate",
                                        "allowVolumeExpansion": True})
-        if "snapshot" in getattr(self.cluster, "crd_sets", ()):
+        if "snapshot" in self.cluster.crd_sets:
             vsc_rt = s.rt("snapshot.storage.k8s.io", "v1", "volumesnapshotclasses")
             if not s.exists(vsc_rt, None, "trident-snapshotclass"):
                 s.create(vsc_rt, None, {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotClass",

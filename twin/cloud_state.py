@@ -24,11 +24,8 @@ import hashlib
 import json
 import secrets
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from collections.abc import Callable
-
-if TYPE_CHECKING:
-    from ..cluster import Cluster
 
 REGION = "cn-hangzhou"
 ZONE = "cn-hangzhou-k"
@@ -145,15 +142,6 @@ class CloudState:
             if pid not in st.node_pools:
                 st.node_pools[pid] = NodePool(pid, f"pool-{len(st.node_pools)}", instance_type)
             st.instances[n["instance_id"]] = Instance(n["instance_id"], n["name"], pid, instance_type)
-        return st
-
-    @classmethod
-    def for_cluster(cls, cluster: Cluster) -> CloudState:
-        st = cls.from_nodes(cluster.nodes, cluster.seed)
-        if getattr(cluster, "name", ""):
-            st.cluster_name = cluster.name
-            st.cluster_tags = [{"key": "env", "value": "twin"}, {"key": "twin-fleet", "value": cluster.name}]
-        cluster.admin_handlers["cloud"] = st.admin
         return st
 
     # change notification ---------------------------------------------------------------------

@@ -34,7 +34,7 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..context import ClusterContext
 
 USERNAME = "admin"
 SVM = "svm0"
@@ -123,7 +123,7 @@ class Inventory:
         return sum(1 for i in items if i["volume"].startswith(tag))
 
 
-def inventory(cluster: Cluster) -> Inventory:
+def inventory(cluster: ClusterContext) -> Inventory:
     inv = Inventory()
     trident = getattr(cluster, "trident", None)
     volumes = getattr(trident, "volumes", None)
@@ -399,7 +399,7 @@ def _tag_key(api: str, tag: str) -> tuple[str, ...] | None:
 
 # the server ------------------------------------------------------------------------------------------
 class Ontap:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterContext) -> None:
         self.cluster = cluster
         self.password = secrets.token_urlsafe(12)
         self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0}
@@ -529,7 +529,7 @@ class Ontap:
                 "luns": len(inv.luns), "svms": len(inv.svm_names()), "aggregates": 1}
 
 
-async def start(cluster: Cluster) -> dict[str, Any]:
+async def start(cluster: ClusterContext) -> dict[str, Any]:
     """Serve the ONTAP management LIF on its own TLS port; return its cloud.json entry."""
     ontap = Ontap(cluster)
     base = await cluster.serve_app(ontap.app, tls=True)

@@ -1,0 +1,1 @@
+"""NetApp endpoints of the twin: the ONTAP cluster behind its Trident backends (ontap.py)."""
