@@ -27,7 +27,7 @@ from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Callable, Iterable
 
-from . import defaults, errors, names, validation
+from . import defaulters, errors, names, validation
 from .patch import (PatchError, apply_merge, field_set, fields_minus, json_patch, merge_patch, remove_fields,
                     strategic_merge_patch)
 from .podlogs import ContainerLog
@@ -364,7 +364,7 @@ class Store:
                internal: bool = False) -> builtins.list[str]:
         """Decode-check, default and validate obj in place, as the real server's write path does."""
         if not rtype.crd:
-            defaults.apply(rtype.kind, obj)
+            defaulters.apply(rtype.kind, obj)
         try:
             if rtype.crd:
                 warnings = validation.check(obj, strict=strict, schema=self.registry.schema(rtype), crd=True)
