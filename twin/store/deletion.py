@@ -26,6 +26,8 @@ RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "PersistentVolumeClaim"), ("", "Pers
 
 
 class Deletion(Writes):
+    """Writes plus delete, finalize and removal, with the hooks the garbage collector and kubelet use."""
+
     def __init__(self, registry: Registry | None = None):
         super().__init__(registry)
         self.on_removed: list[Callable[[ResourceType, dict], None]] = []

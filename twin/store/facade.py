@@ -12,6 +12,8 @@ from .patching import Patching
 
 
 class Store(Patching):
+    """Every layer of the store, with the system namespaces created."""
+
     def __init__(self, registry: Registry | None = None):
         super().__init__(registry)
         self.request_count = 0

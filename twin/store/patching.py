@@ -20,6 +20,8 @@ _META_IDENTITY = ("name", "namespace", "resourceVersion", "uid", "creationTimest
 
 
 class Patching(Deletion):
+    """Deletion plus PATCH and server-side apply."""
+
     def patch(self, rtype: ResourceType, ns: str | None, name: str, patch_type: str, patch: Any, *,
               subresource: str | None = None, dry_run: bool = False, strict: bool = False,
               field_manager: str | None = None, force: bool = False, raw: bool = False) -> Any:

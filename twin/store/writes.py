@@ -19,6 +19,8 @@ from .watch import WatchLog
 
 
 class Writes(WatchLog):
+    """The object map and its watches plus create and update."""
+
     def __init__(self, registry: Registry | None = None):
         super().__init__(registry)
         # warnings of the last write (unknown fields dropped without fieldValidation=Strict)
@@ -26,7 +28,8 @@ class Writes(WatchLog):
         # metadata.generateName -> name; tests replace it to force collisions
         self.generate_name: Callable[[str], str] = names.simple_name
 
-    # removal of an object whose deletion has finished: deletion.py
+    # update removes an object whose last finalizer it drops: removal belongs to deletion.py, the
+    # layer above this one (which also writes through update), so it is only declared here
     _remove: Callable[..., Any]
 
     def create(self, rtype: ResourceType, ns: str | None, body: dict, *, dry_run: bool = False,
