@@ -88,7 +88,7 @@ class Patching(Deletion):
         removed = fields_minus(prev, new_set)
         others = [m.get("fieldsV1") or {} for m in entries if m is not mine and m.get("operation") == "Apply"]
         for o in others:
-            removed = _keep_owned(removed, o)
+            removed = fields_minus(removed, o, keep_item_marks=True)  # what another manager still owns stays
         obj = remove_fields(cur, removed, schema) if removed else cur
         obj = apply_merge(obj, config, schema)
         if obj == cur and new_set == prev and mine is not None:
@@ -117,15 +117,3 @@ class Patching(Deletion):
                                               "apiVersion": rtype.api_version, "time": now_iso(),
                                               "fieldsType": "FieldsV1", "fieldsV1": field_set(config, schema)}]
         return self.create(rtype, ns, body, **kw)
-
-def _keep_owned(removed: dict, owned: dict) -> dict:
-    """Drop from `removed` what another manager still owns."""
-    out: dict = {}
-    for k, sub in removed.items():
-        if k not in owned:
-            out[k] = sub
-        elif sub:
-            rest = _keep_owned(sub, owned[k])
-            if rest:
-                out[k] = rest
-    return out

@@ -103,13 +103,7 @@ class Writes(WatchLog):
         if dry_run:
             self.last_warnings = warnings
             return self._result(rtype, obj, None, raw)
-        md["resourceVersion"] = str(self._next_rv())
-        e = self._store(rtype, obj)
-        self._index_owners(rtype, obj, True)
-        if _is_crd_type(rtype):
-            self.registry.register_crd(obj)
-        out = self._result(rtype, obj, e.raw, raw)
-        self._emit(rtype, "ADDED", obj, None, e.raw)
+        out = self._commit(rtype, obj, None, raw)
         self.last_warnings = warnings  # after the hooks' own writes
         return out
 
@@ -200,13 +194,19 @@ class Writes(WatchLog):
             return self._remove(rtype, new, raw=raw)
         if dry_run:
             return self._result(rtype, new, None, raw)
-        md["resourceVersion"] = str(self._next_rv())
-        self._index_owners(rtype, old, False)
-        e = self._store(rtype, new)
-        self._index_owners(rtype, new, True)
-        if _is_crd_type(rtype):
-            self.registry.register_crd(new)
-        out = self._result(rtype, new, e.raw, raw)
-        self._emit(rtype, "MODIFIED", new, old, e.raw)
+        out = self._commit(rtype, new, old, raw)
         self.last_warnings = warnings
+        return out
+
+    def _commit(self, rtype: ResourceType, obj: dict, old: dict | None, raw: bool) -> Any:
+        """Store obj (replacing old) under a new resourceVersion, index it, and tell watchers and hooks."""
+        obj["metadata"]["resourceVersion"] = str(self._next_rv())
+        if old is not None:
+            self._index_owners(rtype, old, False)
+        e = self._store(rtype, obj)
+        self._index_owners(rtype, obj, True)
+        if _is_crd_type(rtype):
+            self.registry.register_crd(obj)
+        out = self._result(rtype, obj, e.raw, raw)
+        self._emit(rtype, "ADDED" if old is None else "MODIFIED", obj, old, e.raw)
         return out

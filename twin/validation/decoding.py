@@ -34,6 +34,14 @@ _ZERO_FILL = {("StatefulSetSpec", "serviceName"), ("ControllerRevision", "revisi
               ("Event", "metadata"), ("Event", "involvedObject")}
 
 
+# CRD length bounds, in the order the real server reports them:
+# (keyword, the JSON type it bounds, True for a minimum, message)
+_LENGTH_BOUNDS = (("minLength", str, True, "should be at least {} chars long"),
+                  ("maxLength", str, False, "may not be more than {} bytes"),
+                  ("minItems", list, True, "should have at least {} items"),
+                  ("maxItems", list, False, "must have at most {} items"))
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
@@ -167,18 +175,12 @@ class _Walk:
                 bad(f"should be greater than or equal to {b['minimum']}")
             if "maximum" in b and (v > b["maximum"] or (b.get("exclusiveMaximum") is True and v == b["maximum"])):
                 bad(f"should be less than or equal to {b['maximum']}")
-        elif isinstance(v, str):
-            if "minLength" in b and len(v) < b["minLength"]:
-                bad(f"should be at least {b['minLength']} chars long")
-            if "maxLength" in b and len(v) > b["maxLength"]:
-                bad(f"may not be more than {b['maxLength']} bytes")
-            if "pattern" in b and not re.search(b["pattern"], v):
+        elif isinstance(v, (str, list)):
+            for key, kind, at_least, msg in _LENGTH_BOUNDS:
+                if key in b and isinstance(v, kind) and (len(v) < b[key] if at_least else len(v) > b[key]):
+                    bad(msg.format(b[key]))
+            if isinstance(v, str) and "pattern" in b and not re.search(b["pattern"], v):
                 bad(f"should match '{b['pattern']}'")
-        elif isinstance(v, list):
-            if "minItems" in b and len(v) < b["minItems"]:
-                bad(f"should have at least {b['minItems']} items")
-            if "maxItems" in b and len(v) > b["maxItems"]:
-                bad(f"must have at most {b['maxItems']} items")
 
 
 def _strict_message(unknown: list[str]) -> str:
