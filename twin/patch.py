@@ -283,16 +283,19 @@ def remove_fields(obj: Any, fields: dict, node: Any = None, field: str = "") -> 
     return obj
 
 
-def fields_minus(a: dict, b: dict) -> dict:
-    """The fields of set a that are not in b (a field set: {} is a leaf; "." marks a list item as a whole)."""
+def fields_minus(a: dict, b: dict, keep_item_marks: bool = False) -> dict:
+    """The fields of set a that are not in b (a field set: {} is a leaf; "." marks a list item as a whole).
+
+    keep_item_marks keeps a's "." marks: apply uses it to drop from a removal what another manager
+    still owns, where a whole list item stays removable."""
     out: dict = {}
     for k, sub in a.items():
-        if k == ".":
+        if k == "." and not keep_item_marks:
             continue
         if k not in b:
             out[k] = sub
         elif sub:
-            rest = fields_minus(sub, b[k])
+            rest = fields_minus(sub, b[k], keep_item_marks)
             if rest:
                 out[k] = rest
     return out

@@ -1,0 +1,212 @@
+"""Create and update (PUT): the write path from request body to stored object and watch event.
+
+create allocates the name (generateName with RetryGenerateName, twin/names.py), uid and
+timestamps; update applies optimistic concurrency on metadata.resourceVersion, keeps what a PUT
+may not change, and hands an object whose last finalizer went to deletion.py for removal.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+from collections.abc import Callable
+
+from .. import errors, names
+from ..resources import Registry, ResourceType
+from .admission import admit, check_kind, typed
+from .objects import _clone, _is_crd_type, now_iso
+from .watch import WatchLog
+
+
+class Writes(WatchLog):
+    """The object map and its watches plus create and update."""
+
+    def __init__(self, registry: Registry | None = None):
+        super().__init__(registry)
+        # warnings of the last write (unknown fields dropped without fieldValidation=Strict)
+        self.last_warnings: list[str] = []
+        # metadata.generateName -> name; tests replace it to force collisions
+        self.generate_name: Callable[[str], str] = names.simple_name
+
+    # update removes an object whose last finalizer it drops: removal belongs to deletion.py, the
+    # layer above this one (which also writes through update), so it is only declared here
+    _remove: Callable[..., Any]
+
+    def create(self, rtype: ResourceType, ns: str | None, body: dict, *, dry_run: bool = False,
+               strict: bool = False, raw: bool = False) -> Any:
+        """Create an object; returns it as stored (raw=True: its JSON bytes)."""
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request was not a JSON object")
+        self.last_warnings = []
+        obj = _clone(body)
+        check_kind(rtype, obj)
+        obj = typed(rtype, obj)
+        md = obj.get("metadata")
+        if md is None:
+            md = obj["metadata"] = {}
+        if not isinstance(md, dict):
+            raise errors.bad_request(f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: '
+                                     f"json: cannot unmarshal {type(md).__name__} into Go struct field "
+                                     f"{rtype.kind}.metadata of type v1.ObjectMeta")
+        if rtype.namespaced:
+            if md.get("namespace") and ns and md["namespace"] != ns:
+                raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                         "the request")
+            md["namespace"] = ns or md.get("namespace") or "default"
+        else:
+            md.pop("namespace", None)
+        for k in ("name", "generateName", "namespace"):
+            if md.get(k) is not None and not isinstance(md[k], str):
+                raise errors.bad_request(f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: '
+                                         f"json: cannot unmarshal {type(md[k]).__name__} into Go struct field "
+                                         f"ObjectMeta.metadata.{k} of type string")
+        generated = not md.get("name") and bool(md.get("generateName"))
+        if not md.get("name"):
+            if generated:
+                md["name"] = self.generate_name(md["generateName"])
+            else:
+                raise errors.invalid(rtype, "", [{"reason": "FieldValueRequired", "message": "Required value: name or "
+                                                  "generateName is required", "field": "metadata.name"}])
+        for k in ("resourceVersion", "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+            md.pop(k, None)
+        md["uid"] = str(uuid.uuid4())
+        md["creationTimestamp"] = now_iso()
+        if rtype.has_generation:
+            md["generation"] = 1
+        warnings = admit(self.registry, rtype, obj, strict)
+        if rtype.namespaced:
+            nse = self.objects[("", "namespaces")].get(("", md["namespace"]))
+            if nse is None:
+                raise errors.ApiError(404, "NotFound", f'namespaces "{md["namespace"]}" not found',
+                                      {"name": md["namespace"], "kind": "namespaces"})
+            if nse.obj["metadata"].get("deletionTimestamp"):
+                raise errors.forbidden(f'{rtype.plural} "{md["name"]}" is forbidden: unable to create new content in '
+                                       f'namespace {md["namespace"]} because it is being terminated',
+                                       {"name": md["name"], "kind": rtype.plural, "causes": [{
+                                           "reason": "NamespaceTerminating", "field": "metadata.namespace",
+                                           "message": f'namespace {md["namespace"]} is being terminated'}]})
+        if rtype.crd:
+            crd = self._crd_of(rtype)
+            if crd is not None and crd.obj["metadata"].get("deletionTimestamp"):
+                raise errors.ApiError(405, "MethodNotAllowed",
+                                      'create not allowed while custom resource definition is terminating')
+        if self.exists(rtype, md.get("namespace"), md["name"]):
+            if not generated:
+                raise errors.already_exists(rtype, md["name"])
+            # RetryGenerateName: draw again; the first draw already passed validation, and every draw has
+            # the same length and alphabet
+            free = names.pick_free(md["generateName"], lambda n: self.exists(rtype, md.get("namespace"), n),
+                                   self.generate_name, names.MAX_ATTEMPTS - 1)
+            if free is None:
+                raise errors.generate_name_conflict(rtype, md["name"])
+            md["name"] = free
+        if dry_run:
+            self.last_warnings = warnings
+            return self._result(rtype, obj, None, raw)
+        out = self._commit(rtype, obj, None, raw)
+        self.last_warnings = warnings  # after the hooks' own writes
+        return out
+
+    def update(self, rtype: ResourceType, ns: str | None, name: str, body: dict, *, subresource: str | None = None,
+               dry_run: bool = False, strict: bool = False, _internal: bool = False, raw: bool = False) -> Any:
+        """PUT semantics: optimistic concurrency on metadata.resourceVersion when the body has one.
+
+        subresource="status" changes only status; a main update keeps status when the type has a
+        status subresource (unless _internal: controllers write both). A write that changes nothing
+        keeps the resourceVersion and sends no event.
+        """
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request was not a JSON object")
+        self.last_warnings = []
+        cur = self._entry(rtype, ns, name)
+        old = cur.obj
+        new = _clone(body)
+        check_kind(rtype, new)
+        md = new.get("metadata")
+        if md is None:
+            md = new["metadata"] = {}
+        if not isinstance(md, dict):
+            raise errors.bad_request("metadata must be an object")
+        if md.get("name") and md["name"] != name:
+            raise errors.bad_request(f'the name of the object ({md["name"]}) does not match the name on the URL ({name})')
+        if md.get("namespace") and rtype.namespaced and ns and md["namespace"] != ns:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        want_rv = md.get("resourceVersion")
+        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(rtype, name)
+        new = typed(rtype, new)
+        if subresource == "status":
+            merged = _clone(old)
+            merged["apiVersion"] = rtype.api_version
+            if "status" in new:
+                merged["status"] = new["status"]
+            else:
+                merged.pop("status", None)
+            new = merged
+            md = new["metadata"]
+        elif "status" in rtype.subresources and not _internal:
+            if "status" in old:
+                new["status"] = _clone(old["status"])
+            else:
+                new.pop("status", None)
+        omd = old["metadata"]
+        for k in ("uid", "creationTimestamp", "name", "namespace", "generation", "deletionTimestamp",
+                  "deletionGracePeriodSeconds"):
+            if k in omd:
+                md[k] = omd[k]
+            else:
+                md.pop(k, None)
+        if "managedFields" not in md and "managedFields" in omd:
+            md["managedFields"] = omd["managedFields"]
+        if not rtype.namespaced:
+            md.pop("namespace", None)
+        md["resourceVersion"] = omd["resourceVersion"]
+        if rtype.kind == "Service" and not rtype.crd and isinstance(new.get("spec"), dict):
+            # allocated values survive an update that leaves them out (the real strategy copies them)
+            ospec = old.get("spec") or {}
+            for k in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "healthCheckNodePort"):
+                if k in ospec and not new["spec"].get(k):
+                    new["spec"][k] = _clone(ospec[k])
+            oports = {(p.get("port"), p.get("protocol", "TCP")): p.get("nodePort") for p in ospec.get("ports") or []}
+            for p in new["spec"].get("ports") or []:
+                if isinstance(p, dict) and not p.get("nodePort") and oports.get((p.get("port"), p.get("protocol", "TCP"))):
+                    p["nodePort"] = oports[(p.get("port"), p.get("protocol", "TCP"))]
+        warnings = admit(self.registry, rtype, new, strict, old, _internal or subresource == "status")
+        self.last_warnings = warnings
+        if omd.get("deletionTimestamp") and not _internal:
+            added = set(md.get("finalizers") or []) - set(omd.get("finalizers") or [])
+            if added:
+                raise errors.invalid(rtype, name, [{"reason": "FieldValueForbidden", "field": "metadata.finalizers",
+                                                    "message": "Forbidden: no new finalizers can be added if the object "
+                                                               "is being deleted, found new finalizers " +
+                                                               json.dumps(sorted(added))}])
+        if rtype.has_generation:
+            skip = (("metadata", "status", "apiVersion", "kind") if "status" in rtype.subresources or not rtype.crd
+                    else ("metadata", "apiVersion", "kind"))
+            if any(new.get(k) != old.get(k) for k in set(new) | set(old) if k not in skip):
+                md["generation"] = omd.get("generation", 1) + 1
+        if new == old:
+            return self._result(rtype, old, cur.raw, raw)  # a no-op write does not bump resourceVersion
+        if omd.get("deletionTimestamp") and not md.get("finalizers") and omd.get("finalizers"):
+            md.pop("finalizers", None)
+            if dry_run:
+                return self._result(rtype, new, None, raw)
+            return self._remove(rtype, new, raw=raw)
+        if dry_run:
+            return self._result(rtype, new, None, raw)
+        out = self._commit(rtype, new, old, raw)
+        self.last_warnings = warnings
+        return out
+
+    def _commit(self, rtype: ResourceType, obj: dict, old: dict | None, raw: bool) -> Any:
+        """Store obj (replacing old) under a new resourceVersion, index it, and tell watchers and hooks."""
+        obj["metadata"]["resourceVersion"] = str(self._next_rv())
+        if old is not None:
+            self._index_owners(rtype, old, False)
+        e = self._store(rtype, obj)
+        self._index_owners(rtype, obj, True)
+        if _is_crd_type(rtype):
+            self.registry.register_crd(obj)
+        out = self._result(rtype, obj, e.raw, raw)
+        self._emit(rtype, "ADDED" if old is None else "MODIFIED", obj, old, e.raw)
+        return out
