@@ -295,6 +295,11 @@ def test_deleting_a_namespace_deletes_its_contents(api):
     name = f"doomed-{uuid.uuid4().hex[:6]}"
     core.create_namespace({"metadata": {"name": name}})
     core.create_namespaced_config_map(name, cm("c1"))
+    # A finalizer only this test removes holds the namespace in Terminating for the "late" create below:
+    # without it a quick namespace controller could finish first, and the create would get 404, not 403.
+    held = cm("held")
+    held["metadata"]["finalizers"] = ["storageperf.test/hold"]
+    core.create_namespaced_config_map(name, held)
     core.create_namespaced_secret(name, {"metadata": {"name": "s1"}, "stringData": {"k": "v"}})
     assert core.read_namespaced_secret("s1", name).data == {"k": "dg=="}
     client.AppsV1Api(api).create_namespaced_stateful_set(name, sts("sts1"))
@@ -304,6 +309,13 @@ def test_deleting_a_namespace_deletes_its_contents(api):
     with pytest.raises(ApiException) as e:
         core.create_namespaced_config_map(name, cm("late"))
     assert e.value.status == 403
+    # the namespace waits for the held object, which is marked for deletion but stays until its finalizer goes
+    for ev in watch.Watch().stream(core.list_namespaced_config_map, name, field_selector="metadata.name=held",
+                                   timeout_seconds=60):
+        if ev["object"].metadata.deletion_timestamp:
+            break
+    assert core.read_namespace(name).status.phase == "Terminating"
+    core.patch_namespaced_config_map("held", name, {"metadata": {"finalizers": None}})
     gone = False
     for ev in watch.Watch().stream(core.list_namespace, field_selector=f"metadata.name={name}", timeout_seconds=60,
                                    resource_version=ns_obj["metadata"]["resourceVersion"]):
