@@ -58,12 +58,10 @@ options:
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
   - storageperf.k8s.attributes
+  - storageperf.k8s.attributes.check_diff
 attributes:
   check_mode:
-    support: full
     details: Changes are sent with C(dryRun=All).
-  diff_mode:
-    support: full
 seealso:
   - module: storageperf.k8s.pmem_storageclass
 """

@@ -92,12 +92,10 @@ options:
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
   - storageperf.k8s.attributes
+  - storageperf.k8s.attributes.check_diff
 attributes:
   check_mode:
-    support: full
     details: Changes are sent with C(dryRun=All), so the API server validates them without storing them.
-  diff_mode:
-    support: full
 seealso:
   - module: storageperf.k8s.pmem_node_topology
 """
