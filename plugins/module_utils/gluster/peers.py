@@ -5,6 +5,7 @@ every peer is Connected."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import WaitTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Predicate, poll
@@ -57,7 +58,7 @@ def probe_peers(p: dict, check_mode: bool = False, diff: bool = False, sleep=tim
                                f"{[(x['hostname'], x['state']) for x in exc.last]}",
                                hint="The probes are done: run the task again to wait again",
                                result=dict(probed=probed, peers=exc.last)) from exc
-    result = dict(changed=bool(probed), probed=probed, peers=after)
+    result: dict[str, Any] = dict(changed=bool(probed), probed=probed, peers=after)
     if diff:
         result["diff"] = {"before": "".join(f"{x}\n" for x in sorted(known)),
                           "after": "".join(f"{x}\n" for x in sorted(known | set(probed)))}

@@ -127,14 +127,13 @@ def sc_view(sc):
     if md.get("labels"):
         out["metadata"]["labels"] = md["labels"]
     ann = {k: v for k, v in (md.get("annotations") or {}).items()
-               if k != "kubectl.kubernetes.io/last-applied-configuration"}
+           if k != "kubectl.kubernetes.io/last-applied-configuration"}
     if ann:
         out["metadata"]["annotations"] = ann
     for f in ("provisioner", "parameters", "reclaimPolicy", "volumeBindingMode", "allowVolumeExpansion", "mountOptions"):
         if sc.get(f) is not None:
             out[f] = sc[f]
     return out
-
 
 
 def ensure_storageclass(client, p, check_mode=False, diff=False, warn=None):
