@@ -12,3 +12,21 @@ attributes:
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in diff_mode), when in diff mode.
 """
+
+    # storageperf.k8s.attributes.check_diff: a module that changes something, plans it in check mode and shows it.
+    CHECK_DIFF = r"""
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+"""
+
+    # storageperf.k8s.attributes.check_only: check mode does nothing and says so; there is no diff to show.
+    CHECK_ONLY = r"""
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""

@@ -16,6 +16,7 @@ description:
   - "Runs where the reports should land, normally the controller (C(delegate_to: localhost))."
 extends_documentation_fragment:
   - storageperf.k8s.attributes
+  - storageperf.k8s.attributes.check_only
 options:
   points:
     description:
@@ -65,11 +66,6 @@ options:
   started:
     description: ISO 8601 UTC start time of the run.
     type: str
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 author:
   - storageperf.k8s maintainers (@storageperf)
 """
@@ -105,17 +101,12 @@ status:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.report import (
-    build_document,
-    summary_rows,
-    write_all,
-)
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.report import write_bench_report
 
 
 def main() -> None:
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             points=dict(type="list", elements="dict", required=True),
             modes=dict(type="list", elements="dict", required=True),
@@ -131,24 +122,7 @@ def main() -> None:
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    names = [m.get("name") for m in p["modes"]]
-    if not all(names) or len(set(names)) != len(names):
-        module.fail_json(msg=f"modes need unique non-empty names; got {names}")
-    bad = [i for i, pt in enumerate(p["points"])
-           if pt.get("mode") not in names or not isinstance(pt.get("volumes"), int)]
-    if bad:
-        module.fail_json(msg=f"points {bad} need mode (one of {names}) and an integer volumes")
-    try:
-        doc = build_document(p["points"], p["modes"], run_id=p["run_id"] or None, parameters=p["parameters"],
-                             cluster=p["cluster"], components=p["components"], status=p["status"],
-                             reason=p["reason"], reference=p["reference"], started=p["started"])
-        rows = summary_rows(p["points"], p["reference"])
-        paths = write_all(doc, rows, p["reports_dir"], check_mode=module.check_mode)
-    except (ValueError, OSError) as exc:
-        module.fail_json(msg=f"cannot write the gluster benchmark report: {exc}")
-    module.exit_json(changed=not module.check_mode, run_id=doc["run_id"], paths=paths, summary=rows,
-                     status=doc["status"])
+    module.run(lambda m: write_bench_report(m.params, check_mode=m.check_mode))
 
 
 if __name__ == "__main__":

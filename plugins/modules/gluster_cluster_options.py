@@ -20,6 +20,7 @@ description:
     that they are set while it is on (after turning it on, or before turning it off).
 extends_documentation_fragment:
   - storageperf.k8s.attributes
+  - storageperf.k8s.attributes.check_diff
 options:
   brick_multiplex:
     description: Desired C(cluster.brick-multiplex). Omit to leave it as it is.
@@ -39,11 +40,6 @@ options:
     description: Command that runs the gluster CLI for this host; C(--mode=script) is appended.
     type: str
     default: gluster
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
 author:
   - storageperf.k8s maintainers (@storageperf)
 """
@@ -77,23 +73,12 @@ changed_options:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import (
-    BRICK_MULTIPLEX,
-    VOL_COUNT_PER_THREAD,
-    VOL_COUNT_THREADING_OFF_ABOVE,
-    GlusterCLI,
-    GlusterError,
-    desired_cluster_options,
-    is_true,
-    parse_volume_get,
-    same_option_value,
-)
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.options import set_cluster_options
 
 
 def main() -> None:
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             brick_multiplex=dict(type="bool"),
             max_bricks_per_process=dict(type="int"),
@@ -102,58 +87,7 @@ def main() -> None:
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    wanted, errors = desired_cluster_options(p["brick_multiplex"], p["max_bricks_per_process"],
-                                             p["vol_count_per_thread"])
-    if errors:
-        module.fail_json(msg="invalid parameters: " + "; ".join(errors), errors=errors)
-    if p["vol_count_per_thread"] is not None and p["vol_count_per_thread"] > VOL_COUNT_THREADING_OFF_ABOVE:
-        module.warn(f"vol_count_per_thread={p['vol_count_per_thread']} is above {VOL_COUNT_THREADING_OFF_ABOVE}: "
-                    "glusterd then builds the handshake dictionary in a single thread (no speed-up)")
-
-    cli = GlusterCLI(p["gluster_cli"])
-    before: dict[str, dict] = {}
-    try:
-        # Multiplex is read even when not managed: the other two depend on it.
-        for option in [BRICK_MULTIPLEX] + [o for o in wanted if o != BRICK_MULTIPLEX]:
-            before.update(parse_volume_get(cli.check("volume", "get", "all", option)))
-    except GlusterError as exc:
-        module.fail_json(msg=f"{exc}; is glusterd running, and gluster_cli={p['gluster_cli']!r} right?")
-    missing = [o for o in [BRICK_MULTIPLEX, *wanted] if o not in before]
-    if missing:
-        module.fail_json(msg=f"this glusterd does not know {missing} (GlusterFS 7 or later is needed)", before=before)
-
-    multiplex_before = is_true(before[BRICK_MULTIPLEX]["value"])
-    multiplex_after = is_true(wanted.get(BRICK_MULTIPLEX, before[BRICK_MULTIPLEX]["value"]))
-    changes = {o: v for o, v in wanted.items() if not same_option_value(o, before[o]["value"], v)}
-    # Set while multiplex is on: before it is turned off, or after it is turned on.
-    needs_multiplex = [o for o in changes if o != BRICK_MULTIPLEX]
-    if needs_multiplex and not (multiplex_before or multiplex_after):
-        fields = [f for f, o in (("max_bricks_per_process", "cluster.max-bricks-per-process"),
-                                 ("vol_count_per_thread", VOL_COUNT_PER_THREAD)) if o in needs_multiplex]
-        # unchanged values are fine: only a change is refused by glusterd
-        module.fail_json(msg=f"{' and '.join(fields)} can only be set while cluster.brick-multiplex is on "
-                             "(glusterd refuses otherwise): add brick_multiplex: true or drop "
-                             f"{' and '.join(fields)}", before=before)
-
-    # Multiplex first: the others are refused until it is on, and turning it off last keeps them valid.
-    order = sorted(changes, key=lambda o: (o != BRICK_MULTIPLEX) == multiplex_after)
-    if not module.check_mode:
-        for option in order:
-            try:
-                cli.check("volume", "set", "all", option, changes[option], retries=8)
-            except GlusterError as exc:
-                module.fail_json(msg=f"setting {option}={changes[option]} failed: {exc}", before=before,
-                                 changed=bool(changes), changed_options=changes)
-    after = {o: before[o]["value"] for o in before}
-    after.update(changes)
-    result = dict(changed=bool(changes), options=after, before=before, changed_options=changes)
-    if module._diff:
-        result["diff"] = {
-            "before": "".join(f"{o}: {before[o]['value']}\n" for o in sorted(before)),
-            "after": "".join(f"{o}: {after[o]}\n" for o in sorted(after)),
-        }
-    module.exit_json(**result)
+    module.run(lambda m: set_cluster_options(m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ description:
   - Always reports changed, since it restarts a service. In check mode it restarts nothing and measures nothing.
 extends_documentation_fragment:
   - storageperf.k8s.attributes
+  - storageperf.k8s.attributes.check_only
 options:
   restart_cmd:
     description: Shell command that restarts glusterd on this host and returns when it runs again.
@@ -60,11 +61,6 @@ options:
     description: Seconds between polls; the error of every figure is at most this.
     type: float
     default: 0.2
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 author:
   - storageperf.k8s maintainers (@storageperf)
 """
@@ -133,19 +129,12 @@ polls:
   type: int
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import GlusterCLI, GlusterError, parse_peer_status
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.handshake import (
-    count_volumes,
-    measure_handshake,
-    observer_clis,
-    time_volume_info,
-)
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.restart_bench import bench_handshake
 
 
 def main() -> None:
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             restart_cmd=dict(type="str", default="systemctl restart glusterd"),
             gluster_cli=dict(type="str", default="gluster"),
@@ -158,34 +147,7 @@ def main() -> None:
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    bad = [i for i, o in enumerate(p["observers"]) if not isinstance(o, dict) or not o.get("name") or not o.get("cli")]
-    if bad:
-        module.fail_json(msg=f"observers items {bad} need both name and cli (e.g. {{name: gluster2, cli: gluster}})")
-    if p["poll_interval"] <= 0 or p["timeout"] <= 0:
-        module.fail_json(msg="poll_interval and timeout must be > 0")
-    if module.check_mode:
-        module.exit_json(changed=True, msg="check mode: glusterd not restarted, nothing measured")
-
-    restarted = GlusterCLI(p["gluster_cli"])
-    observers = observer_clis(p["observers"]) or {"restarted": restarted}
-    try:
-        volumes = count_volumes(restarted)
-        status_volume = p["status_volume"]
-        if status_volume is None and volumes:
-            status_volume = restarted.check("volume", "list").split()[0]
-        expected = p["expected_peers"]
-        if expected is None:
-            expected = len(observers) - 1 if len(observers) > 1 else len(
-                parse_peer_status(restarted.check("peer", "status")))
-        result = measure_handshake(restarted, p["restart_cmd"], observers, expected, status_volume,
-                                   p["timeout"], p["poll_interval"])
-        if p["volume_info"]:
-            result.update(time_volume_info(restarted, p["timeout"]))
-    except GlusterError as exc:
-        module.fail_json(msg=str(exc), changed=True)
-    module.exit_json(changed=True, volume_count=volumes, status_volume=status_volume, expected_peers=expected,
-                     **result)
+    module.run(lambda m: bench_handshake(m.params, check_mode=m.check_mode))
 
 
 if __name__ == "__main__":

@@ -10,10 +10,12 @@ short_description: Probe peers into a GlusterFS trusted pool and wait until they
 version_added: "0.1.0"
 description:
   - Reads C(gluster peer status) once, probes only the addresses that are not yet in the pool, then waits
-    until every requested peer is listed as C(Peer in Cluster (Connected)).
+    until every requested peer is listed as C(Peer in Cluster (Connected)) (O(wait)).
   - The target host's own address may be in O(peers); name it in O(self_address) so it is skipped.
 extends_documentation_fragment:
   - storageperf.k8s.attributes
+  - storageperf.k8s.attributes.check_diff
+  - storageperf.k8s.wait
 options:
   peers:
     description: Addresses (or host names) of all peers of the pool.
@@ -29,15 +31,8 @@ options:
       - This host's own address in O(peers). It is never listed in its own C(peer status), so it is left out of
         the comparison; without it, it is probed (glusterd answers "not needed") and check mode counts it.
     type: str
-  wait_timeout:
-    description: Seconds to wait for all peers to be Connected after probing (0 skips waiting).
-    type: int
-    default: 120
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
+notes:
+  - O(wait_timeout=0) skips the wait as O(wait=false) does (it did so before O(wait) existed).
 author:
   - storageperf.k8s maintainers (@storageperf)
 """
@@ -63,75 +58,23 @@ peers:
   sample: [{hostname: 10.0.0.12, uuid: 7121cfb4-ce5c-4851-bba1-468c91b2cbae, state: Peer in Cluster (Connected), connected: true}]
 """
 
-import time
-
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import GlusterCLI, GlusterError, parse_peer_status
-
-
-def known_names(peers: list[dict]) -> set[str]:
-    names = set()
-    for peer in peers:
-        names.add(peer["hostname"])
-        names.update(peer.get("other_names") or [])
-    return names
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.peers import probe_peers
 
 
 def main() -> None:
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             peers=dict(type="list", elements="str", required=True),
             gluster_cli=dict(type="str", default="gluster"),
             self_address=dict(type="str"),
-            wait_timeout=dict(type="int", default=120),
+            wait=dict(type="bool", default=True),
+            wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    if not p["peers"]:
-        module.fail_json(msg="peers is empty: list the addresses of all peers of the pool")
-    cli = GlusterCLI(p["gluster_cli"])
-    try:
-        before = parse_peer_status(cli.check("peer", "status"))
-    except GlusterError as exc:
-        module.fail_json(msg=f"{exc}; is glusterd running and gluster_cli={p['gluster_cli']!r} right?")
-    known = known_names(before)
-    # This host's own address is never in its own `peer status`; probing it answers "Probe on localhost not
-    # needed" and changes nothing, which the loop below recognises.
-    missing = [a for a in p["peers"] if a not in known and a != p["self_address"]]
-    probed: list[str] = []
-    if not module.check_mode:
-        for address in missing:
-            rc, out, err = cli.run("peer", "probe", address)
-            text = f"{out}{err}"
-            if rc != 0:
-                module.fail_json(msg=f"`gluster peer probe {address}` failed (rc={rc}): {text.strip()}",
-                                 probed=probed, peers=before)
-            if "localhost not needed" in text or "already in peer list" in text:
-                continue  # our own address, or already known under another name
-            probed.append(address)
-    else:
-        probed = missing
-    after = before
-    if not module.check_mode and p["wait_timeout"] > 0:
-        deadline = time.monotonic() + p["wait_timeout"]
-        while True:
-            try:
-                after = parse_peer_status(cli.check("peer", "status"))
-            except GlusterError as exc:
-                module.fail_json(msg=str(exc), probed=probed, peers=before)
-            if all(peer["connected"] for peer in after) and known_names(after) >= set(missing):
-                break
-            if time.monotonic() > deadline:
-                module.fail_json(msg=f"peers not all Connected after {p['wait_timeout']} s: "
-                                     f"{[(x['hostname'], x['state']) for x in after]}", probed=probed, peers=after)
-            time.sleep(0.5)
-    result = dict(changed=bool(probed), probed=probed, peers=after)
-    if module._diff:
-        result["diff"] = {"before": "".join(f"{x}\n" for x in sorted(known)),
-                          "after": "".join(f"{x}\n" for x in sorted(known | set(probed)))}
-    module.exit_json(**result)
+    module.run(lambda m: probe_peers(m.params, check_mode=m.check_mode, diff=m._diff))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ description:
   - Runs the gluster CLI on the target host; it talks to the glusterd of that host.
 extends_documentation_fragment:
   - storageperf.k8s.attributes
+  - storageperf.k8s.attributes.check_diff
 options:
   names:
     description:
@@ -95,11 +96,6 @@ options:
     description: Seconds one gluster command may take before it counts as failed.
     type: int
     default: 600
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
 notes:
   - A failure names the volume and carries gluster's own error output; volumes created before the failure are
     reported in RV(created) of the failure result and are kept (a rerun continues from there).
@@ -189,13 +185,12 @@ failed_volumes:
   sample: [{name: bench0007, error: "`gluster volume create bench0007 ...` failed (rc=1): ..."}]
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.volumes import run_module_logic
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.volumes import reconcile_volumes
 
 
 def main() -> None:
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             names=dict(type="list", elements="str"),
             prefix=dict(type="str"),
@@ -217,7 +212,7 @@ def main() -> None:
         required_one_of=[("names", "prefix")],
         supports_check_mode=True,
     )
-    run_module_logic(module)
+    module.run(lambda m: reconcile_volumes(m.params, check_mode=m.check_mode, diff=m._diff))
 
 
 if __name__ == "__main__":

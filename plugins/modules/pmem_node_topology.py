@@ -58,12 +58,10 @@ options:
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
   - storageperf.k8s.attributes
+  - storageperf.k8s.attributes.check_diff
 attributes:
   check_mode:
-    support: full
     details: Changes are sent with C(dryRun=All).
-  diff_mode:
-    support: full
 seealso:
   - module: storageperf.k8s.pmem_storageclass
 """
@@ -98,110 +96,23 @@ topology:
   sample: {added: [[volumegroup, pmemvgregion0, cn-hangzhou.192.168.0.1]], removed: [], delete: false}
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
-    K8S_AUTH_ARG_SPEC,
-    K8sError,
-    client_from_module,
-)
-from ansible_collections.storageperf.k8s.plugins.module_utils.pmem import plans as pmem
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.plugin import DEFAULT_VG, NODE_TYPES
+from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.topology import ensure_node_topology
 
 
 def main():
     argument_spec = dict(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         nodes=dict(type="list", elements="str", default=[]),
-        node_type=dict(type="str", choices=list(pmem.NODE_TYPES), default="lvm"),
+        node_type=dict(type="str", choices=list(NODE_TYPES), default="lvm"),
         regions=dict(type="list", elements="str", default=["region0"]),
-        vg_name=dict(type="str", default=pmem.DEFAULT_VG),
+        vg_name=dict(type="str", default=DEFAULT_VG),
         quotapath=dict(type="str"),
         topology=dict(type="bool", default=True),
     )
-    argument_spec.update(K8S_AUTH_ARG_SPEC)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    if not pmem.HAS_YAML:
-        module.fail_json(msg=missing_required_lib("PyYAML"))
-    p = module.params
-    result = dict(changed=False, nodes=[], topology=dict(added=[], removed=[], delete=False))
-    problems = pmem.topology_problems(p) if p["state"] == "present" else []
-    if problems:
-        module.fail_json(msg="; ".join(problems), problems=problems, **result)
-
-    client = client_from_module(module)
-    try:
-        all_nodes, _ = client.list("v1", "Node")
-        if p["state"] == "present":
-            nodes = pmem.select_nodes(all_nodes, p["nodes"])
-            bad = [x for x in (pmem.node_type_problem(n) for n in nodes) if x]
-            if bad:
-                module.fail_json(msg="; ".join(bad), problems=bad, **result)
-        else:
-            names = set(p["nodes"])
-            nodes = [n for n in all_nodes if (not names or n["metadata"]["name"] in names)
-                     and pmem.LABELS_ANNOTATION in (n["metadata"].get("annotations") or {})]
-        # plan everything first: a refusal for the last node must leave the first untouched
-        plans = [(n, pmem.node_label_plan(n, p["node_type"], p["state"])) for n in nodes]
-        cm = None
-        cm_plan = None
-        if p["topology"]:
-            cm = client.get("v1", "ConfigMap", pmem.TOPO_NAME, namespace=pmem.TOPO_NAMESPACE, missing_ok=True)
-            if p["state"] == "present" or cm is not None:
-                new_cm, info = pmem.topology_plan(cm, [n["metadata"]["name"] for n in nodes], p, p["state"])
-                cm_plan = (new_cm, info)
-                result["topology"] = info
-    except pmem.PmemError as e:
-        module.fail_json(msg=str(e), **result)
-    except K8sError as e:
-        module.fail_json(msg=e.msg, **result)
-
-    diff_before, diff_after = {"nodes": {}}, {"nodes": {}}
-    try:
-        for node, plan in plans:
-            name = node["metadata"]["name"]
-            labels = node["metadata"].get("labels") or {}
-            pmem_labels = {k: v for k, v in labels.items() if k.startswith(pmem.NODE_LABEL)}
-            entry = dict(name=name, changed=plan is not None, labels=pmem_labels)
-            if plan is not None:
-                label_patch, ann_patch, _ = plan
-                patch = {"metadata": {}}
-                if label_patch:
-                    patch["metadata"]["labels"] = label_patch
-                if ann_patch:
-                    patch["metadata"]["annotations"] = ann_patch
-                client.patch("v1", "Node", name, patch, dry_run=module.check_mode)
-                after = dict(pmem_labels)
-                for k, v in label_patch.items():
-                    if v is None:
-                        after.pop(k, None)
-                    else:
-                        after[k] = v
-                entry["labels"] = after
-                diff_before["nodes"][name], diff_after["nodes"][name] = pmem_labels, after
-                result["changed"] = True
-            result["nodes"].append(entry)
-        if cm_plan is not None:
-            new_cm, info = cm_plan
-            if new_cm is None:
-                client.delete("v1", "ConfigMap", pmem.TOPO_NAME, namespace=pmem.TOPO_NAMESPACE) \
-                    if not module.check_mode else None
-                result["changed"] = True
-            elif cm is None:
-                if info["added"]:
-                    client.create(new_cm, namespace=pmem.TOPO_NAMESPACE, dry_run=module.check_mode)
-                    result["changed"] = True
-                else:
-                    new_cm = None
-            elif pmem.cm_differs(cm, new_cm):
-                client.replace(new_cm, dry_run=module.check_mode)
-                result["changed"] = True
-            if pmem.cm_differs(cm, new_cm):
-                diff_before["configmap"], diff_after["configmap"] = pmem.cm_view(cm), pmem.cm_view(new_cm)
-    except K8sError as e:
-        module.fail_json(msg=e.msg, **result)
-    if module._diff:
-        result["diff"] = dict(before=diff_before, after=diff_after)
-    module.exit_json(**result)
+    module = StoragePerfModule(argument_spec=argument_spec, auth="k8s", supports_check_mode=True)
+    module.run(lambda m: ensure_node_topology(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff))
 
 
 if __name__ == "__main__":

@@ -92,12 +92,10 @@ options:
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
   - storageperf.k8s.attributes
+  - storageperf.k8s.attributes.check_diff
 attributes:
   check_mode:
-    support: full
     details: Changes are sent with C(dryRun=All), so the API server validates them without storing them.
-  diff_mode:
-    support: full
 seealso:
   - module: storageperf.k8s.pmem_node_topology
 """
@@ -142,24 +140,17 @@ changed_fields:
   sample: [parameters]
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
-    K8S_AUTH_ARG_SPEC,
-    K8sError,
-    client_from_module,
-)
-from ansible_collections.storageperf.k8s.plugins.module_utils.pmem import plans as pmem
-
-SC_API = "storage.k8s.io/v1"
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.plugin import LVM_TYPES, PMEM_TYPES
+from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.storageclass import ensure_storageclass
 
 
 def main():
     argument_spec = dict(
         name=dict(type="str", required=True),
         state=dict(type="str", choices=["present", "absent"], default="present"),
-        pmem_type=dict(type="str", choices=list(pmem.PMEM_TYPES), default="lvm"),
-        lvm_type=dict(type="str", choices=list(pmem.LVM_TYPES)),
+        pmem_type=dict(type="str", choices=list(PMEM_TYPES), default="lvm"),
+        lvm_type=dict(type="str", choices=list(LVM_TYPES)),
         vg_name=dict(type="str"),
         node_affinity=dict(type="bool", default=True),
         fs_type=dict(type="str"),
@@ -172,68 +163,8 @@ def main():
         extra_parameters=dict(type="dict", default={}),
         force=dict(type="bool", default=False),
     )
-    argument_spec.update(K8S_AUTH_ARG_SPEC)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    p = module.params
-    result = dict(changed=False, action="none", changed_fields=[], storageclass={})
-
-    if p["state"] == "present":
-        problems = pmem.storageclass_problems(p)
-        if problems:
-            module.fail_json(msg="; ".join(problems), problems=problems, **result)
-    client = client_from_module(module)
-    try:
-        existing = client.get(SC_API, "StorageClass", p["name"], missing_ok=True)
-        if p["state"] == "absent":
-            if existing is None:
-                module.exit_json(**result)
-            if not pmem.is_managed(existing):
-                result.update(action="left", storageclass=pmem.sc_view(existing))
-                module.warn("StorageClass %s was not created by storageperf.k8s (no label %s=%s): left in place"
-                            % (p["name"], pmem.MANAGED_BY, pmem.MANAGER))
-                module.exit_json(**result)
-            if not module.check_mode:
-                client.delete(SC_API, "StorageClass", p["name"])
-            result.update(changed=True, action="deleted")
-            if module._diff:
-                result["diff"] = dict(before=pmem.sc_view(existing), after={})
-            module.exit_json(**result)
-
-        desired = pmem.build_storageclass(p)
-        if existing is None:
-            created = client.create(desired, dry_run=module.check_mode)
-            result.update(changed=True, action="created", storageclass=pmem.sc_view(created or desired))
-        else:
-            if not pmem.is_managed(existing) and not pmem.storageclass_changes(existing, desired)[1]:
-                # the same class, made by someone else: use it as it is and never claim it
-                desired["metadata"]["labels"] = (existing.get("metadata") or {}).get("labels") or {}
-            mutable, immutable = pmem.storageclass_changes(existing, desired)
-            result["changed_fields"] = sorted(set(mutable + immutable))
-            if immutable and not p["force"]:
-                module.fail_json(
-                    msg="StorageClass %s exists with other %s; those fields cannot change in place. Delete the class, "
-                        "choose another name, or set force=true to delete and recreate it (volumes already provisioned "
-                        "keep their PVs)" % (p["name"], ", ".join(immutable)),
-                    existing=pmem.sc_view(existing), wanted=pmem.sc_view(desired), **result)
-            if immutable:
-                if not module.check_mode:
-                    client.delete(SC_API, "StorageClass", p["name"])
-                    created = client.create(desired)
-                else:
-                    created = desired
-                result.update(changed=True, action="recreated", storageclass=pmem.sc_view(created))
-            elif mutable:
-                patch = {"allowVolumeExpansion": desired["allowVolumeExpansion"],
-                         "metadata": {k: v for k, v in desired["metadata"].items() if k in ("labels", "annotations")}}
-                updated = client.patch(SC_API, "StorageClass", p["name"], patch, dry_run=module.check_mode)
-                result.update(changed=True, action="updated", storageclass=pmem.sc_view(updated or desired))
-            else:
-                result["storageclass"] = pmem.sc_view(existing)
-        if module._diff:
-            result["diff"] = dict(before=pmem.sc_view(existing), after=result["storageclass"])
-    except K8sError as e:
-        module.fail_json(msg=e.msg, **result)
-    module.exit_json(**result)
+    module = StoragePerfModule(argument_spec=argument_spec, auth="k8s", supports_check_mode=True)
+    module.run(lambda m: ensure_storageclass(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ The figures each tuning is expected to bring are in tuning_seeds.TUNINGS.
 import copy
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import cluster_facts
-from ansible_collections.storageperf.k8s.plugins.module_utils.pmem import plans as pmem
+from ansible_collections.storageperf.k8s.plugins.module_utils.pmem import plugin as pmem
 from ansible_collections.storageperf.k8s.plugins.module_utils.trident import concurrency as trident
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import DISK_DRIVER, cluster_info
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import version_problems

@@ -15,6 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import retry
 
 VOLUME_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
 NO_VOLUMES = "No volumes present in cluster"
@@ -36,8 +37,8 @@ class GlusterError(StoragePerfError):
     """A gluster command failed; the message names the command and carries gluster's own output."""
 
     def __init__(self, msg: str, cmd: list[str] | None = None, rc: int | None = None,
-                 stdout: str = "", stderr: str = ""):
-        super().__init__(msg)
+                 stdout: str = "", stderr: str = "", hint: str | None = None, result: dict | None = None, **details):
+        super().__init__(msg, hint=hint, result=result, **details)
         self.cmd = cmd or []
         self.rc = rc
         self.stdout = stdout
@@ -72,20 +73,28 @@ class GlusterCLI:
 
         `retries` re-runs commands refused because another transaction held the lock (see TRANSIENT_ERRORS).
         """
-        delay = 0.2
-        for attempt in range(retries + 1):
+        def attempt() -> str:
             rc, out, err = self.run(*args, timeout=timeout)
-            if rc == 0:
-                return out
-            text = f"{out}\n{err}"
-            if attempt < retries and any(word in text for word in TRANSIENT_ERRORS):
-                time.sleep(delay)
-                delay = min(delay * 2, 5.0)
-                continue
-            raise GlusterError(
-                f"`gluster {' '.join(args)}` failed (rc={rc}): {error_text(out, err)}",
-                self.command(*args), rc, out, err)
-        raise AssertionError("unreachable")
+            if rc != 0:
+                raise GlusterError(f"`gluster {' '.join(args)}` failed (rc={rc}): {error_text(out, err)}",
+                                   self.command(*args), rc, out, err)
+            return out
+
+        return retry(attempt, is_transient, retries + 1, first=0.2, cap=5.0)
+
+
+def is_transient(exc: Exception) -> bool:
+    """A transaction refused because another one held its lock: trying again shortly succeeds."""
+    return isinstance(exc, GlusterError) and any(word in f"{exc.stdout}\n{exc.stderr}" for word in TRANSIENT_ERRORS)
+
+
+def read_pool(cli: GlusterCLI, *args: str) -> str:
+    """cli.check(*args) as the first read of a task: failing there, glusterd is down or gluster_cli is wrong."""
+    try:
+        return cli.check(*args)
+    except GlusterError as exc:
+        exc.hint = exc.hint or f"Is glusterd running, and is gluster_cli={shlex.join(cli.base)!r} right?"
+        raise
 
 
 def error_text(out: str, err: str) -> str:

@@ -13,6 +13,8 @@ import shlex
 import subprocess
 import time
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import WaitTimeout
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Predicate, poll
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import (
     GlusterCLI,
     GlusterError,
@@ -39,11 +41,11 @@ def all_connected(peers: list[dict], expected: int) -> bool:
 
 def measure_handshake(restarted: GlusterCLI, restart_cmd: str, observers: dict[str, GlusterCLI],
                       expected_peers: int, status_volume: str | None, timeout: float,
-                      poll_interval: float) -> dict:
+                      poll_interval: float, clock=time.monotonic, sleep=time.sleep) -> dict:
     """Restart, then poll until the pool is whole again. Raises GlusterError on restart failure or timeout."""
-    t0 = time.monotonic()
+    t0 = clock()
     rc, out, err = run_restart(restart_cmd, timeout)
-    t_restart = time.monotonic()
+    t_restart = clock()
     if rc != 0:
         raise GlusterError(f"restart command {restart_cmd!r} failed (rc={rc}): {error_text(out, err)}")
 
@@ -52,9 +54,11 @@ def measure_handshake(restarted: GlusterCLI, restart_cmd: str, observers: dict[s
     t_list = t_status = None
     deadline = t0 + timeout
     polls = 0
-    while True:
+
+    def poll_round() -> None:
+        nonlocal t_list, t_status, polls
         polls += 1
-        now = time.monotonic()
+        now = clock()
         for name, cli in observers.items():
             if connected_at[name] is not None:
                 continue
@@ -62,30 +66,33 @@ def measure_handshake(restarted: GlusterCLI, restart_cmd: str, observers: dict[s
             peers = parse_peer_status(out) if rc == 0 else []
             last_state[name] = [f"{p['hostname']}: {p['state']}" for p in peers] or [f"rc={rc}"]
             if rc == 0 and all_connected(peers, expected_peers):
-                connected_at[name] = time.monotonic()
+                connected_at[name] = clock()
         if t_list is None:
             rc, _out, _err = restarted.run("volume", "list", timeout=max(1.0, deadline - now))
             if rc == 0 or "No volumes present" in f"{_out}{_err}":
-                t_list = time.monotonic()
+                t_list = clock()
         # `volume status` takes the volume lock on every peer: it answers only once the pool is befriended.
         if t_status is None and all(connected_at.values()):
             if status_volume:
                 rc, _out, _err = restarted.run("volume", "status", status_volume, timeout=max(1.0, deadline - now))
                 if rc == 0:
-                    t_status = time.monotonic()
+                    t_status = clock()
             else:
-                t_status = time.monotonic()
-        if t_list is not None and t_status is not None and all(connected_at.values()):
-            break
-        if time.monotonic() > deadline:
-            waiting = [n for n, t in connected_at.items() if t is None]
-            raise GlusterError(f"pool not whole {timeout} s after the restart: peers not all Connected on "
-                               f"{waiting or 'none'} (last seen {last_state}); volume list answered="
-                               f"{t_list is not None}; volume status answered={t_status is not None}")
-        time.sleep(poll_interval)
+                t_status = clock()
 
-    if t_list is None or t_status is None:  # the loop above breaks only once both have their time
-        raise AssertionError("handshake loop ended before volume list and volume status answered")
+    whole = Predicate("pool whole again", lambda _: t_list is not None and t_status is not None
+                      and all(connected_at.values()))
+    try:
+        poll(poll_round, whole, max(0.0, deadline - clock()), first=poll_interval, cap=poll_interval,
+             sleep=sleep, clock=clock)
+    except WaitTimeout:
+        waiting = [n for n, t in connected_at.items() if t is None]
+        raise GlusterError(f"pool not whole {timeout} s after the restart: peers not all Connected on "
+                           f"{waiting or 'none'} (last seen {last_state}); volume list answered="
+                           f"{t_list is not None}; volume status answered={t_status is not None}") from None
+
+    if t_list is None or t_status is None:  # the poll above ends only once both have their time
+        raise AssertionError("handshake poll ended before volume list and volume status answered")
     t_connected = max(t for t in connected_at.values() if t is not None)
     return {
         "restart_seconds": _since(t0, t_restart),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
@@ -132,3 +133,22 @@ def write_all(doc: dict, rows: list[dict], reports_dir: str, check_mode: bool = 
     D.write_text_atomic(paths["markdown"], head + "\n\n" + summary_markdown(rows) + "\n" + rest)
     R.write_reports(doc, run_dir, formats=("html",))
     return paths
+
+
+def write_bench_report(p: dict, check_mode: bool = False) -> dict:
+    """Check the points against the modes, then write result.json, report.md and report.html (gluster_bench_report)."""
+    names = [m.get("name") for m in p["modes"]]
+    if not all(names) or len(set(names)) != len(names):
+        raise StoragePerfError(f"modes need unique non-empty names; got {names}")
+    bad = [i for i, pt in enumerate(p["points"]) if pt.get("mode") not in names or not isinstance(pt.get("volumes"), int)]
+    if bad:
+        raise StoragePerfError(f"points {bad} need mode (one of {names}) and an integer volumes")
+    try:
+        doc = build_document(p["points"], p["modes"], run_id=p["run_id"] or None, parameters=p["parameters"],
+                             cluster=p["cluster"], components=p["components"], status=p["status"],
+                             reason=p["reason"], reference=p["reference"], started=p["started"])
+        rows = summary_rows(p["points"], p["reference"])
+        paths = write_all(doc, rows, p["reports_dir"], check_mode=check_mode)
+    except (ValueError, OSError) as exc:
+        raise StoragePerfError(f"cannot write the gluster benchmark report: {exc}") from exc
+    return dict(changed=not check_mode, run_id=doc["run_id"], paths=paths, summary=rows, status=doc["status"])

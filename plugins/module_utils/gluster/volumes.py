@@ -83,11 +83,16 @@ def gluster_value(value) -> str:
     return str(value)
 
 
-def run_module_logic(module) -> None:
-    p = module.params
+def reconcile_volumes(p: dict, check_mode: bool = False, diff: bool = False) -> dict:
+    """Create (state present) or delete (absent) the volumes p names, acting only on the difference to
+    `volume list`, and set drifted options on existing ones; the module's result.
+
+    Raises GlusterError before anything runs when p is wrong, and after the work when a volume failed: its
+    result holds what was done (created volumes are kept; a rerun continues from there).
+    """
     errors = validate(p)
     if errors:
-        module.fail_json(msg="invalid parameters: " + "; ".join(errors), errors=errors)
+        raise GlusterError("invalid parameters: " + "; ".join(errors), errors=errors)
 
     options = {str(k): gluster_value(v) for k, v in (p["options"] or {}).items()}
     result: dict[str, Any] = {"changed": False, "created": [], "deleted": [], "existing": [], "reconfigured": [],
@@ -97,12 +102,13 @@ def run_module_logic(module) -> None:
         cli = GlusterCLI(p["gluster_cli"], timeout=p["timeout"])
         # The one read of the pool: everything below acts on the difference.
         rc, out, err = cli.run("volume", "list")
-        if rc != 0 and NO_VOLUMES not in f"{out}{err}":
-            module.fail_json(msg=f"`gluster volume list` failed (rc={rc}) through gluster_cli={p['gluster_cli']!r}: "
-                                 f"{(err or out).strip()}; is glusterd running on this host?", **result)
-        present = parse_volume_list(out, err)
     except GlusterError as exc:
-        module.fail_json(msg=str(exc), **result)
+        exc.result = dict(result, **exc.result)
+        raise
+    if rc != 0 and NO_VOLUMES not in f"{out}{err}":
+        raise GlusterError(f"`gluster volume list` failed (rc={rc}) through gluster_cli={p['gluster_cli']!r}: "
+                           f"{(err or out).strip()}; is glusterd running on this host?", result=result)
+    present = parse_volume_list(out, err)
     present_set = set(present)
 
     if p["state"] == "absent" and p["prefix"] is not None and p["count"] is None:
@@ -117,7 +123,7 @@ def run_module_logic(module) -> None:
     else:
         todo = [v for v in wanted if v in present_set]
         after = sorted(present_set - set(todo))
-    if module._diff:
+    if diff:
         result["diff"] = {"before": "\n".join(sorted(present)) + "\n", "after": "\n".join(after) + "\n",
                           "before_header": "gluster volume list", "after_header": "gluster volume list"}
 
@@ -126,14 +132,15 @@ def run_module_logic(module) -> None:
         try:
             info = parse_volume_info(cli.check("volume", "info", "all"))
         except GlusterError as exc:
-            module.fail_json(msg=str(exc), **result)
+            exc.result = dict(result, **exc.result)
+            raise
         for name in result["existing"]:
             drift = option_drift(info.get(name, {}).get("options", {}), options)
             if drift:
                 drift_todo[name] = drift
 
     key = "created" if p["state"] == "present" else "deleted"
-    if module.check_mode:
+    if check_mode:
         result[key] = todo
         result["reconfigured"] = sorted(drift_todo)
     else:
@@ -158,11 +165,11 @@ def run_module_logic(module) -> None:
             result["changed"] = bool(result[key] or result["reconfigured"])
             result["failed_volumes"] = [{"name": o.name, "error": o.error} for o in failed]
             first = failed[0]
-            module.fail_json(msg=f"{len(failed)} of {len(todo) + len(drift_todo)} volumes failed; first: volume "
-                                 f"{first.name}: {first.error}", **result)
+            raise GlusterError(f"{len(failed)} of {len(todo) + len(drift_todo)} volumes failed; first: volume "
+                               f"{first.name}: {first.error}", result=result)
     _counts(result, present_set, p["state"])
     result["changed"] = bool(result[key] or result["reconfigured"])
-    module.exit_json(**result)
+    return result
 
 
 def _counts(result: dict, present_set: set, state: str) -> None:

@@ -1,35 +1,35 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""PMEM (persistent memory) local volumes of the Alibaba Cloud CSI local plugin: StorageClasses, node
-labels and the node-resource-topo ConfigMap, as plans the modules show (diff) and then apply.
+"""PMEM nodes (pmem_node_topology): their type labels and their node-resource-topo entries, planned for
+every node first (a refusal for the last node leaves the first untouched), then applied.
 
-What the plugin expects (REFERENCE.md, seed 001):
-- provisioner localplugin.csi.alibabacloud.com; StorageClass parameters volumeType PMEM, pmemType lvm
-  (default) or direct, lvmType linear (default) or striping, nodeAffinity "true", vgName (lvm; default
-  pmemvgregion0), fsType; mountOptions [dax]; volumeBindingMode WaitForFirstConsumer (the volume is made on
-  the node the pod lands on).
-- nodes labelled pmem.csi.alibabacloud.com and pmem.csi.alibabacloud.com/type: lvm | direct | kmem |
-  quotapath; the csi-local-plugin exits on any other type, so an unknown one is refused here before
-  anything is written.
-- ConfigMap kube-system/node-resource-topo (openyurtio/node-resource-manager docs/configmap.md): keys
-  volumegroup, quotapath, memory, each a YAML list of {name, key, operator, value, topology{type: pmem,
-  regions[]}}. One entry per node, selected by kubernetes.io/hostname In <node>: lvm nodes get a volume
-  group (vgName) on their regions, quotapath nodes a quota path, kmem nodes memory; direct nodes need none.
+The ConfigMap kube-system/node-resource-topo (openyurtio/node-resource-manager docs/configmap.md) has keys
+volumegroup, quotapath, memory, each a YAML list of {name, key, operator, value, topology{type: pmem,
+regions[]}}. One entry per node, selected by kubernetes.io/hostname In <node>: lvm nodes get a volume group
+(vgName) on their regions, quotapath nodes a quota path, kmem nodes memory; direct nodes need none.
 
-Ownership, so that state=absent removes exactly what state=present added and nothing else:
-- StorageClasses this collection creates carry app.kubernetes.io/managed-by=storageperf.k8s;
+Ownership, so that state=absent removes exactly what state=present added:
 - a node gets the annotation storageperf.k8s/pmem-labels listing the labels that were added (labels already
   there are not listed and stay);
 - the ConfigMap gets storageperf.k8s/pmem-entries (JSON [[key, name, node], ...] of the entries added) and
   storageperf.k8s/pmem-created when this collection created it.
 """
 
-
 import copy
 import json
 import re
 
+from ansible.module_utils.basic import missing_required_lib
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.plugin import (
+    DEFAULT_VG,
+    NODE_LABEL,
+    NODE_TYPES,
+    TYPE_LABEL,
+    PmemError,
+    node_type_problem,
+)
 
 try:
     import yaml
@@ -38,152 +38,19 @@ try:
 except ImportError:  # pragma: no cover - PyYAML comes with ansible-core
     HAS_YAML = False
 
-DRIVER = "localplugin.csi.alibabacloud.com"
-NODE_LABEL = "pmem.csi.alibabacloud.com"
-TYPE_LABEL = "pmem.csi.alibabacloud.com/type"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-NODE_TYPES = ("lvm", "direct", "kmem", "quotapath")
-PMEM_TYPES = ("lvm", "direct")
-LVM_TYPES = ("linear", "striping")
-DEFAULT_VG = "pmemvgregion0"
 TOPO_NAMESPACE = "kube-system"
 TOPO_NAME = "node-resource-topo"
 TOPO_KEYS = ("volumegroup", "quotapath", "memory")
 # node type -> the node-resource-topo key that provisions it (direct uses the namespace as it is)
 TOPO_KEY_OF = {"lvm": "volumegroup", "quotapath": "quotapath", "kmem": "memory"}
-MANAGED_BY = "app.kubernetes.io/managed-by"
-MANAGER = "storageperf.k8s"
 LABELS_ANNOTATION = "storageperf.k8s/pmem-labels"
 ENTRIES_ANNOTATION = "storageperf.k8s/pmem-entries"
 CREATED_ANNOTATION = "storageperf.k8s/pmem-created"
-DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 
-_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _REGION = re.compile(r"^region[0-9]+$")
 
 
-class PmemError(StoragePerfError):
-    """Input or cluster state that stops the change; the message names the field and the fix."""
-
-
-# ------------------------------------------------------------------------------------------------
-# StorageClass
-# ------------------------------------------------------------------------------------------------
-def storageclass_problems(p):
-    """Problems with the pmem_storageclass options, each naming the option and the fix."""
-    problems = []
-    name = p.get("name") or ""
-    if not _DNS1123.match(name):
-        problems.append("name %r is not a valid StorageClass name: use lower case letters, digits, '-' and '.'" % name)
-    if p.get("pmem_type") not in PMEM_TYPES:
-        problems.append("pmem_type %r is not a PMEM type the local plugin knows: use one of %s (the csi-local-plugin "
-                        "exits on anything else)" % (p.get("pmem_type"), ", ".join(PMEM_TYPES)))
-    if p.get("lvm_type") is not None and p.get("lvm_type") not in LVM_TYPES:
-        problems.append("lvm_type %r: use one of %s" % (p.get("lvm_type"), ", ".join(LVM_TYPES)))
-    if p.get("pmem_type") == "direct":
-        for key in ("lvm_type", "vg_name"):
-            if p.get(key):
-                problems.append("%s only applies to pmem_type lvm: remove it, or set pmem_type to lvm" % key)
-    if p.get("volume_binding_mode") not in (None, "WaitForFirstConsumer"):
-        problems.append("volume_binding_mode %r: local PMEM volumes are created on the node the pod is scheduled to, so "
-                        "only WaitForFirstConsumer works" % p.get("volume_binding_mode"))
-    for key, value in (p.get("extra_parameters") or {}).items():
-        if key in ("volumeType", "pmemType", "lvmType", "vgName", "nodeAffinity", "fsType"):
-            problems.append("extra_parameters.%s is set by its own option (pmem_type, lvm_type, vg_name, node_affinity, "
-                            "fs_type): use that option instead" % key)
-        if isinstance(value, (dict, list)):
-            problems.append("extra_parameters.%s must be a string, StorageClass parameters are strings" % key)
-    return problems
-
-
-def build_storageclass(p):
-    """The StorageClass manifest, shaped like the seed's csi-pmem-lvm."""
-    params = {"volumeType": "PMEM"}
-    if p["pmem_type"] != "lvm":
-        params["pmemType"] = p["pmem_type"]
-    if p.get("lvm_type"):
-        params["lvmType"] = p["lvm_type"]
-    if p.get("vg_name"):
-        params["vgName"] = p["vg_name"]
-    if p.get("node_affinity", True):
-        params["nodeAffinity"] = "true"
-    if p.get("fs_type"):
-        params["fsType"] = p["fs_type"]
-    for key, value in (p.get("extra_parameters") or {}).items():
-        params[key] = str(value).lower() if isinstance(value, bool) else str(value)
-    labels = dict(p.get("labels") or {})
-    labels[MANAGED_BY] = MANAGER
-    md = {"name": p["name"], "labels": labels}
-    if p.get("default_class"):
-        md["annotations"] = {DEFAULT_CLASS_ANNOTATION: "true"}
-    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": md, "provisioner": DRIVER,
-          "parameters": params, "reclaimPolicy": p.get("reclaim_policy") or "Delete",
-          "volumeBindingMode": "WaitForFirstConsumer",
-          "allowVolumeExpansion": bool(p.get("allow_volume_expansion", True))}
-    if p.get("mount_options"):
-        sc["mountOptions"] = list(p["mount_options"])
-    return sc
-
-
-IMMUTABLE_SC_FIELDS = ("provisioner", "parameters", "reclaimPolicy", "volumeBindingMode", "mountOptions")
-
-
-def storageclass_changes(existing, desired):
-    """(mutable changes, immutable changes) from the existing StorageClass to the desired one.
-
-    Only allowVolumeExpansion, labels and annotations may change in place; the API server refuses the rest
-    (ValidateStorageClassUpdate), so those need the class deleted and created again.
-    """
-    immutable = []
-    for f in IMMUTABLE_SC_FIELDS:
-        have, want = existing.get(f), desired.get(f)
-        if f == "reclaimPolicy":
-            have = have or "Delete"
-        if f == "parameters":
-            have = have or {}
-        if f == "mountOptions":
-            have = have or []
-            want = want or []
-        if have != want:
-            immutable.append(f)
-    mutable = []
-    if bool(existing.get("allowVolumeExpansion")) != bool(desired.get("allowVolumeExpansion")):
-        mutable.append("allowVolumeExpansion")
-    emd, dmd = existing.get("metadata") or {}, desired["metadata"]
-    for k, v in (dmd.get("labels") or {}).items():
-        if (emd.get("labels") or {}).get(k) != v:
-            mutable.append("metadata.labels.%s" % k)
-    for k, v in (dmd.get("annotations") or {}).items():
-        if (emd.get("annotations") or {}).get(k) != v:
-            mutable.append("metadata.annotations.%s" % k)
-    return mutable, immutable
-
-
-def is_managed(obj):
-    return ((obj or {}).get("metadata", {}).get("labels") or {}).get(MANAGED_BY) == MANAGER
-
-
-def sc_view(sc):
-    """The fields of a StorageClass a person compares (for diffs), without server bookkeeping."""
-    if not sc:
-        return {}
-    md = sc.get("metadata") or {}
-    out = {"metadata": {"name": md.get("name")}}
-    if md.get("labels"):
-        out["metadata"]["labels"] = md["labels"]
-    ann = {k: v for k, v in (md.get("annotations") or {}).items()
-               if k != "kubectl.kubernetes.io/last-applied-configuration"}
-    if ann:
-        out["metadata"]["annotations"] = ann
-    for f in ("provisioner", "parameters", "reclaimPolicy", "volumeBindingMode", "allowVolumeExpansion", "mountOptions"):
-        if sc.get(f) is not None:
-            out[f] = sc[f]
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
-# node labels and node-resource-topo
-# ------------------------------------------------------------------------------------------------
 def topology_problems(p):
     problems = []
     if p.get("node_type") not in NODE_TYPES:
@@ -201,16 +68,6 @@ def topology_problems(p):
     if p.get("node_type") == "quotapath" and not str(p.get("quotapath") or "").startswith("/"):
         problems.append("quotapath %r must be an absolute path such as /mnt/quotapath.region0" % (p.get("quotapath"),))
     return problems
-
-
-def node_type_problem(node):
-    """The node's own type label, when it holds a value the plugin would exit on."""
-    labels = node["metadata"].get("labels") or {}
-    value = labels.get(TYPE_LABEL)
-    if value is not None and value not in NODE_TYPES:
-        return ("node %s is labelled %s=%s, a value the csi-local-plugin exits on: relabel it to one of %s"
-                % (node["metadata"]["name"], TYPE_LABEL, value, ", ".join(NODE_TYPES)))
-    return None
 
 
 def select_nodes(all_nodes, names):
@@ -384,3 +241,85 @@ def cm_view(cm):
 
 def cm_differs(a, b):
     return cm_view(a) != cm_view(b)
+
+
+def ensure_node_topology(client, p, check_mode=False, diff=False):
+    """Label the PMEM nodes and describe them in node-resource-topo (state present), or undo exactly that
+    (absent); the module's result. Everything is planned and checked before the first write."""
+    result = dict(changed=False, nodes=[], topology=dict(added=[], removed=[], delete=False))
+    if not HAS_YAML:
+        raise PmemError(missing_required_lib("PyYAML"), result=result)
+    problems = topology_problems(p) if p["state"] == "present" else []
+    if problems:
+        raise PmemError("; ".join(problems), result=result, problems=problems)
+    try:
+        plans, cm, cm_plan = _plan(client, p, result)
+        before, after = _apply(client, plans, cm, cm_plan, result, check_mode)
+    except StoragePerfError as exc:
+        exc.result = dict(result, **exc.result)
+        raise
+    if diff:
+        result["diff"] = dict(before=before, after=after)
+    return result
+
+
+def _plan(client, p, result):
+    """[(node, label plan)], the ConfigMap read, and (the ConfigMap wanted, what changes) or None."""
+    all_nodes, _ = client.list("v1", "Node")
+    if p["state"] == "present":
+        nodes = select_nodes(all_nodes, p["nodes"])
+        bad = [x for x in (node_type_problem(n) for n in nodes) if x]
+        if bad:
+            raise PmemError("; ".join(bad), problems=bad)
+    else:
+        names = set(p["nodes"])
+        nodes = [n for n in all_nodes if (not names or n["metadata"]["name"] in names)
+                 and LABELS_ANNOTATION in (n["metadata"].get("annotations") or {})]
+    plans = [(n, node_label_plan(n, p["node_type"], p["state"])) for n in nodes]
+    cm = cm_plan = None
+    if p["topology"]:
+        cm = client.get("v1", "ConfigMap", TOPO_NAME, namespace=TOPO_NAMESPACE, missing_ok=True)
+        if p["state"] == "present" or cm is not None:
+            cm_plan = topology_plan(cm, [n["metadata"]["name"] for n in nodes], p, p["state"])
+            result["topology"] = cm_plan[1]
+    return plans, cm, cm_plan
+
+
+def _apply(client, plans, cm, cm_plan, result, check_mode):
+    """Patch the nodes, then write the ConfigMap; (diff before, diff after)."""
+    before, after = {"nodes": {}}, {"nodes": {}}
+    for node, plan in plans:
+        name = node["metadata"]["name"]
+        labels = node["metadata"].get("labels") or {}
+        pmem_labels = {k: v for k, v in labels.items() if k.startswith(NODE_LABEL)}
+        entry = dict(name=name, changed=plan is not None, labels=pmem_labels)
+        if plan is not None:
+            label_patch, ann_patch, _ = plan
+            patch = {"metadata": {}}
+            if label_patch:
+                patch["metadata"]["labels"] = label_patch
+            if ann_patch:
+                patch["metadata"]["annotations"] = ann_patch
+            client.patch("v1", "Node", name, patch, dry_run=check_mode)
+            entry["labels"] = {k: v for k, v in dict(pmem_labels, **label_patch).items() if v is not None}
+            before["nodes"][name], after["nodes"][name] = pmem_labels, entry["labels"]
+            result["changed"] = True
+        result["nodes"].append(entry)
+    if cm_plan is not None:
+        new_cm, info = cm_plan
+        if new_cm is None:
+            if not check_mode:
+                client.delete("v1", "ConfigMap", TOPO_NAME, namespace=TOPO_NAMESPACE)
+            result["changed"] = True
+        elif cm is None:
+            if info["added"]:
+                client.create(new_cm, namespace=TOPO_NAMESPACE, dry_run=check_mode)
+                result["changed"] = True
+            else:
+                new_cm = None
+        elif cm_differs(cm, new_cm):
+            client.replace(new_cm, dry_run=check_mode)
+            result["changed"] = True
+        if cm_differs(cm, new_cm):
+            before["configmap"], after["configmap"] = cm_view(cm), cm_view(new_cm)
+    return before, after
