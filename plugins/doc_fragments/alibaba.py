@@ -2,7 +2,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 
 
-
 class ModuleDocFragment:
     # The Alibaba Cloud options of plugins/module_utils/ack/aliyun.py ALIBABA_AUTH_ARG_SPEC.
     DOCUMENTATION = r"""

@@ -2,7 +2,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 
 
-
 class ModuleDocFragment:
     # Descriptions of the attributes every module declares; modules set only `support`.
     DOCUMENTATION = r"""

@@ -2,7 +2,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 
 
-
 class ModuleDocFragment:
     # What the inventory plugins of plugins/plugin_utils/cluster_inventory.py share.
     DOCUMENTATION = r"""

@@ -24,6 +24,7 @@ from .signatures import Credentials, rpc_params, verify_roa, verify_rpc_request
 TRUSTED_HEADER = "X-Twin-Fleet-Token"  # set by twin/fleet.py on calls it already authenticated and counted
 MAX_PAGE_SIZE = 100  # PageSize / pageSize of the paged ECS and ACK lists
 
+
 def page_params(query: Mapping[str, str], roa: bool = False) -> tuple[int, int]:
     """(page size, page number) of a paged list call, refused in the service's own words when malformed:
     ECS (RPC) `PageSize`/`PageNumber`, ACK (ROA) `pageSize`/`pageNumber`."""

@@ -22,6 +22,7 @@ LOCAL = "localplugin.csi.alibabacloud.com"
 TRIDENT = "csi.trident.netapp.io"
 DISK_TOPOLOGY_KEY = "topology.diskplugin.csi.alibabacloud.com/zone"
 
+
 class CSIError(Exception):
     """A CSI call's gRPC error: code (Aborted, InvalidArgument, Internal, DeadlineExceeded, ...) and message."""
 
@@ -90,4 +91,3 @@ async def with_faults(cluster: ClusterContext, operation: str, key: str, driver:
             await asyncio.sleep(f.seconds * cluster.time_scale)
         raise CSIError(f.code, f.message)
     return await call()
-

@@ -47,4 +47,3 @@ def _duplicate(field: str, value: Any) -> dict:
 
 def _not_found(field: str, value: Any) -> dict:
     return {"reason": "FieldValueNotFound", "field": field, "message": f"Not found: {json.dumps(value)}"}
-

@@ -26,7 +26,6 @@ LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric
              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
 
 
-
 def _check_name(name: str, field: str, label: bool) -> list[dict]:
     if label:
         if len(name) > 63:
@@ -120,5 +119,3 @@ def _selector_causes(sel: Any, field: str) -> list[dict]:
             out.append(_forbidden(f"{field}.matchExpressions[{i}].values",
                                   "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
     return out
-
-

@@ -54,7 +54,6 @@ class Node:
         self.simple = False                      # a scalar that only needs its type checked
 
 
-
 _PY = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,),
        "object": (dict,)}
 
@@ -67,7 +66,6 @@ def _finish(n: Node) -> None:
         n.pyt = frozenset(pyt)
     n.simple = (not n.free and n.pyt is not None and not (n.pyt & {dict, list}) and n.enum is None
                 and n.fmt != "quantity" and not n.bounds)
-
 
 
 @functools.lru_cache(maxsize=1)
@@ -216,4 +214,3 @@ def compile_crd_schema(s: dict | None) -> Node:
         n.free = True
     _finish(n)
     return n
-

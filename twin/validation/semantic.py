@@ -287,4 +287,3 @@ def semantic(obj: dict) -> list[dict]:
     elif kind == "CustomResourceDefinition":
         out += _crd_causes(obj)
     return out
-

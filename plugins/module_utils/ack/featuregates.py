@@ -94,4 +94,4 @@ def changes(before, after):
     """{name: (old, new)} for gates whose meaning differs between two strings (None: absent or not a bool)."""
     a, b = parse(before), parse(after)
     return {n: (a.get(n), b.get(n)) for n in sorted(set(a) | set(b))
-                if (n in a, a.get(n)) != (n in b, b.get(n))}
+            if (n in a, a.get(n)) != (n in b, b.get(n))}

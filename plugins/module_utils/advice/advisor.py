@@ -87,7 +87,7 @@ def parallel_attach(ack_client, cluster_id, k8s, facts):
                        "attach such a disk again once it is detached; migrate their data to new disks first"
                        % (len(legacy), "; ".join(_disk_text(d) for d in legacy[:EXAMPLES])))
     low = sorted({(n["instance_type"], n["disk_quantity"]) for n in info["nodes"]
-                     if n.get("disk_quantity") is not None and n["disk_quantity"] <= LOW_DISK_QUANTITY})
+                  if n.get("disk_quantity") is not None and n["disk_quantity"] <= LOW_DISK_QUANTITY})
     for itype, quantity in low:
         reasons.append("note: instance type %s attaches at most %s disks, so parallel attach helps little on its nodes"
                        % (itype, quantity))
@@ -96,14 +96,14 @@ def parallel_attach(ack_client, cluster_id, k8s, facts):
         "cluster_version": info["cluster"].get("version"),
         "provisioner": provisioner,
         "addons": {a: {"version": addons[a].get("version"), "feature_gate": addons[a].get("feature_gate")}
-                       for a in ("csi-plugin", provisioner) if a in addons},
+                   for a in ("csi-plugin", provisioner) if a in addons},
         "controller_gates": summary["controller_gates"], "node_gates": summary["node_gates"],
         "node_pools_tagged": summary["node_pools_tagged"], "node_pools_total": summary["node_pools_total"],
         "instances_tagged": summary["instances_tagged"], "instances_total": summary["instances_total"],
         "disks_without_serial": len(legacy),
         "disk_quantity": {n["instance_type"]: n["disk_quantity"] for n in info["nodes"] if n.get("instance_type")},
         "csi_node_limits": {node: limits.get(DISK_DRIVER) for node, limits in facts["csi_node_limits"].items()
-                                if DISK_DRIVER in limits},
+                            if DISK_DRIVER in limits},
     }
     state = "on" if summary["enabled"] else "blocked" if blocked else "available"
     return entry(name, state, reasons, current)

@@ -120,7 +120,7 @@ class Install:
                    controller=(self.controller or {}).get("metadata", {}).get("name"))
         if self.helm_release:
             out["helm_release"] = {k: self.helm_release.get(k) for k in
-                                       ("name", "namespace", "revision", "chart", "chart_version", "app_version")}
+                                   ("name", "namespace", "revision", "chart", "chart_version", "app_version")}
         return out
 
 
