@@ -103,7 +103,8 @@ class Cluster:
         self.cloud = CloudState.for_cluster(self)
         self.trident: Any = None  # set by controllers.trident.Trident (backend volumes: cluster.trident.volumes)
         # host-backed volumes and host-run containers (twin/backing.py, twin/exec_runner.py) need the cluster
-        from . import backing, exec_runner
+        from . import admission, backing, exec_runner
+        admission.bind(self)
         backing.bind(self)
         exec_runner.bind(self)
         api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),))

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterable
 
+from . import admission, fieldrules
+
 SCHEMA_VERSION = "v1.32.0"
 # the schemas shipped by kubernetes-validate (located, not imported: importing it pulls in jsonschema)
 _SPEC = importlib.util.find_spec("kubernetes_validate")
@@ -257,7 +259,6 @@ def compile_crd_schema(s: dict | None) -> Node:
 # ---------------------------------------------------------------------------------------------
 # the walk
 # ---------------------------------------------------------------------------------------------
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 _ZERO = {"string": "", "integer": 0, "number": 0, "boolean": False}
 # Required (non-omitempty) fields that the real server fills with Go zero values instead of rejecting.
@@ -301,9 +302,8 @@ class _Walk:
         if t.pyt is not None and tv not in t.pyt:
             self.type_error(node, v, path, parent)
             return
-        if t.fmt == "quantity" and tv is str and not _QUANTITY.match(v):
-            self.decode.append(f"quantities must match the regular expression "
-                               f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' ({path}: {v!r})")
+        if t.fmt == "quantity" and tv is str and fieldrules.quantity_error(v):
+            self.decode.append(fieldrules.quantity_error(v) or "")
             return
         if t.enum is not None and v not in t.enum and path not in ("apiVersion", "kind"):
             supported = ", ".join(json.dumps(e) for e in t.enum)
@@ -439,6 +439,7 @@ def check(obj: dict, *, strict: bool = False, schema: Node | None = None, crd: b
     if schema is not None:
         w = _Walk(strict, crd)
         w.walk(obj, schema, "", schema.t.name or kind or "", False)
+        w.decode += [] if crd else fieldrules.decode_errors(obj)
         if w.decode:
             raise DecodeError(w.decode[0])
         if w.unknown:
@@ -483,8 +484,9 @@ _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _C_IDENTIFIER_ENV = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-_LABEL_NAMED = {"Namespace", "Service"}  # kinds whose names are DNS-1123 labels
-_PATH_SEGMENT_NAMES = {"Node", "ClusterRole", "Role", "RoleBinding", "ClusterRoleBinding"}
+_LABEL_NAMED = {"Namespace"}  # kinds whose names are DNS-1123 labels
+# only checked as path segments here (Service names are DNS-1035 labels: fieldrules.causes)
+_PATH_SEGMENT_NAMES = {"Service", "ClusterRole", "Role", "RoleBinding", "ClusterRoleBinding"}
 
 SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
                  "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
@@ -598,20 +600,7 @@ def _selector_matches(selector: dict, labels: dict) -> bool:
 
 
 def _selector_causes(sel: Any, field: str) -> list[dict]:
-    out: list[dict] = []
-    if not isinstance(sel, dict):
-        return out
-    out += _check_labels(sel.get("matchLabels"), f"{field}.matchLabels")
-    for i, e in enumerate(sel.get("matchExpressions") or []):
-        op = e.get("operator")
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            out.append(_unsupported(f"{field}.matchExpressions[{i}].operator", op, ("In", "NotIn", "Exists", "DoesNotExist")))
-        elif op in ("In", "NotIn") and not e.get("values"):
-            out.append(_required(f"{field}.matchExpressions[{i}].values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist") and e.get("values"):
-            out.append(_forbidden(f"{field}.matchExpressions[{i}].values",
-                                  "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-    return out
+    return fieldrules.label_selector(sel, field)
 
 
 _RESTART = ("Always", "OnFailure", "Never")
@@ -888,6 +877,7 @@ def semantic(obj: dict) -> list[dict]:
         out += _service_causes(obj)
     elif kind == "CustomResourceDefinition":
         out += _crd_causes(obj)
+    out += fieldrules.causes(obj)
     return out
 
 
@@ -928,17 +918,6 @@ def update_causes(old: dict, new: dict) -> list[dict]:
                                           "`spec.tolerations` (only additions to existing tolerations),"
                                           "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
                                           "previously negative)"))
-    elif kind == "PersistentVolumeClaim":
-        keep = ("resources", "volumeAttributesClassName") + (("volumeName",) if not os_.get("volumeName") else ())
-        if _without(os_, keep) != _without(ns_, keep) or _without(os_.get("resources"), ("requests",)) != \
-                _without(ns_.get("resources"), ("requests",)):
-            out.append(_forbidden("spec", "spec is immutable after creation except resources.requests and "
-                                          "volumeAttributesClassName for bound claims"))
-        elif old.get("status", {}).get("phase") != "Bound" and \
-                (os_.get("resources") or {}).get("requests") != (ns_.get("resources") or {}).get("requests"):
-            out.append(_forbidden("spec.resources.requests.storage",
-                                  "only dynamically provisioned pvc can be resized and the storageclass that "
-                                  "provisions the pvc must support resize"))
     elif kind == "StorageClass":
         for f, msg in (("parameters", "updates to parameters are forbidden."),
                        ("provisioner", "updates to provisioner are forbidden."),
@@ -962,4 +941,7 @@ def update_causes(old: dict, new: dict) -> list[dict]:
             out.append(_invalid("spec.group", ns_.get("group"), "field is immutable"))
         if (os_.get("names") or {}).get("plural") != (ns_.get("names") or {}).get("plural"):
             out.append(_invalid("status.acceptedNames.plural", (ns_.get("names") or {}).get("plural"), "field is immutable"))
+    out += fieldrules.update_causes(old, new)
+    if not out:  # validating admission (403) runs once validation passed
+        admission.validate_update(old, new)
     return out
