@@ -25,10 +25,15 @@ import json
 import re
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from typing import Any
+from collections.abc import Iterable
 
 # ---------------------------------------------------------------------------------------------
 # causes, worded as k8s.io/apimachinery/pkg/util/validation/field.Error.ErrorBody writes them
 # ---------------------------------------------------------------------------------------------
+
+
+def _dict(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
 
 
 def _value(v: Any) -> str:
@@ -49,7 +54,7 @@ def required(field: str, detail: str = "") -> dict:
     return {"reason": "FieldValueRequired", "field": field, "message": "Required value" + (f": {detail}" if detail else "")}
 
 
-def not_supported(field: str, value: Any, allowed: list[str]) -> dict:
+def not_supported(field: str, value: Any, allowed: Iterable[str]) -> dict:
     return {"reason": "FieldValueNotSupported", "field": field,
             "message": f"Unsupported value: {_value(value)}: supported values: " + ", ".join(f'"{a}"' for a in allowed)}
 
@@ -256,26 +261,28 @@ def max_len_error(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
+def _checked(value: str, limit: int, fmt: str, msg: str, *examples: str) -> list[str]:
+    """The length and pattern messages of one IsX function of k8s.io/apimachinery/pkg/util/validation."""
+    errs = [max_len_error(limit)] if len(value) > limit else []
+    return errs + ([] if _full(fmt, value) else [regex_error(msg, fmt, *examples)])
+
+
 def is_dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append(max_len_error(253))
-    if not _full(_DNS1123_SUBDOMAIN_FMT, value):
-        errs.append(regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                                "'-' or '.', and must start and end with an alphanumeric character",
-                                _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
+    return _checked(value, 253, _DNS1123_SUBDOMAIN_FMT, "a lowercase RFC 1123 subdomain must consist of lower case "
+                    "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+                    "example.com")
 
 
 def is_dns1035_label(value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append(max_len_error(63))
-    if not _full(_DNS1035_LABEL_FMT, value):
-        errs.append(regex_error("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
-                                "with an alphabetic character, and end with an alphanumeric character",
-                                _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return errs
+    return _checked(value, 63, _DNS1035_LABEL_FMT, "a DNS-1035 label must consist of lower case alphanumeric "
+                    "characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+                    "my-name", "abc-123")
+
+
+def is_label_value(value: str) -> list[str]:
+    return _checked(value, 63, _LABEL_VALUE_FMT, "a valid label must be an empty string or consist of alphanumeric "
+                    "characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+                    "MyValue", "my_value", "12345")
 
 
 def is_qualified_name(value: str) -> list[str]:
@@ -305,24 +312,9 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
-def is_label_value(value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append(max_len_error(63))
-    if not _full(_LABEL_VALUE_FMT, value):
-        errs.append(regex_error("a valid label must be an empty string or consist of alphanumeric characters, '-', "
-                                "'_' or '.', and must start and end with an alphanumeric character",
-                                _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
-
-
 def is_config_map_key(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append(max_len_error(253))
-    if not _full(_CONFIG_KEY_FMT, value):
-        errs.append(regex_error("a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
-                                _CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
+    errs = _checked(value, 253, _CONFIG_KEY_FMT, "a valid config key must consist of alphanumeric characters, '-', "
+                    "'_' or '.'", "key.name", "KEY_NAME", "key-name")
     if value == ".":
         errs.append("must not be '.'")
     elif value == "..":
@@ -344,29 +336,8 @@ def labels(value: Any, field: str) -> list[dict]:
     return out
 
 
-def label_selector(sel: Any, field: str) -> list[dict]:
-    """metav1 validation.ValidateLabelSelector."""
-    if not isinstance(sel, dict):
-        return []
-    out = labels(sel.get("matchLabels"), f"{field}.matchLabels")
-    for i, e in enumerate(sel.get("matchExpressions") or []):
-        if not isinstance(e, dict):
-            continue
-        f, op, values = f"{field}.matchExpressions[{i}]", e.get("operator"), e.get("values") or []
-        if op in ("In", "NotIn"):
-            if not values:
-                out.append(required(f"{f}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                out.append(forbidden(f"{f}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-        else:
-            out.append(invalid(f"{f}.operator", op or "", "not a valid selector operator"))
-        out += [invalid(f"{f}.key", e.get("key") or "", m) for m in is_qualified_name(e.get("key") or "")]
-    return out
-
-
-def _node_selector_requirement(e: dict, f: str) -> list[dict]:
-    """core validation.ValidateNodeSelectorRequirement."""
+def _requirement(e: dict, f: str, ops: tuple[str, ...]) -> list[dict]:
+    """ValidateLabelSelectorRequirement, and ValidateNodeSelectorRequirement when Gt and Lt are in ops."""
     op, values, out = e.get("operator"), e.get("values") or [], []
     if op in ("In", "NotIn"):
         if not values:
@@ -374,12 +345,22 @@ def _node_selector_requirement(e: dict, f: str) -> list[dict]:
     elif op in ("Exists", "DoesNotExist"):
         if values:
             out.append(forbidden(f"{f}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-    elif op in ("Gt", "Lt"):
+    elif op in ("Gt", "Lt") and op in ops:
         if len(values) != 1:
             out.append(required(f"{f}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
     else:
         out.append(invalid(f"{f}.operator", op or "", "not a valid selector operator"))
-    out += [invalid(f"{f}.key", e.get("key") or "", m) for m in is_qualified_name(e.get("key") or "")]
+    return out + [invalid(f"{f}.key", e.get("key") or "", m) for m in is_qualified_name(e.get("key") or "")]
+
+
+def label_selector(sel: Any, field: str) -> list[dict]:
+    """metav1 validation.ValidateLabelSelector."""
+    if not isinstance(sel, dict):
+        return []
+    out = labels(sel.get("matchLabels"), f"{field}.matchLabels")
+    for i, e in enumerate(sel.get("matchExpressions") or []):
+        if isinstance(e, dict):
+            out += _requirement(e, f"{field}.matchExpressions[{i}]", ())
     return out
 
 
@@ -394,7 +375,7 @@ def _node_affinity(spec: dict, field: str) -> list[dict]:
         for i, term in enumerate(req.get("nodeSelectorTerms") or []):
             for j, e in enumerate((term or {}).get("matchExpressions") or []):
                 if isinstance(e, dict):
-                    out += _node_selector_requirement(e, f"{base}[{i}].matchExpressions[{j}]")
+                    out += _requirement(e, f"{base}[{i}].matchExpressions[{j}]", ("Gt", "Lt"))
     return out
 
 
@@ -417,8 +398,8 @@ def resource_requirements(res: Any, field: str) -> list[dict]:
     if not isinstance(res, dict):
         return []
     out: list[dict] = []
-    limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
-    requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+    limits = _dict(res.get("limits"))
+    requests = _dict(res.get("requests"))
     for part, values in (("limits", limits), ("requests", requests)):
         for name, v in values.items():
             f = f"{field}.{part}[{name}]"
@@ -505,10 +486,10 @@ def secret(obj: dict) -> list[dict]:
 
 def config_map(obj: dict) -> list[dict]:
     out = []
-    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    data = _dict(obj.get("data"))
     for k in data:
         out += [invalid(f"data[{k}]", k, m) for m in is_config_map_key(k)]
-    for k in obj.get("binaryData") or {}:
+    for k in _dict(obj.get("binaryData")):
         out += [invalid(f"binaryData[{k}]", k, m) for m in is_config_map_key(k)]
         if k in data:
             out.append(invalid(f"binaryData[{k}]", k, "duplicate of key present in data"))
@@ -518,7 +499,7 @@ def config_map(obj: dict) -> list[dict]:
 def causes(obj: dict) -> list[dict]:
     """The kind-specific rules of this module for a decoded, defaulted built-in object."""
     kind = obj.get("kind") or ""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = _dict(obj.get("spec"))
     if kind == "Secret":
         return secret(obj)
     if kind == "ConfigMap":

@@ -496,21 +496,8 @@ LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric
              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
 
 
-def _invalid(field: str, value: Any, msg: str) -> dict:
-    return {"reason": "FieldValueInvalid", "field": field, "message": f"Invalid value: {json.dumps(value)}: {msg}"}
-
-
-def _required(field: str, detail: str = "") -> dict:
-    return {"reason": "FieldValueRequired", "field": field, "message": "Required value" + (f": {detail}" if detail else "")}
-
-
-def _unsupported(field: str, value: Any, allowed: Iterable[str]) -> dict:
-    return {"reason": "FieldValueNotSupported", "field": field,
-            "message": f"Unsupported value: {json.dumps(value)}: supported values: " + ", ".join(f'"{a}"' for a in allowed)}
-
-
-def _forbidden(field: str, msg: str) -> dict:
-    return {"reason": "FieldValueForbidden", "field": field, "message": f"Forbidden: {msg}"}
+_invalid, _required, _unsupported, _forbidden = (fieldrules.invalid, fieldrules.required, fieldrules.not_supported,
+                                                 fieldrules.forbidden)
 
 
 def _duplicate(field: str, value: Any) -> dict:

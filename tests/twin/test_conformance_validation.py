@@ -27,20 +27,6 @@ def twin(tmp_path_factory):
         yield t
 
 
-@pytest.fixture(scope="module")
-def api(twin):
-    c = twin.api_client()
-    yield c
-    c.close()
-
-
-@pytest.fixture
-def ns(twin):
-    name = f"v-{uuid.uuid4().hex[:8]}"
-    twin.kubectl("create", "namespace", name)
-    return name
-
-
 def refused(call, *args) -> tuple[int, dict]:
     with pytest.raises(ApiException) as e:
         call(*args)
