@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from . import backing, exec_runner, nodes
+from . import admission, backing, exec_runner, nodes
 from .cloud import alibaba
 from .cloud_state import CloudState
 from .controllers import all_controllers
@@ -105,6 +105,7 @@ class Cluster:
         # cloud state (ACK addons, ECS instances/disks), read by the storage controllers
         self.cloud = self._cloud_state()
         # host-backed volumes and host-run containers (twin/backing.py, twin/exec_runner.py) need the cluster
+        admission.bind(self)
         backing.bind(self)
         exec_runner.bind(self)
         api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),))

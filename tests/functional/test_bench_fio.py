@@ -35,6 +35,7 @@ pytestmark = pytest.mark.skipif(not shutil.which("fio") or not Path("/dev/loop-c
 
 
 def test_fio_on_pmem_and_ssd(twin, tmp_path):
+    twin.label_pmem_node()
     twin.kubectl("apply", "-f", "-", input=yaml.safe_dump(PMEM_SC))
     run = twin.playbook(PLAYBOOK, extra_vars={**SMALL, "bench_fio_reports_dir": str(tmp_path)})
     assert run.rc == 0, run.stdout[-3000:] + run.stderr[-2000:]

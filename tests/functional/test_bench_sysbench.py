@@ -30,6 +30,7 @@ pytestmark = pytest.mark.skipif(not all(shutil.which(p) for p in ("sysbench", "m
 
 
 def test_sysbench_mysql_on_pmem_and_ssd(twin, tmp_path):
+    twin.label_pmem_node()
     twin.kubectl("apply", "-f", "-", input=yaml.safe_dump(PMEM_SC))
     run = twin.playbook(PLAYBOOK, extra_vars={
         "bench_sysbench_tests": ["oltp_point_select", "oltp_insert"], "bench_sysbench_tables": 2,

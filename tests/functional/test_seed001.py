@@ -33,6 +33,7 @@ def one_pod(twin, selector: str) -> dict:
 
 
 def test_seed001_fio_through_exec(twin):
+    twin.label_pmem_node()  # the seed's cluster has PMEM instances
     twin.kubectl("apply", "-f", str(DATA / "seed001_fio.yaml"))
     twin.kubectl("wait", "deployment/deployment-pmem-lvm", "deployment/deployment-ssd", "--for=condition=Available",
                  "--timeout=180s")

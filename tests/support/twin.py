@@ -109,6 +109,14 @@ class Twin:
     def kubectl_json(self, *args: str) -> Any:
         return json.loads(self.kubectl(*args, "-o", "json").stdout)
 
+    def label_pmem_node(self, index: int = 0, pmem_type: str = "lvm") -> str:
+        """Give a node persistent memory, as ACK labels a PMEM instance (the scheduler places PMEM claims only
+        there); returns its name."""
+        node = self.kubectl("get", "nodes", "-o", f"jsonpath={{.items[{index}].metadata.name}}").stdout
+        self.kubectl("label", "--overwrite", "node", node, f"pmem.csi.alibabacloud.com={pmem_type}",
+                     f"pmem.csi.alibabacloud.com/type={pmem_type}")
+        return node
+
     def api_client(self):  # -> kubernetes.client.ApiClient
         from kubernetes import config
 

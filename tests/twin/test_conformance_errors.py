@@ -35,13 +35,6 @@ def twin(tmp_path_factory):
         yield t
 
 
-@pytest.fixture(scope="module")
-def api(twin):
-    c = twin.api_client()
-    yield c
-    c.close()
-
-
 @pytest.fixture
 def ns(twin):
     name = f"e-{uuid.uuid4().hex[:8]}"

@@ -45,13 +45,6 @@ def twin(tmp_path_factory):
         yield t
 
 
-@pytest.fixture(scope="module")
-def api(twin):
-    c = twin.api_client()
-    yield c
-    c.close()
-
-
 @pytest.fixture
 def ns(api):
     name = f"py-{uuid.uuid4().hex[:8]}"

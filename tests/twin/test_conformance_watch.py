@@ -36,13 +36,6 @@ def twin(tmp_path_factory):
         t.down()
 
 
-@pytest.fixture(scope="module")
-def api(twin):
-    c = twin.api_client()
-    yield c
-    c.close()
-
-
 @pytest.fixture
 def ns(api):
     name = f"w-{uuid.uuid4().hex[:8]}"

@@ -235,6 +235,7 @@ def pvc(name: str, sc: str) -> dict:
 
 @pytest.mark.skipif(not shutil.which("fio") or not Path("/dev/loop-control").exists(), reason="needs fio and loop devices")
 def test_jobs_run_fio_on_pmem_in_memory_and_on_disk(twin):
+    twin.label_pmem_node()
     twin.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(
         [PMEM_SC, pvc("pmem", "csi-pmem-lvm"), pvc("ssd", "alicloud-disk-topology"), job("on-pmem", "pmem"),
          job("on-ssd", "ssd")]))

@@ -158,3 +158,44 @@ def test_wait_for_first_consumer_claims_get_the_pods_node_and_immediate_ones_mus
     assert msg == f"0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. {PREEMPTION}"
     twin.kubectl("apply", "-f", "-", input=pod("no-claim", claims=["missing"]))
     assert 'persistentvolumeclaim "missing" not found' in unschedulable(twin, "no-claim")
+
+
+PMEM_LABEL = "pmem.csi.alibabacloud.com"
+
+
+def test_pmem_claims_bind_only_on_a_node_with_pmem(twin, nodes):
+    """Seed 001's class (local plugin, volumeType PMEM): no PMEM node, no binding; a labelled node takes it."""
+    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sched-pmem"},
+          "provisioner": "localplugin.csi.alibabacloud.com", "volumeBindingMode": "WaitForFirstConsumer",
+          "parameters": {"volumeType": "PMEM", "lvmType": "striping", "nodeAffinity": "true"}}
+    twin.kubectl("apply", "-f", "-", input="---\n".join([yaml.safe_dump(sc), claim("pmem-data", "sched-pmem"),
+                                                         pod("pmem-user", claims=["pmem-data"])]))
+    msg = unschedulable(twin, "pmem-user")
+    assert msg == f"0/3 nodes are available: 3 node(s) did not have enough free storage. {PREEMPTION}"
+    pvc = twin.kubectl_json("get", "pvc", "pmem-data")
+    assert pvc["status"]["phase"] == "Pending" and not pvc["spec"].get("volumeName")
+    assert "volume.kubernetes.io/selected-node" not in (pvc["metadata"].get("annotations") or {})
+
+    pmem_node = nodes[2]
+    twin.kubectl("label", "node", pmem_node, f"{PMEM_LABEL}=lvm", f"{PMEM_LABEL}/type=lvm")
+    try:
+        twin.kubectl("wait", "--for=condition=PodScheduled", "pod/pmem-user", "--timeout=120s")
+        assert node_of(twin, "pmem-user") == pmem_node
+        twin.kubectl("wait", "--for=jsonpath={.status.phase}=Bound", "pvc/pmem-data", "--timeout=120s")
+        pvc = twin.kubectl_json("get", "pvc", "pmem-data")
+        assert pvc["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == pmem_node
+    finally:
+        twin.kubectl("delete", "pod", "pmem-user", "--wait=false")
+        twin.kubectl("label", "node", pmem_node, f"{PMEM_LABEL}-", f"{PMEM_LABEL}/type-")
+
+
+def test_a_class_with_allowed_topologies_provisions_only_there(twin, nodes):
+    zone_b = "cn-hangzhou-b"  # no node of the twin is in it
+    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sched-zone-b"},
+          "provisioner": "zonal.example.com", "volumeBindingMode": "WaitForFirstConsumer",
+          "allowedTopologies": [{"matchLabelExpressions": [
+              {"key": "topology.diskplugin.csi.alibabacloud.com/zone", "values": [zone_b]}]}]}
+    twin.kubectl("apply", "-f", "-", input="---\n".join([yaml.safe_dump(sc), claim("zone-b", "sched-zone-b"),
+                                                         pod("zone-b-user", claims=["zone-b"])]))
+    msg = unschedulable(twin, "zone-b-user")
+    assert msg == f"0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. {PREEMPTION}"

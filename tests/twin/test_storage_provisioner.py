@@ -64,6 +64,7 @@ def test_wait_for_first_consumer_provisions_on_the_selected_node(twin):
 
 
 def test_pmem_local_volume_needs_no_attachment(twin):
+    pmem_node = twin.label_pmem_node()
     apply(twin, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "csi-pmem-lvm"},
                  "provisioner": "localplugin.csi.alibabacloud.com", "reclaimPolicy": "Delete",
                  "volumeBindingMode": "WaitForFirstConsumer", "mountOptions": ["dax"],
@@ -74,6 +75,7 @@ def test_pmem_local_volume_needs_no_attachment(twin):
     assert attrs["volumeType"] == "PMEM" and attrs["lvmType"] == "striping" and attrs["pmemType"] == "lvm"
     assert pv["spec"]["mountOptions"] == ["dax"]
     node = pvc["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
+    assert node == pmem_node
     expr = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]
     assert expr == {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}
     kube_wait(twin, "condition=Ready", "pod/pmem-user")

@@ -3,8 +3,10 @@
 Filters (kube-scheduler plugins): NodeUnschedulable, NodeName, NodeAffinity (nodeSelector and required
 nodeAffinity: In / NotIn / Exists / DoesNotExist / Gt / Lt, matchFields metadata.name), TaintToleration
 (NoSchedule and NoExecute taints), NodeResourcesFit (pods, cpu, memory requests), VolumeBinding (claims
-exist; unbound Immediate claims block; bound volumes' PV node affinity) and NodeVolumeLimits (CSINode
-spec.drivers[].allocatable.count per driver). Score: the node with the fewest pods.
+exist; unbound Immediate claims block; bound volumes' PV node affinity; a delayed claim's class
+allowedTopologies; a PMEM class only on nodes labelled pmem.csi.alibabacloud.com, the one node-local
+capacity the twin tracks) and NodeVolumeLimits (CSINode spec.drivers[].allocatable.count per driver).
+Score: the node with the fewest pods.
 
 VolumeBinding's PreBind is kept: for an unbound WaitForFirstConsumer claim the scheduler writes
 `volume.kubernetes.io/selected-node` (and the storage-provisioner annotations the PV controller would
@@ -29,6 +31,13 @@ log = logging.getLogger("twin")
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 PROVISIONER_ANNS = ("volume.kubernetes.io/storage-provisioner", "volume.beta.kubernetes.io/storage-provisioner")
 SCHEDULER_NAME = "default-scheduler"
+# Alibaba Cloud's local plugin provisions PMEM (its default volumeType) only where the node has it; the
+# nodes that do carry this label (REFERENCE.md, PMEM). Elsewhere there is no capacity for the claim.
+PMEM_DRIVER = "localplugin.csi.alibabacloud.com"
+PMEM_NODE_LABEL = "pmem.csi.alibabacloud.com"
+# VolumeBinding's filter reasons (pkg/scheduler/framework/plugins/volumebinding)
+BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 
 # Not in twin/calibration.yaml (owned by the storage half), so kept here; a `scheduler:` section in that
 # file overrides them. Real-cluster seconds, scaled by --time-scale like every calibrated latency.
@@ -343,7 +352,7 @@ class Snapshot:
         reasons: collections.Counter[str] = collections.Counter()
         fits = []
         for node in self.nodes:
-            why = self._filter(pod, node, bound_pvs, new_vols)
+            why = self._filter(pod, node, bound_pvs, new_vols) or self._provisionable(delayed, node)
             if why:
                 reasons[why] += 1
             else:
@@ -386,6 +395,20 @@ class Snapshot:
         for driver, vids in extra.items():
             if driver in limits and len(on_node.get(driver, ())) + len(vids) > limits[driver]:
                 return "node(s) exceed max volume count"
+        return None
+
+    def _provisionable(self, delayed: list[tuple[str, str]], node: dict) -> str | None:
+        """checkVolumeProvisions: each delayed claim's class can provision on this node."""
+        labels = node["metadata"].get("labels") or {}
+        for ns, cname in delayed:
+            ce = self.s.store.objects[self.s.pvc_rt.key].get((ns, cname))
+            sc = self.s._class_of(ce.obj) if ce is not None else None
+            if sc is None:
+                continue
+            if not _match_topology(sc.get("allowedTopologies"), labels):
+                return BIND_CONFLICT
+            if _is_pmem(sc) and PMEM_NODE_LABEL not in labels:
+                return NOT_ENOUGH_SPACE
         return None
 
     def _fit_resources(self, pod: dict, node: dict) -> str | None:
@@ -434,6 +457,19 @@ def _matches_node_selector(spec: dict, name: str, labels: dict) -> bool:
     if terms is not None and not _match_terms(terms, name, labels):
         return False
     return True
+
+
+def _match_topology(terms: list[dict] | None, labels: dict) -> bool:
+    """MatchTopologySelectorTerms: no terms match every node, an empty term none; terms ORed, expressions ANDed."""
+    if not terms:
+        return True
+    return any(t.get("matchLabelExpressions") and
+               all(labels.get(e.get("key")) in (e.get("values") or []) for e in t["matchLabelExpressions"])
+               for t in terms)
+
+
+def _is_pmem(sc: dict) -> bool:
+    return sc.get("provisioner") == PMEM_DRIVER and (sc.get("parameters") or {}).get("volumeType", "PMEM") == "PMEM"
 
 
 def _match_terms(terms: list[dict], name: str, labels: dict) -> bool:

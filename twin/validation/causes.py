@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from collections.abc import Iterable
+
+from .. import fieldrules
 
 
 class Invalid(Exception):
@@ -24,21 +25,8 @@ class DecodeError(Exception):
     """400: the body could not be decoded into the kind (wrong types, strict unknown fields)."""
 
 
-def _invalid(field: str, value: Any, msg: str) -> dict:
-    return {"reason": "FieldValueInvalid", "field": field, "message": f"Invalid value: {json.dumps(value)}: {msg}"}
-
-
-def _required(field: str, detail: str = "") -> dict:
-    return {"reason": "FieldValueRequired", "field": field, "message": "Required value" + (f": {detail}" if detail else "")}
-
-
-def _unsupported(field: str, value: Any, allowed: Iterable[str]) -> dict:
-    return {"reason": "FieldValueNotSupported", "field": field,
-            "message": f"Unsupported value: {json.dumps(value)}: supported values: " + ", ".join(f'"{a}"' for a in allowed)}
-
-
-def _forbidden(field: str, msg: str) -> dict:
-    return {"reason": "FieldValueForbidden", "field": field, "message": f"Forbidden: {msg}"}
+_invalid, _required, _unsupported, _forbidden = (fieldrules.invalid, fieldrules.required, fieldrules.not_supported,
+                                                 fieldrules.forbidden)
 
 
 def _duplicate(field: str, value: Any) -> dict:

@@ -16,6 +16,8 @@ import json
 import re
 from typing import Any
 
+from .. import fieldrules
+
 from .causes import DecodeError
 from .schema import Node, _def_node
 
@@ -26,7 +28,6 @@ def _json_kind(v: Any) -> str:
     return _JSON_TYPE.get(type(v), "value")
 
 
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 _ZERO = {"string": "", "integer": 0, "number": 0, "boolean": False}
 # Required (non-omitempty) fields that the real server fills with Go zero values instead of rejecting.
@@ -78,9 +79,8 @@ class _Walk:
         if t.pyt is not None and tv not in t.pyt:
             self.type_error(node, v, path, parent)
             return
-        if t.fmt == "quantity" and tv is str and not _QUANTITY.match(v):
-            self.decode.append(f"quantities must match the regular expression "
-                               f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' ({path}: {v!r})")
+        if t.fmt == "quantity" and tv is str and fieldrules.quantity_error(v):
+            self.decode.append(fieldrules.quantity_error(v) or "")
             return
         if t.enum is not None and v not in t.enum and path not in ("apiVersion", "kind"):
             supported = ", ".join(json.dumps(e) for e in t.enum)
@@ -208,6 +208,7 @@ def decode(obj: dict, *, strict: bool, schema: Node | None, crd: bool) -> tuple[
     if schema is not None:
         w = _Walk(strict, crd)
         w.walk(obj, schema, "", schema.t.name or kind or "", False)
+        w.decode += [] if crd else fieldrules.decode_errors(obj)
         if w.decode:
             raise DecodeError(w.decode[0])
         if w.unknown:

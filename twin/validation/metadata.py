@@ -8,15 +8,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .causes import _forbidden, _invalid, _required, _unsupported
+from .. import fieldrules
+
+from .causes import _invalid, _required
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _C_IDENTIFIER_ENV = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-_LABEL_NAMED = {"Namespace", "Service"}  # kinds whose names are DNS-1123 labels
-_PATH_SEGMENT_NAMES = {"Node", "ClusterRole", "Role", "RoleBinding", "ClusterRoleBinding"}
+_LABEL_NAMED = {"Namespace"}  # kinds whose names are DNS-1123 labels
+# only checked as path segments here (Service names are DNS-1035 labels: fieldrules.causes)
+_PATH_SEGMENT_NAMES = {"Service", "ClusterRole", "Role", "RoleBinding", "ClusterRoleBinding"}
 
 SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
                  "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
@@ -105,17 +108,4 @@ def _selector_matches(selector: dict, labels: dict) -> bool:
 
 
 def _selector_causes(sel: Any, field: str) -> list[dict]:
-    out: list[dict] = []
-    if not isinstance(sel, dict):
-        return out
-    out += _check_labels(sel.get("matchLabels"), f"{field}.matchLabels")
-    for i, e in enumerate(sel.get("matchExpressions") or []):
-        op = e.get("operator")
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            out.append(_unsupported(f"{field}.matchExpressions[{i}].operator", op, ("In", "NotIn", "Exists", "DoesNotExist")))
-        elif op in ("In", "NotIn") and not e.get("values"):
-            out.append(_required(f"{field}.matchExpressions[{i}].values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist") and e.get("values"):
-            out.append(_forbidden(f"{field}.matchExpressions[{i}].values",
-                                  "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-    return out
+    return fieldrules.label_selector(sel, field)

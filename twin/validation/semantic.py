@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Iterable
 
+from .. import fieldrules
+
 from .causes import _duplicate, _forbidden, _invalid, _not_found, _required, _unsupported
 from .metadata import _check_labels, _check_name, _meta_causes, _selector_causes, _selector_matches
 
@@ -286,4 +288,5 @@ def semantic(obj: dict) -> list[dict]:
         out += _service_causes(obj)
     elif kind == "CustomResourceDefinition":
         out += _crd_causes(obj)
+    out += fieldrules.causes(obj)
     return out

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .. import admission, fieldrules
+
 from .causes import _forbidden, _invalid
 
 _STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
@@ -43,17 +45,6 @@ def update_causes(old: dict, new: dict) -> list[dict]:
                                           "`spec.tolerations` (only additions to existing tolerations),"
                                           "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
                                           "previously negative)"))
-    elif kind == "PersistentVolumeClaim":
-        keep = ("resources", "volumeAttributesClassName") + (("volumeName",) if not os_.get("volumeName") else ())
-        if _without(os_, keep) != _without(ns_, keep) or _without(os_.get("resources"), ("requests",)) != \
-                _without(ns_.get("resources"), ("requests",)):
-            out.append(_forbidden("spec", "spec is immutable after creation except resources.requests and "
-                                          "volumeAttributesClassName for bound claims"))
-        elif old.get("status", {}).get("phase") != "Bound" and \
-                (os_.get("resources") or {}).get("requests") != (ns_.get("resources") or {}).get("requests"):
-            out.append(_forbidden("spec.resources.requests.storage",
-                                  "only dynamically provisioned pvc can be resized and the storageclass that "
-                                  "provisions the pvc must support resize"))
     elif kind == "StorageClass":
         for f, msg in (("parameters", "updates to parameters are forbidden."),
                        ("provisioner", "updates to provisioner are forbidden."),
@@ -77,4 +68,7 @@ def update_causes(old: dict, new: dict) -> list[dict]:
             out.append(_invalid("spec.group", ns_.get("group"), "field is immutable"))
         if (os_.get("names") or {}).get("plural") != (ns_.get("names") or {}).get("plural"):
             out.append(_invalid("status.acceptedNames.plural", (ns_.get("names") or {}).get("plural"), "field is immutable"))
+    out += fieldrules.update_causes(old, new)
+    if not out:  # validating admission (403) runs once validation passed
+        admission.validate_update(old, new)
     return out
