@@ -92,7 +92,7 @@ def run_module_logic(module) -> None:
     options = {str(k): gluster_value(v) for k, v in (p["options"] or {}).items()}
     result: dict[str, Any] = {"changed": False, "created": [], "deleted": [], "existing": [], "reconfigured": [],
                               "created_count": 0, "deleted_count": 0, "existing_count": 0, "seconds": 0.0,
-                              "per_volume_seconds": summary([])}
+                              "per_volume_seconds": summary([]), "cli_calls": 0}
     try:
         cli = GlusterCLI(p["gluster_cli"], timeout=p["timeout"])
         # The one read of the pool: everything below acts on the difference.
@@ -149,6 +149,7 @@ def run_module_logic(module) -> None:
         drift_outcomes = run_parallel(lambda n: set_options_on(cli, n, drift_todo[n]), sorted(drift_todo),
                                       p["parallel"])
         result["seconds"] = round(time.monotonic() - t0, 3)
+        result["cli_calls"] = cli.calls
         result[key] = [o.name for o in outcomes if o.ok]
         result["reconfigured"] = [o.name for o in drift_outcomes if o.ok]
         result["per_volume_seconds"] = summary([o for o in outcomes if o.ok])
@@ -162,6 +163,7 @@ def run_module_logic(module) -> None:
                                  f"{first.name}: {first.error}", **result)
     _counts(result, present_set, p["state"])
     result["changed"] = bool(result[key] or result["reconfigured"])
+    result["cli_calls"] = cli.calls
     module.exit_json(**result)
 
 
