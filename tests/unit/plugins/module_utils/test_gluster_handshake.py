@@ -138,3 +138,21 @@ def test_restart_command_that_never_returns_is_a_gluster_error():
         H.measure_handshake(cli, "restart-glusterd", {"gluster1": cli}, 2, None, clock=clock, sleep=clock.sleep,
                             restart=lambda _cmd, _t: (124, "", "did not return within 600 s"))
 
+
+
+def test_timed_out_point_is_a_failed_step_with_the_reason_and_the_call_counts():
+    from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import report
+
+    reason = "handshake not finished 600 s after the restart, past glusterd's 600 s RPC timeout"
+    points = [{"mode": "brick-multiplex off", "volumes": 500, "error": reason,
+               "create": {"seconds": 521.1, "created_count": 499, "cli_calls": 999},
+               "handshake": {"restart_seconds": 35.0, "polls": 3, "rpc_timeout_exceeded": True}},
+              {"mode": "brick-multiplex off", "volumes": 50, "error": "",
+               "create": {"seconds": 20.0, "created_count": 50, "cli_calls": 101},
+               "handshake": {"handshake_seconds": 6.2, "polls": 30}}]
+    doc = report.build_document(points, [{"name": "brick-multiplex off"}], status="failed", reason=reason,
+                                reference=False)
+    steps = {s["name"]: s for s in doc["variants"][0]["runs"][0]["steps"]}
+    assert steps["handshake_500"]["status"] == "failed" and reason in steps["handshake_500"]["reason"]
+    assert steps["handshake_500"]["metrics"]["create_cli_calls"] == 999
+    assert steps["handshake_50"]["status"] == "ok" and steps["handshake_50"]["metrics"]["handshake_polls"] == 30
