@@ -139,7 +139,6 @@ def test_restart_command_that_never_returns_is_a_gluster_error():
                             restart=lambda _cmd, _t: (124, "", "did not return within 600 s"))
 
 
-
 def test_timed_out_point_is_a_failed_step_with_the_reason_and_the_call_counts():
     from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import report
 
