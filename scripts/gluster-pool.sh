@@ -4,6 +4,7 @@
 #   scripts/gluster-pool.sh up|down|status [--dir DIR] [--peers 3]
 #   scripts/gluster-pool.sh restart N [--dir DIR]     restart glusterd of peer N (bricks keep running,
 #                                                     as with `systemctl restart glusterd`, KillMode=process)
+#   GLUSTER_POOL_READY_TIMEOUT (600 s): how long a starting glusterd may take to answer its CLI
 #
 # Layout: network namespaces spgl-<id>-br (a bridge) and spgl-<id>-pN (one glusterd each), joined by veth
 # pairs created directly inside those namespaces, so the host's own network is never touched. <id> is a
@@ -20,6 +21,7 @@ set -euo pipefail
 
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 SUBNET_PREFIX=10.244.77
+READY_TIMEOUT=${GLUSTER_POOL_READY_TIMEOUT:-600}
 usage() { echo "usage: $0 up|down|status|restart N [--dir DIR] [--peers N]" >&2; exit 2; }
 
 cmd=${1:-}; [ -n "$cmd" ] || usage; shift
@@ -88,13 +90,15 @@ start_glusterd() {
         --log-file="$0/log/glusterd.log" \
         --pid-file="$0/glusterd.pid"' "$d" "$(addr "$n")" </dev/null >>"$d/log/glusterd.stdout" 2>&1 &
   echo $! >"$d/glusterd.launch.pid"  # glusterd rewrites glusterd.pid itself; this one is for early failures
-  # Ready when the CLI answers over the socket.
-  for _ in $(seq 1 300); do
+  # Ready when the CLI answers over the socket. With a thousand volumes glusterd takes minutes to restore them
+  # before it answers (systemd's restart waits for that too), so the bound is glusterd's RPC timeout.
+  local deadline=$((SECONDS + READY_TIMEOUT))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     if [ -S "$d/gd.sock" ] && "$d/gluster" --mode=script pool list >/dev/null 2>&1; then return 0; fi
     alive "$(peer_pid "$n")" || { echo "glusterd of peer $n exited; see $d/log/glusterd.log" >&2; return 1; }
     sleep 0.1
   done
-  echo "glusterd of peer $n did not answer on $d/gd.sock within 30 s" >&2
+  echo "glusterd of peer $n did not answer on $d/gd.sock within $READY_TIMEOUT s" >&2
   return 1
 }
 

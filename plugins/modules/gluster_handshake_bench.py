@@ -54,9 +54,13 @@ options:
     type: bool
     default: true
   timeout:
-    description: Seconds to wait for the pool to answer again before failing (glusterd's own RPC timeout is 600).
+    description:
+      - Seconds after the restart by which the pool must answer again; past it the task fails with a message
+        saying how far the handshake got, and every command still running is killed.
+      - The default is glusterd's RPC timeout (600 s). A handshake that takes longer has seen its RPC expire, the
+        failure of the seed (CLI commands hang), so a longer wait measures nothing more.
     type: int
-    default: 1800
+    default: 600
   poll_interval:
     description: Seconds between polls; the error of every figure is at most this.
     type: float
@@ -127,9 +131,18 @@ polls:
   description: Poll rounds needed.
   returned: success
   type: int
+rpc_timeout_exceeded:
+  description: On a handshake timeout, whether the wait went past glusterd's 600 s RPC timeout.
+  returned: on handshake timeout (the task fails)
+  type: bool
+waited_seconds:
+  description: On a handshake timeout, how long the task waited after the restart.
+  returned: on handshake timeout (the task fails)
+  type: float
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.handshake import GLUSTERD_RPC_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.restart_bench import bench_handshake
 
 
@@ -142,7 +155,7 @@ def main() -> None:
             expected_peers=dict(type="int"),
             status_volume=dict(type="str"),
             volume_info=dict(type="bool", default=True),
-            timeout=dict(type="int", default=1800),
+            timeout=dict(type="int", default=GLUSTERD_RPC_TIMEOUT),
             poll_interval=dict(type="float", default=0.2),
         ),
         supports_check_mode=True,

@@ -177,6 +177,13 @@ per_volume_seconds:
   returned: always
   type: dict
   sample: {mean: 0.41, min: 0.3, max: 1.2}
+cli_calls:
+  description:
+    - gluster CLI invocations this task made, retries of lock conflicts included. One C(volume list), then per
+      volume acted on one create or stop and delete, one set per option, one start; so it grows linearly.
+  returned: always
+  type: int
+  sample: 2001
 failed_volumes:
   description: Volumes that failed, with gluster's error output.
   returned: on failure

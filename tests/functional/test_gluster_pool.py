@@ -160,6 +160,37 @@ def test_restart_handshake_measured_and_reported(pool_dir, work):
     assert stats["run_id"] == doc["run_id"]
 
 
+def test_handshake_that_never_completes_ends_the_run_at_its_deadline(pool_dir, work):
+    # Peer 2's glusterd is frozen right after peer 3 restarts: its socket still accepts, nothing answers, so
+    # the pool never becomes whole, as at seed 003's ~2000 volumes. The run must say so and end.
+    reports = work / "reports-timeout"
+    frozen = pool_dir / "peer2" / "glusterd.pid"
+    timeout = 20
+    restart = f"{pool_dir}/peer3/restart && kill -STOP $(cat {frozen})"
+    try:
+        run = play(pool_dir, work, REPO / "playbooks" / "bench_gluster.yml",
+                   {"volume_counts": [20], "reports_dir": str(reports), "gluster_volume_scale_prefix": PREFIX,
+                    "gluster_volume_scale_bench_timeout": timeout, "gluster_restart_cmd": restart})
+    finally:
+        subprocess.run(["kill", "-CONT", frozen.read_text().strip()], check=False)
+    assert run.rc != 0
+    hs = run.task("time the handshake")
+    assert hs["status"] == "failed"
+    result = hs["result"]
+    assert "handshake not finished" in result["msg"] and f"timeout={timeout}" in result["msg"]
+    assert result["rpc_timeout_exceeded"] is False
+    assert timeout <= result["waited_seconds"] < 2 * timeout
+    facts = run.task("Publish the summary as facts")["result"]["ansible_facts"]["gluster_bench"]
+    doc = json.loads(Path(facts["paths"]["json"]).read_text())
+    assert doc["status"] == "failed" and "handshake not finished" in doc["reason"]
+    step = next(v for v in doc["variants"] if not v["name"].startswith("seed"))["runs"][0]["steps"][0]
+    assert step["status"] == "failed" and "handshake not finished" in step["reason"]
+    # Thawed, peer 2 lets the pool become whole again: the next run measures a handshake as usual.
+    again = play(pool_dir, work, REPO / "playbooks" / "bench_gluster.yml",
+                 {"volume_counts": [20], "reports_dir": str(reports), "gluster_volume_scale_prefix": PREFIX})
+    assert again.rc == 0, again.stdout[-3000:]
+
+
 def test_cleanup_leaves_no_volume_and_no_brick(pool_dir, work):
     run = play(pool_dir, work, REPO / "playbooks" / "cleanup_gluster.yml", {"prefix": PREFIX})
     assert run.rc == 0, run.stdout[-3000:]

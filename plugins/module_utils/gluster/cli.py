@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -53,12 +54,17 @@ class GlusterCLI:
         if not self.base:
             raise GlusterError("gluster_cli is empty: set it to `gluster` or to a wrapper that runs the gluster CLI")
         self.timeout = timeout
+        # Every invocation counts, retries included: the benchmark reports it, and a test holds bulk work to O(N).
+        self.calls = 0
+        self._calls_lock = threading.Lock()
 
     def command(self, *args: str) -> list[str]:
         return [*self.base, "--mode=script", *args]
 
     def run(self, *args: str, timeout: float | None = None) -> tuple[int, str, str]:
         cmd = self.command(*args)
+        with self._calls_lock:
+            self.calls += 1
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout or self.timeout, check=False)
         except FileNotFoundError as exc:

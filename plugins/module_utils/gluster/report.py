@@ -42,6 +42,10 @@ def point_metrics(point: dict) -> dict:
     if create.get("seconds") is not None:
         metrics["create_s"] = create["seconds"]
         metrics["created"] = create.get("created_count", 0)
+    if create.get("cli_calls") is not None:
+        metrics["create_cli_calls"] = create["cli_calls"]
+    if hs.get("polls") is not None:
+        metrics["handshake_polls"] = hs["polls"]
     return metrics
 
 

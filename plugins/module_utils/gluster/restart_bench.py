@@ -10,6 +10,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import
     parse_peer_status,
 )
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.handshake import (
+    HandshakeTimeout,
     count_volumes,
     measure_handshake,
     observer_clis,
@@ -42,6 +43,10 @@ def bench_handshake(p: dict, check_mode: bool = False) -> dict:
                                    p["timeout"], p["poll_interval"])
         if p["volume_info"]:
             result.update(time_volume_info(restarted, p["timeout"]))
+    except HandshakeTimeout as exc:
+        # the figures so far go into the failed point of the report
+        exc.result = dict(exc.result, changed=True, volume_count=volumes, **exc.partial)
+        raise
     except GlusterError as exc:
         exc.result = dict(exc.result, changed=True)
         raise

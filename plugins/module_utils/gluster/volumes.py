@@ -97,7 +97,7 @@ def reconcile_volumes(p: dict, check_mode: bool = False, diff: bool = False) -> 
     options = {str(k): gluster_value(v) for k, v in (p["options"] or {}).items()}
     result: dict[str, Any] = {"changed": False, "created": [], "deleted": [], "existing": [], "reconfigured": [],
                               "created_count": 0, "deleted_count": 0, "existing_count": 0, "seconds": 0.0,
-                              "per_volume_seconds": summary([])}
+                              "per_volume_seconds": summary([]), "cli_calls": 0}
     try:
         cli = GlusterCLI(p["gluster_cli"], timeout=p["timeout"])
         # The one read of the pool: everything below acts on the difference.
@@ -156,6 +156,7 @@ def reconcile_volumes(p: dict, check_mode: bool = False, diff: bool = False) -> 
         drift_outcomes = run_parallel(lambda n: set_options_on(cli, n, drift_todo[n]), sorted(drift_todo),
                                       p["parallel"])
         result["seconds"] = round(time.monotonic() - t0, 3)
+        result["cli_calls"] = cli.calls
         result[key] = [o.name for o in outcomes if o.ok]
         result["reconfigured"] = [o.name for o in drift_outcomes if o.ok]
         result["per_volume_seconds"] = summary([o for o in outcomes if o.ok])
@@ -169,6 +170,7 @@ def reconcile_volumes(p: dict, check_mode: bool = False, diff: bool = False) -> 
                                f"{first.name}: {first.error}", result=result)
     _counts(result, present_set, p["state"])
     result["changed"] = bool(result[key] or result["reconfigured"])
+    result["cli_calls"] = cli.calls
     return result
 
 

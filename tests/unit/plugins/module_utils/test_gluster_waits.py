@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import cli as G
-from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.handshake import measure_handshake
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.handshake import HandshakeTimeout, measure_handshake
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.peers import probe_peers
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.volumes import reconcile_volumes
 
@@ -144,10 +144,11 @@ def test_handshake_timeout_says_how_far_the_pool_got():
     t0 = clock.t
     never = FakeCLI(clock, lambda args, _t: (0, peer_status(True, False), "") if args[0] == "peer" else
                     (0, "v1\n", ""))
-    with pytest.raises(G.GlusterError) as err:
+    with pytest.raises(HandshakeTimeout) as err:
         measure_handshake(never, "true", {"gluster1": never}, 2, "v1", 60, 0.2, clock=clock, sleep=clock.sleep)
     msg = str(err.value)
-    assert "pool not whole 60 s after the restart" in msg and "['gluster1']" in msg
+    assert "handshake not finished 60 s after the restart" in msg and "['gluster1']" in msg
+    assert err.value.partial["rpc_timeout_exceeded"] is False and err.value.partial["timeout"] == 60
     assert "volume list answered=True; volume status answered=False" in msg
     assert 60 <= clock.t - t0 <= 60 + 0.2 + 2 * 0.05
 
