@@ -12,3 +12,13 @@ attributes:
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in diff_mode), when in diff mode.
 """
+
+    # The report modules (bench_report, bench_compare, fleet_report): check mode says which files would change
+    # and writes none; they return the files they wrote, not a diff.
+    REPORT_FILES = r"""
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
