@@ -53,7 +53,7 @@ SNAPSHOT_STEPS = ("create_snapshot", "clone_from_snapshot", "delete_clone", "del
 DEFAULT_SNAPSHOT_CLASS_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
 # the module parameters this benchmark reads, the defaults it adds, and its report title (runner.py's registry)
 PARAMS = ("volumes", "pvcs_per_pod", "size", "storage_class", "snapshot_class", "access_modes", "pod_image", "steps")
-DEFAULTS = {}
+DEFAULTS: dict = {}  # csi_lifecycle adds none: its storage_class is required
 TITLE = "CSI lifecycle at %(volumes)s volumes (%(pods)s pods x %(pvcs_per_pod)s PVCs)"
 
 
