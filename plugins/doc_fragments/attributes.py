@@ -2,7 +2,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 
 
-
 class ModuleDocFragment:
     # Descriptions of the attributes every module declares; modules set only `support`.
     DOCUMENTATION = r"""
@@ -13,9 +12,17 @@ attributes:
     description: Will return details on what has changed (or possibly needs changing in diff_mode), when in diff mode.
 """
 
-    # The report modules (bench_report, bench_compare, fleet_report): check mode says which files would change
-    # and writes none; they return the files they wrote, not a diff.
-    REPORT_FILES = r"""
+    # storageperf.k8s.attributes.check_diff: a module that changes something, plans it in check mode and shows it.
+    CHECK_DIFF = r"""
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+"""
+
+    # storageperf.k8s.attributes.check_only: check mode does nothing and says so; there is no diff to show.
+    CHECK_ONLY = r"""
 attributes:
   check_mode:
     support: full

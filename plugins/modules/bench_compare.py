@@ -45,7 +45,7 @@ seealso:
   - module: storageperf.k8s.bench_report
 extends_documentation_fragment:
   - storageperf.k8s.attributes
-  - storageperf.k8s.attributes.report_files
+  - storageperf.k8s.attributes.check_only
 """
 
 EXAMPLES = r"""

@@ -53,7 +53,7 @@ seealso:
     description: The role that calls this module and publishes the summary with set_stats.
 extends_documentation_fragment:
   - storageperf.k8s.attributes
-  - storageperf.k8s.attributes.report_files
+  - storageperf.k8s.attributes.check_only
 """
 
 EXAMPLES = r"""

@@ -55,7 +55,7 @@ seealso:
   - module: storageperf.k8s.reports_upload
 extends_documentation_fragment:
   - storageperf.k8s.attributes
-  - storageperf.k8s.attributes.report_files
+  - storageperf.k8s.attributes.check_only
 """
 
 EXAMPLES = r"""

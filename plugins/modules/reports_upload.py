@@ -67,11 +67,7 @@ seealso:
   - module: storageperf.k8s.bench_report
 extends_documentation_fragment:
   - storageperf.k8s.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
+  - storageperf.k8s.attributes.check_diff
 """
 
 EXAMPLES = r"""
