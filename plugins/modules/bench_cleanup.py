@@ -98,11 +98,8 @@ msg:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup, CleanupTimeout
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import live_runs
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC, K8sError, client_from_module
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import bench_cleanup
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
 def main():
@@ -113,57 +110,8 @@ def main():
         timeout=dict(type="float", default=900.0),
         force=dict(type="bool", default=False),
     )
-    spec.update(K8S_AUTH_ARG_SPEC)
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    p = module.params
-    if bool(p["run_id"]) == bool(p["all_runs"]):
-        module.fail_json(msg="give exactly one of run_id (one run) and all_runs=true (every storageperf run)")
-    if p["run_id"]:
-        problem = L.run_id_problem(p["run_id"])
-        if problem:
-            module.fail_json(msg=problem)
-    client = client_from_module(module)
-    cleanup = None
-    try:
-        live = {} if p["force"] else live_runs(client)
-        if p["run_id"] and p["run_id"] not in live:
-            live = {}
-        if p["run_id"] and live:
-            msg = _live_message(live)
-            module.warn(msg)
-            module.exit_json(changed=False, found={}, deleted={}, remaining={}, live_runs=live, msg=msg)
-        cleanup = Cleanup(client, run_id=p["run_id"] or None, namespaces=p["namespaces"], timeout=p["timeout"],
-                          skip_runs=live)
-        found = cleanup.inventory()
-        msg = _live_message(live)
-        if live:
-            module.warn(msg)
-        if module.check_mode:
-            module.exit_json(changed=bool(found), found=found, remaining=found, live_runs=live,
-                             msg=msg or "would delete what was found")
-        if not found:
-            module.exit_json(changed=False, found={}, deleted={}, remaining={}, live_runs=live,
-                             msg=msg or "nothing to delete")
-        try:
-            done = cleanup.run()
-        except CleanupTimeout as e:
-            module.fail_json(msg="%s. Check the controllers that should remove them (kubectl describe), then run "
-                                 "the cleanup again" % e.msg, found=found, deleted=cleanup.deleted,
-                             remaining=cleanup.inventory(), live_runs=live)
-        module.exit_json(changed=True, found=found, deleted=done["deleted"], remaining=cleanup.inventory(),
-                         live_runs=live, msg=msg or "deleted what was found")
-    except K8sError as e:
-        module.fail_json(msg="cleanup of %s: %s" % (p["run_id"] or "every storageperf run", e.msg),
-                         deleted=cleanup.deleted if cleanup else {})
-
-
-def _live_message(live):
-    if not live:
-        return ""
-    return ("left %d live run(s) alone, still measuring (Lease renewed, not expired): %s. Run the cleanup after they "
-            "finish, or with force=true to delete their objects anyway (they then report disturbed steps)" % (
-                len(live), ", ".join("%s (namespace %s, Lease expires in %ss)" % (r, v["namespace"], v["expires_in_s"])
-                                     for r, v in sorted(live.items()))))
+    module = StoragePerfModule(argument_spec=spec, auth="k8s", supports_check_mode=True)
+    module.run(bench_cleanup)
 
 
 if __name__ == "__main__":

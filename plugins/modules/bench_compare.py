@@ -45,11 +45,7 @@ seealso:
   - module: storageperf.k8s.bench_report
 extends_documentation_fragment:
   - storageperf.k8s.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+  - storageperf.k8s.attributes.check_only
 """
 
 EXAMPLES = r"""
@@ -136,16 +132,12 @@ junit_path:
   type: str
 """
 
-import os
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare as C
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import load, write_text_atomic
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.junit import to_junit
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_compare
 
 
 def main():
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             baseline=dict(type="path"),
             candidate=dict(type="path", required=True),
@@ -154,33 +146,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    docs = {}
-    for name in ("baseline", "candidate"):
-        if p[name] is None:
-            docs[name] = None
-            continue
-        try:
-            docs[name] = load(p[name])
-        except ValueError as e:
-            module.fail_json(msg="%s: %s" % (name, e), problems=getattr(e, "problems", []))
-    try:
-        verdict = C.compare(docs["baseline"], docs["candidate"], p["tolerances"])
-    except C.ToleranceError as e:
-        module.fail_json(msg=str(e))
-
-    result = dict(changed=False, verdict="fail" if verdict["failed"] else "pass",
-                  failed_checks=verdict["failed"], checks=verdict["checks"], failures=verdict["failures"],
-                  rows=verdict["rows"], message=verdict["message"], lines=C.verdict_lines(verdict))
-    if p["junit_path"]:
-        path = os.path.abspath(p["junit_path"])
-        result["junit_path"] = path
-        if not module.check_mode:
-            try:
-                result["changed"] = write_text_atomic(path, to_junit(verdict))
-            except OSError as e:
-                module.fail_json(msg="junit_path: cannot write %s: %s" % (path, e))
-    module.exit_json(**result)
+    module.run(lambda m: bench_compare(m.params, check_mode=m.check_mode))
 
 
 if __name__ == "__main__":

@@ -53,11 +53,7 @@ seealso:
     description: The role that calls this module and publishes the summary with set_stats.
 extends_documentation_fragment:
   - storageperf.k8s.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+  - storageperf.k8s.attributes.check_only
 """
 
 EXAMPLES = r"""
@@ -123,17 +119,13 @@ markdown:
   type: str
 """
 
-import os
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import ResultValidationError, validate
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_report
 
 
 def main():
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             result=dict(type="path"),
             document=dict(type="dict"),
@@ -145,42 +137,7 @@ def main():
         mutually_exclusive=[("result", "document"), ("output_dir", "reports_dir")],
         supports_check_mode=True,
     )
-    p = module.params
-    try:
-        if p["result"]:
-            doc = D.load(p["result"])
-        else:
-            doc = validate(p["document"])
-    except ResultValidationError as e:
-        module.fail_json(msg="%s: %s" % ("result " + p["result"] if p["result"] else "document", e),
-                         problems=e.problems)
-    except ValueError as e:
-        module.fail_json(msg="result: %s. Give the path of a result.json or of its run directory." % e)
-
-    if p["output_dir"]:
-        out_dir = p["output_dir"]
-    elif p["reports_dir"]:
-        out_dir = os.path.join(p["reports_dir"], doc["run_id"])
-    elif p["result"]:
-        src = p["result"]
-        out_dir = src if os.path.isdir(src) else os.path.dirname(os.path.abspath(src))
-    else:
-        module.fail_json(msg="output_dir or reports_dir is required when document is given "
-                             "(files go to <output_dir>/ or <reports_dir>/<run_id>/)")
-    out_dir = os.path.abspath(out_dir)
-
-    try:
-        written = R.write_reports(doc, out_dir, p["formats"], check_mode=module.check_mode)
-        markdown = R.to_markdown(doc)
-    except OSError as e:
-        module.fail_json(msg="cannot write the report into %s: %s. Check that the directory is writable "
-                             "(output_dir / reports_dir)." % (out_dir, e))
-    paths = {f: w["path"] for f, w in written.items()}
-    summary = summarize(doc)
-    summary["reports"] = paths
-    changed_files = sorted(f for f, w in written.items() if w["changed"])
-    module.exit_json(changed=bool(changed_files), paths=paths, output_dir=out_dir,
-                     changed_files=changed_files, summary=summary, markdown=markdown)
+    module.run(lambda m: bench_report(m.params, check_mode=m.check_mode))
 
 
 if __name__ == "__main__":

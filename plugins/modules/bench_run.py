@@ -110,9 +110,10 @@ options:
     description: Image of the pods (csi_lifecycle default C(registry.k8s.io/pause:3.10); attach_stress the seed's busybox).
     type: str
   replicas:
-    description: (attach_stress) Replicas to scale to; capped by the node's disk limit.
+    description:
+      - (attach_stress) Replicas to scale to; capped by the node's disk limit.
+      - Default 28, the seed's (the bench_attach_stress role passes its own O(replicas) default, stated in its argument spec).
     type: int
-    default: 28
   node:
     description: (attach_stress) Node to pin the pods to; empty picks the first Ready node that has the disk driver.
     type: str
@@ -311,21 +312,13 @@ summary:
   type: dict
 """
 
-import signal
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench import runner
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Options
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.progress import ProgressFile
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC, Client, HAS_K8S, K8sError
-
-STEP_CHOICES = ["create_volume", "publish", "unpublish", "create_snapshot", "clone_from_snapshot", "delete_clone",
-                "delete_snapshot", "delete_volume"]
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import csi_lifecycle, runner
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
 def argument_spec():
-    spec = dict(
-        benchmark=dict(type="str", required=True, choices=["csi_lifecycle", "attach_stress"]),
+    return dict(
+        benchmark=dict(type="str", required=True, choices=list(runner.BENCHMARKS)),
         mode=dict(type="str", default="measure", choices=["preflight", "measure", "finalize"]),
         run_id=dict(type="str", default=""),
         reports_dir=dict(type="path", required=True),
@@ -339,9 +332,9 @@ def argument_spec():
         create_storage_class=dict(type="bool", default=False),
         snapshot_class=dict(type="str"),
         access_modes=dict(type="list", elements="str", default=["ReadWriteOnce"]),
-        steps=dict(type="list", elements="str", choices=STEP_CHOICES),
+        steps=dict(type="list", elements="str", choices=list(csi_lifecycle.STEP_NAMES)),
         pod_image=dict(type="str"),
-        replicas=dict(type="int", default=28),
+        replicas=dict(type="int"),
         node=dict(type="str"),
         provisioner=dict(type="str", default="diskplugin.csi.alibabacloud.com"),
         disk_type=dict(type="str", default="cloud_auto"),
@@ -362,62 +355,12 @@ def argument_spec():
         progress_file=dict(type="path"),
         progress_interval=dict(type="float", default=2.0),
     )
-    spec.update(K8S_AUTH_ARG_SPEC)
-    return spec
-
-
-def _interrupt(signum, frame):
-    # SIGTERM (ansible-playbook interrupted, AWX cancel) becomes an exception, so the result document
-    # records the repetition as interrupted before the process ends
-    raise KeyboardInterrupt("signal %d" % signum)
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
-                           required_if=[("mode", "measure", ("run_id",)), ("mode", "finalize", ("run_id",))])
-    p = module.params
-    if p["concurrency"] < 1:
-        module.fail_json(msg="concurrency must be at least 1, got %d" % p["concurrency"])
-    if p["step_timeout"] <= 0:
-        module.fail_json(msg="step_timeout must be a positive number of seconds, got %s" % p["step_timeout"])
-    try:
-        if p["mode"] == "finalize":
-            out = runner.finalize(p["reports_dir"], p["run_id"], status=p["status"], reason=p["reason"],
-                                  check_mode=module.check_mode)
-            from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
-            doc = out.pop("document")
-            module.exit_json(summary=summarize(doc), **out)
-        if not HAS_K8S:
-            module.fail_json(msg="the kubernetes Python library is required on the host that runs bench_run: "
-                                 "pip install kubernetes")
-        client = Client(p, pool_maxsize=p["concurrency"] + 8)
-        if p["mode"] == "preflight":
-            out = runner.preflight(client, p["benchmark"], p, p["reports_dir"], run_id=p["run_id"] or None,
-                                   components=p["components"], notes=p["notes"], check_mode=module.check_mode)
-            module.exit_json(**out)
-        signal.signal(signal.SIGTERM, _interrupt)
-        options = Options(concurrency=p["concurrency"], timeout=p["step_timeout"],
-                          give_up_after_warnings=p["give_up_after_warnings"],
-                          progress_interval=p["progress_interval"], keep_objects=p["keep_objects"])
-        progress = ProgressFile(p["progress_file"]) if p["progress_file"] else None
-        out = runner.measure(client, p["benchmark"], p, p["reports_dir"], p["run_id"], p["variant"],
-                             settings=p["variant_settings"], options=options, cleanup=p["cleanup"],
-                             cleanup_timeout=p["cleanup_timeout"], progress=progress, check_mode=module.check_mode)
-    except runner.BenchProblem as e:
-        module.fail_json(msg="%s: %s" % (p["benchmark"], e))
-    except K8sError as e:
-        module.fail_json(msg="%s: %s" % (p["benchmark"], e.msg), status=e.status)
-    except (OSError, ValueError) as e:
-        module.fail_json(msg="%s: cannot read or write the result document under %s: %s. Check reports_dir."
-                             % (p["benchmark"], p["reports_dir"], e))
-    except KeyboardInterrupt as e:
-        module.fail_json(msg="%s: interrupted (%s); the result document records what was measured, and "
-                             "bench_cleanup / playbooks/cleanup.yml removes what is left (run id %s)"
-                             % (p["benchmark"], e, p["run_id"]), run_id=p["run_id"])
-    for m in out.get("messages") or ():
-        module.warn(m)
-    failed_steps = [s for s in out.get("steps") or () if s.get("status") in ("failed", "timeout", "disturbed")]
-    module.exit_json(failed_steps=len(failed_steps), **out)
+    module = StoragePerfModule(argument_spec=argument_spec(), auth="k8s", supports_check_mode=True,
+                               required_if=[("mode", "measure", ("run_id",)), ("mode", "finalize", ("run_id",))])
+    module.run(runner.bench_run)
 
 
 if __name__ == "__main__":

@@ -55,11 +55,7 @@ seealso:
   - module: storageperf.k8s.reports_upload
 extends_documentation_fragment:
   - storageperf.k8s.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+  - storageperf.k8s.attributes.check_only
 """
 
 EXAMPLES = r"""
@@ -126,21 +122,12 @@ table:
   elements: str
 """
 
-import datetime
-import os
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.fleet_schema import FleetValidationError
-
-
-def default_name():
-    return "fleet-" + datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import fleet_report
 
 
 def main():
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             entries=dict(type="list", elements="dict", required=True),
             kind=dict(type="str", choices=["bench", "advice"]),
@@ -150,24 +137,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    name = p["name"] or default_name()
-    try:
-        fleet = F.build_fleet(p["entries"], name, kind=p["kind"], title=p["title"])
-    except FleetValidationError as e:  # a bug in fleet.py rather than bad input: say so with the details
-        module.fail_json(msg="the fleet document does not match its schema: %s" % e, problems=e.problems)
-    except ValueError as e:
-        module.fail_json(msg="%s" % e)
-    out_dir = os.path.abspath(os.path.join(p["reports_dir"], name))
-    try:
-        written = FR.write_fleet(fleet, p["reports_dir"], check_mode=module.check_mode)
-    except OSError as e:
-        module.fail_json(msg="cannot write the fleet report into %s: %s. Check that reports_dir is writable." % (out_dir, e))
-    paths = {f: w["path"] for f, w in written.items()}
-    changed_files = sorted(f for f, w in written.items() if w["changed"])
-    summary = dict(fleet["summary"], kind=fleet["kind"], name=name)
-    module.exit_json(changed=bool(changed_files), paths=paths, output_dir=out_dir, name=name, kind=fleet["kind"],
-                     changed_files=changed_files, summary=summary, table=FR.table_lines(fleet))
+    module.run(lambda m: fleet_report(m.params, check_mode=m.check_mode))
 
 
 if __name__ == "__main__":

@@ -67,11 +67,7 @@ seealso:
   - module: storageperf.k8s.bench_report
 extends_documentation_fragment:
   - storageperf.k8s.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
+  - storageperf.k8s.attributes.check_diff
 """
 
 EXAMPLES = r"""
@@ -123,12 +119,13 @@ urls:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import reports_upload
 
 
 def main():
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             src=dict(type="path", required=True),
             bucket=dict(type="str", required=True),
@@ -141,24 +138,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    if not U.HAS_BOTO3:
-        module.fail_json(msg=missing_required_lib("boto3") + " Install it with: pip install --no-deps -r "
-                         "requirements-s3.txt (docs/fleet.md says why --no-deps).")
-    if not p["bucket"].strip() or "/" in p["bucket"]:
-        module.fail_json(msg="bucket %r must be a bucket name (no '/'); put the path into prefix" % p["bucket"])
-    try:
-        s3 = U.client(p["endpoint_url"], p["region"], p["profile"], p["addressing_style"], p["signature_version"])
-        result = U.sync(s3, p["src"], p["bucket"], p["prefix"], check_mode=module.check_mode,
-                        endpoint_url=p["endpoint_url"])
-    except U.UploadError as e:
-        module.fail_json(msg=str(e))
-    keys = sorted(result["uploaded"] + result["unchanged"])
-    out = dict(changed=bool(result["uploaded"]), uploaded=result["uploaded"], unchanged=result["unchanged"],
-               bucket=p["bucket"], urls=["s3://%s/%s" % (p["bucket"], k) for k in keys])
-    if module._diff and result["uploaded"]:
-        out["diff"] = result["diff"]
-    module.exit_json(**out)
+    module.run(lambda m: reports_upload(m.params, check_mode=m.check_mode, diff=m._diff))
 
 
 if __name__ == "__main__":

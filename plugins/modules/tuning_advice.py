@@ -143,31 +143,14 @@ advice:
       sample: {"on": 1, available: 2, blocked: 1, not_applicable: 1}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.advice.advisor import advise
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
-    ALIBABA_AUTH_ARG_SPEC, AliyunError, client_from_module)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC, K8sError
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import client_from_module as k8s_client_from_module
+from ansible_collections.storageperf.k8s.plugins.module_utils.advice.advisor import tuning_advice
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
 def main():
-    spec = dict(ALIBABA_AUTH_ARG_SPEC)
-    spec.update(K8S_AUTH_ARG_SPEC)  # api_retries is shared: one number for both APIs
-    spec.update(cluster_id=dict(type="str"), trident_namespace=dict(type="str"))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    p = module.params
-    cluster_id = (p["cluster_id"] or "").strip() or None
-    if not 1 <= p["concurrency"] <= 64:
-        module.fail_json(msg="concurrency must be between 1 and 64, got %d" % p["concurrency"])
-    k8s = k8s_client_from_module(module)
-    ack = client_from_module(module) if cluster_id else None
-    try:
-        advice = advise(k8s, ack, cluster_id, p["trident_namespace"] or None)
-    except (K8sError, AliyunError) as e:
-        module.fail_json(msg=e.msg, changed=False)
-    module.exit_json(changed=False, advice=advice)
+    module = StoragePerfModule(argument_spec=dict(cluster_id=dict(type="str"), trident_namespace=dict(type="str")),
+                               auth=("k8s", "alibaba"), supports_check_mode=True)
+    module.run(tuning_advice)
 
 
 if __name__ == "__main__":

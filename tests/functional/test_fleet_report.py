@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import sample
+from tests.support import report_samples as sample
 from tests.support.twin import COLLECTIONS, REPO, VENV_BIN
 
 ansible_runner = pytest.importorskip("ansible_runner", reason="pip install -r requirements-dev.txt (ansible-runner)")

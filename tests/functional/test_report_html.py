@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import render, sample
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render
+from tests.support import report_samples as sample
 from tests.support.twin import REPO, run_playbook
 
 STEPS = [("create_volume", "Create Volume", 417, 41), ("publish", "Publish (Attach)", 140, 21),

@@ -25,6 +25,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.snapshot_controller import (
     SnapshotControllerMissing, find_deployment, pick_snapshot_container)
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice.seeds import ORDER, TUNINGS
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 STATES = ("on", "available", "blocked", "not_applicable")
 
@@ -257,3 +258,14 @@ def advise(k8s, ack_client=None, cluster_id=None, trident_namespace=None):
     tunings = [by_name[n] for n in ORDER]
     return {"cluster": {"server": facts["api_host"], "version": facts["server_version"]["git_version"]},
             "tunings": tunings, "summary": summarize(tunings)}
+
+
+def tuning_advice(module):
+    """The tuning_advice module: read-only advice; the ACK API is asked only when a cluster id is given."""
+    p = module.params
+    cluster_id = (p["cluster_id"] or "").strip() or None
+    if not 1 <= p["concurrency"] <= 64:
+        raise StoragePerfError("concurrency must be between 1 and 64, got %d" % p["concurrency"])
+    k8s = module.k8s
+    ack = module.alibaba if cluster_id else None
+    return {"changed": False, "advice": advise(k8s, ack, cluster_id, p["trident_namespace"] or None)}

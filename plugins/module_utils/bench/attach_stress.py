@@ -37,11 +37,17 @@ STEPS = (("scale_up", "Scale up (pods Ready, disks attached)"),
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 SEED_STORAGE_CLASS = "alibabacloud-disk"
+SEED_REPLICAS = 28
+# the module parameters this benchmark reads, the defaults it adds, and its report title (runner.py's registry)
+PARAMS = ("replicas", "node", "storage_class", "provisioner", "disk_type", "volumes_per_pod", "size",
+          "pod_image", "disk_limit", "statefulset", "prewarm", "create_storage_class")
+DEFAULTS = {"replicas": SEED_REPLICAS, "storage_class": SEED_STORAGE_CLASS}
+TITLE = "Attach stress: %(replicas)s pods x %(volumes_per_pod)s disks on one node"
 
 
 class Plan:
     def __init__(self, params):
-        self.replicas_requested = int(params.get("replicas") or 28)
+        self.replicas_requested = int(params.get("replicas") or SEED_REPLICAS)
         self.replicas = self.replicas_requested
         self.node = params.get("node") or None
         self.node_name = None
@@ -73,8 +79,8 @@ class Plan:
 
 def problems(params):
     out = []
-    if int(params.get("replicas", 28)) < 1:
-        out.append("replicas must be at least 1 (the seed scales to 28)")
+    if int(params.get("replicas", SEED_REPLICAS)) < 1:
+        out.append("replicas must be at least 1 (the seed scales to %d)" % SEED_REPLICAS)
     if int(params.get("volumes_per_pod", 2)) < 1:
         out.append("volumes_per_pod must be at least 1 (the seed mounts 2)")
     if int(params.get("disk_limit") or 0) < 0:
@@ -83,6 +89,21 @@ def problems(params):
     if size:
         out.append(size)
     return out
+
+
+def facts(plan):
+    """The plan as the result document's parameters and the module's `plan`."""
+    return {"replicas": plan.replicas, "replicas_requested": plan.replicas_requested, "node": plan.node_name,
+            "volumes_per_pod": plan.volumes_per_pod, "storage_class": plan.storage_class,
+            "provisioner": plan.provisioner, "attach_required": plan.attach_required,
+            "disk_limit": plan.disk_limit, "disk_limit_source": plan.disk_limit_source,
+            "attached_before": plan.attached_before, "instance_type": plan.instance_type, "size": plan.size,
+            "prewarm": plan.prewarm}
+
+
+def plan_messages(plan, preflight=False):
+    """What preflight found (replicas capped, a class to create), for the module's warnings."""
+    return list(plan.messages)
 
 
 def _ready(node):

@@ -22,16 +22,20 @@ second: cleanup is not measured, and a list shows everything that is left.
 import time
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import live_runs
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
-from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError, WaitTimeout
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Predicate, poll
 
 SNAP = "snapshot.storage.k8s.io/v1"
+NOTHING_LEFT = Predicate("nothing left", lambda names: not names)
 
 
-class CleanupTimeout(StoragePerfError):
-    def __init__(self, msg, remaining):
-        super().__init__(msg)
-        self.msg = msg
+class CleanupTimeout(WaitTimeout):
+    """remaining: the names still there (also `last`, as for every wait)."""
+
+    def __init__(self, msg, remaining, hint=None, result=None):
+        super().__init__(msg, last=remaining, hint=hint, result=result)
         self.remaining = remaining
 
 
@@ -162,16 +166,15 @@ class Cleanup:
                     raise
 
     def _wait(self, what, left, deadline):
-        """Poll left() -> [names] until empty; raise CleanupTimeout listing what is left."""
-        while True:
-            names = left()
-            if not names:
-                return
-            if self.clock() >= deadline:
-                raise CleanupTimeout("cleanup timed out after %ss waiting for %s to go: %s%s" % (
-                    self.timeout, what, ", ".join(names[:10]), " (and %d more)" % (len(names) - 10) if len(names) > 10 else ""),
-                    names)
-            self.sleep(self.poll)
+        """Poll left() -> [names] at a steady pace until empty; raise CleanupTimeout listing what is left."""
+        try:
+            poll(left, NOTHING_LEFT, deadline - self.clock(), what="%s gone" % what, first=self.poll, cap=self.poll,
+                 sleep=self.sleep, clock=self.clock)
+        except WaitTimeout as e:
+            names = e.last
+            raise CleanupTimeout("cleanup timed out after %ss waiting for %s to go: %s%s" % (
+                self.timeout, what, ", ".join(names[:10]), " (and %d more)" % (len(names) - 10) if len(names) > 10 else ""),
+                names) from e
 
     def run(self):
         """Delete everything of the run; returns {deleted: {kind: n}, namespaces: [...]}. Raises CleanupTimeout."""
@@ -215,3 +218,55 @@ class Cleanup:
                                           if self.client.get("v1", "Namespace", ns, missing_ok=True) is not None],
                    deadline)
         return {"deleted": dict(self.deleted), "namespaces": namespaces}
+
+
+def _live_message(live):
+    if not live:
+        return ""
+    return ("left %d live run(s) alone, still measuring (Lease renewed, not expired): %s. Run the cleanup after they "
+            "finish, or with force=true to delete their objects anyway (they then report disturbed steps)" % (
+                len(live), ", ".join("%s (namespace %s, Lease expires in %ss)" % (r, v["namespace"], v["expires_in_s"])
+                                     for r, v in sorted(live.items()))))
+
+
+def bench_cleanup(module):
+    """The bench_cleanup module: delete what one run (run_id) or every run (all_runs) left, sparing live runs."""
+    p = module.params
+    if bool(p["run_id"]) == bool(p["all_runs"]):
+        raise StoragePerfError("give exactly one of run_id (one run) and all_runs=true (every storageperf run)")
+    problem = L.run_id_problem(p["run_id"]) if p["run_id"] else None
+    if problem:
+        raise StoragePerfError(problem)
+    cleanup = Cleanup(module.k8s, run_id=p["run_id"] or None, namespaces=p["namespaces"], timeout=p["timeout"])
+    try:
+        return _clean(module, cleanup, p)
+    except K8sError as e:
+        raise StoragePerfError("cleanup of %s: %s" % (p["run_id"] or "every storageperf run", e.msg),
+                               result={"deleted": cleanup.deleted}) from e
+
+
+def _clean(module, cleanup, p):
+    live = {} if p["force"] else live_runs(cleanup.client)
+    if p["run_id"] and p["run_id"] not in live:
+        live = {}
+    msg = _live_message(live)
+    if msg:
+        module.warn(msg)
+    if p["run_id"] and live:
+        return dict(changed=False, found={}, deleted={}, remaining={}, live_runs=live, msg=msg)
+    cleanup.skip_runs = frozenset(live)
+    found = cleanup.inventory()
+    if module.check_mode:
+        return dict(changed=bool(found), found=found, remaining=found, live_runs=live,
+                    msg=msg or "would delete what was found")
+    if not found:
+        return dict(changed=False, found={}, deleted={}, remaining={}, live_runs=live, msg=msg or "nothing to delete")
+    try:
+        done = cleanup.run()
+    except CleanupTimeout as e:
+        raise StoragePerfError(e.msg, hint="Check the controllers that should remove them (kubectl describe), then run "
+                                           "the cleanup again",
+                               result=dict(found=found, deleted=cleanup.deleted, remaining=cleanup.inventory(),
+                                           live_runs=live)) from e
+    return dict(changed=True, found=found, deleted=done["deleted"], remaining=cleanup.inventory(), live_runs=live,
+                msg=msg or "deleted what was found")

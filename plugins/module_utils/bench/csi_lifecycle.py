@@ -51,6 +51,10 @@ NEEDS = {
 }
 SNAPSHOT_STEPS = ("create_snapshot", "clone_from_snapshot", "delete_clone", "delete_snapshot")
 DEFAULT_SNAPSHOT_CLASS_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
+# the module parameters this benchmark reads, the defaults it adds, and its report title (runner.py's registry)
+PARAMS = ("volumes", "pvcs_per_pod", "size", "storage_class", "snapshot_class", "access_modes", "pod_image", "steps")
+DEFAULTS: dict = {}  # csi_lifecycle adds none: its storage_class is required
+TITLE = "CSI lifecycle at %(volumes)s volumes (%(pods)s pods x %(pvcs_per_pod)s PVCs)"
 
 
 class Plan:
@@ -96,6 +100,21 @@ def problems(params):
     if unknown:
         out.append("steps has unknown step(s) %s: choose from %s" % (", ".join(unknown), ", ".join(STEP_NAMES)))
     return out
+
+
+def facts(plan):
+    """The plan as the result document's parameters and the module's `plan`."""
+    return {"volumes": plan.volumes, "pods": len(plan.pods), "pvcs_per_pod": plan.per_pod, "size": plan.size,
+            "storage_class": plan.storage_class, "provisioner": plan.provisioner,
+            "attach_required": plan.attach_required, "snapshot_class": plan.snapshot_class,
+            "snapshot_steps_skipped": plan.snapshot_skip, "steps": plan.steps}
+
+
+def plan_messages(plan, preflight=False):
+    """What the person running the play should know about the plan; preflight also says which steps it skips."""
+    if preflight and plan.snapshot_skip:
+        return ["snapshot steps will be skipped: %s" % plan.snapshot_skip]
+    return []
 
 
 def preflight(client, plan):

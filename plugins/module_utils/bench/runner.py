@@ -8,8 +8,12 @@
   measure    one repetition of one variant in its own owner namespace; every step result is
              written to the document as soon as it is measured; the namespace is cleaned up after
   finalize   give the document its final status (and the reason), with per-variant summaries
+
+bench_run(module) is the module's one call: it checks the options, runs the mode and turns every failure
+into a BenchProblem that names the benchmark and what to fix.
 """
 
+import signal
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
@@ -17,18 +21,18 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Options
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import RunLease
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.progress import ProgressFile
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.results import ResultFile, step_line
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
 
-BENCHMARKS = {"csi_lifecycle": csi_lifecycle, "attach_stress": attach_stress}
-TITLES = {
-    "csi_lifecycle": "CSI lifecycle at %(volumes)s volumes (%(pods)s pods x %(pvcs_per_pod)s PVCs)",
-    "attach_stress": "Attach stress: %(replicas)s pods x %(volumes_per_pod)s disks on one node",
-}
-CSI_PARAMS = ("volumes", "pvcs_per_pod", "size", "storage_class", "snapshot_class", "access_modes", "pod_image", "steps")
-ATTACH_PARAMS = ("replicas", "node", "storage_class", "provisioner", "disk_type", "volumes_per_pod", "size",
-                 "pod_image", "disk_limit", "statefulset", "prewarm", "create_storage_class")
+# The one table of benchmarks. An entry is the benchmark's module; what differs between benchmarks is its
+# attributes, so nothing below branches on a name: PARAMS (the module parameters it reads), DEFAULTS (added
+# when a parameter is not given), TITLE (% the plan's facts), SHARED_NAMESPACE, problems(params),
+# Plan(params), preflight(client, plan), facts(plan), plan_messages(plan, preflight), run(ctx, plan).
+BENCHMARKS = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress)}
 
 
 class BenchProblem(StoragePerfError):
@@ -36,38 +40,28 @@ class BenchProblem(StoragePerfError):
 
 
 def parameters(benchmark, params):
-    keys = CSI_PARAMS if benchmark == "csi_lifecycle" else ATTACH_PARAMS
+    entry = BENCHMARKS[benchmark]
     # 0 and empty values stay: problems() must see volumes=0 to refuse it
-    out = {k: params.get(k) for k in keys if params.get(k) is not None and params.get(k) != ""}
-    if benchmark == "attach_stress":
-        out.setdefault("storage_class", "alibabacloud-disk")
+    out = {k: params.get(k) for k in entry.PARAMS if params.get(k) is not None and params.get(k) != ""}
+    for key, value in entry.DEFAULTS.items():
+        out.setdefault(key, value)
     return out
 
 
 def make_plan(client, benchmark, params):
     """Validate, then read the cluster. Raises BenchProblem (with what to fix) or K8sError."""
-    mod = BENCHMARKS[benchmark]
+    entry = BENCHMARKS[benchmark]
     bench_params = parameters(benchmark, params)
-    found = mod.problems(bench_params)
+    found = entry.problems(bench_params)
     if found:
         raise BenchProblem("; ".join(found))
-    plan = mod.Plan(bench_params)
-    mod.preflight(client, plan)
+    plan = entry.Plan(bench_params)
+    entry.preflight(client, plan)
     return plan
 
 
 def plan_facts(benchmark, plan):
-    if benchmark == "csi_lifecycle":
-        return {"volumes": plan.volumes, "pods": len(plan.pods), "pvcs_per_pod": plan.per_pod, "size": plan.size,
-                "storage_class": plan.storage_class, "provisioner": plan.provisioner,
-                "attach_required": plan.attach_required, "snapshot_class": plan.snapshot_class,
-                "snapshot_steps_skipped": plan.snapshot_skip, "steps": plan.steps}
-    return {"replicas": plan.replicas, "replicas_requested": plan.replicas_requested, "node": plan.node_name,
-            "volumes_per_pod": plan.volumes_per_pod, "storage_class": plan.storage_class,
-            "provisioner": plan.provisioner, "attach_required": plan.attach_required,
-            "disk_limit": plan.disk_limit, "disk_limit_source": plan.disk_limit_source,
-            "attached_before": plan.attached_before, "instance_type": plan.instance_type, "size": plan.size,
-            "prewarm": plan.prewarm}
+    return BENCHMARKS[benchmark].facts(plan)
 
 
 def cluster_facts(client, name=None):
@@ -82,7 +76,7 @@ def cluster_facts(client, name=None):
 
 def title(benchmark, facts):
     try:
-        return TITLES[benchmark] % facts
+        return BENCHMARKS[benchmark].TITLE % facts
     except (KeyError, TypeError):
         return None
 
@@ -94,9 +88,7 @@ def preflight(client, benchmark, params, reports_dir, run_id=None, components=No
     problem = L.run_id_problem(run_id)
     if problem:
         raise BenchProblem(problem)
-    messages = list(getattr(plan, "messages", []))
-    if benchmark == "csi_lifecycle" and plan.snapshot_skip:
-        messages.append("snapshot steps will be skipped: %s" % plan.snapshot_skip)
+    messages = BENCHMARKS[benchmark].plan_messages(plan, preflight=True)
     rf = ResultFile(reports_dir, run_id)
     changed = False
     if not check_mode:
@@ -118,7 +110,7 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
     rf = ResultFile(reports_dir, run_id)
     if check_mode:
         return {"run_id": run_id, "variant": variant, "plan": facts, "status": None, "steps": [],
-                "messages": list(getattr(plan, "messages", [])), "result_path": rf.path, "changed": True}
+                "messages": BENCHMARKS[benchmark].plan_messages(plan), "result_path": rf.path, "changed": True}
     rf.open(benchmark, parameters=facts, cluster=cluster_facts(client, params.get("cluster_name")), title=title(benchmark, facts))
     _, run = rf.begin_run(variant, settings)
     shared = BENCHMARKS[benchmark].SHARED_NAMESPACE
@@ -167,7 +159,7 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
         rf.end_run(run, status=status, extra=extra)
     return {"run_id": run_id, "variant": variant, "repetition": run["repetition"], "namespace": namespace,
             "status": run["status"], "steps": [step_line(s) for s in run["steps"]], "plan": facts,
-            "messages": list(getattr(plan, "messages", [])), "cleanup": extra.get("cleanup"),
+            "messages": BENCHMARKS[benchmark].plan_messages(plan), "cleanup": extra.get("cleanup"),
             "setup": extra.get("setup"), "result_path": rf.path, "changed": True}
 
 
@@ -181,3 +173,65 @@ def finalize(reports_dir, run_id, status=None, reason=None, check_mode=False):
         rf.write(check=True)
     return {"run_id": run_id, "status": rf.doc["status"], "result_path": rf.path, "document": rf.doc,
             "changed": not check_mode}
+
+
+def _interrupt(signum, frame):
+    # SIGTERM (ansible-playbook interrupted, AWX cancel) becomes an exception, so the result document
+    # records the repetition as interrupted before the process ends
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
+def option_problems(p):
+    """Options no mode can run with; each names the option and a valid value."""
+    if p["concurrency"] < 1:
+        return "concurrency must be at least 1, got %d" % p["concurrency"]
+    if p["step_timeout"] <= 0:
+        return "step_timeout must be a positive number of seconds, got %s" % p["step_timeout"]
+    return None
+
+
+def _run_mode(module, p):
+    if p["mode"] == "finalize":
+        out = finalize(p["reports_dir"], p["run_id"], status=p["status"], reason=p["reason"],
+                       check_mode=module.check_mode)
+        out["summary"] = summarize(out.pop("document"))
+        return out
+    # the bench engine shares the client between its threads: a connection each, and some for the watches
+    client = module.client("k8s", pool_maxsize=p["concurrency"] + 8)
+    if p["mode"] == "preflight":
+        return preflight(client, p["benchmark"], p, p["reports_dir"], run_id=p["run_id"] or None,
+                         components=p["components"], notes=p["notes"], check_mode=module.check_mode)
+    signal.signal(signal.SIGTERM, _interrupt)
+    options = Options(concurrency=p["concurrency"], timeout=p["step_timeout"],
+                      give_up_after_warnings=p["give_up_after_warnings"],
+                      progress_interval=p["progress_interval"], keep_objects=p["keep_objects"])
+    progress = ProgressFile(p["progress_file"]) if p["progress_file"] else None
+    out = measure(client, p["benchmark"], p, p["reports_dir"], p["run_id"], p["variant"],
+                  settings=p["variant_settings"], options=options, cleanup=p["cleanup"],
+                  cleanup_timeout=p["cleanup_timeout"], progress=progress, check_mode=module.check_mode)
+    for message in out.get("messages") or ():
+        module.warn(message)
+    failed = [s for s in out.get("steps") or () if s.get("status") in ("failed", "timeout", "disturbed")]
+    return dict(out, failed_steps=len(failed))
+
+
+def bench_run(module):
+    """The bench_run module: preflight, measure or finalize (module.params mode); every failure a BenchProblem."""
+    p = module.params
+    problem = option_problems(p)
+    if problem:
+        raise BenchProblem(problem)
+    benchmark = p["benchmark"]
+    try:
+        return _run_mode(module, p)
+    except BenchProblem as e:
+        raise BenchProblem("%s: %s" % (benchmark, e.msg)) from e
+    except K8sError as e:
+        raise BenchProblem("%s: %s" % (benchmark, e.msg), status=e.status) from e
+    except (OSError, ValueError) as e:
+        raise BenchProblem("%s: cannot read or write the result document under %s: %s" % (benchmark, p["reports_dir"], e),
+                           hint="Check reports_dir.") from e
+    except KeyboardInterrupt as e:
+        raise BenchProblem("%s: interrupted (%s); the result document records what was measured, and bench_cleanup / "
+                           "playbooks/cleanup.yml removes what is left (run id %s)" % (benchmark, e, p["run_id"]),
+                           run_id=p["run_id"]) from e

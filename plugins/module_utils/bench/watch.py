@@ -14,6 +14,7 @@ the differences are fed to the tracker as events. Nothing is ever polled per obj
 import threading
 import time
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import backoff
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 
 LIST_LIMIT = 5000
@@ -99,8 +100,12 @@ class KindWatch:
             self.tracker.relisted(self.kind.name, items, t)
             self.cond.notify_all()
 
+    def _pause(self, delays):
+        # between reconnects; stop() ends the pause at once
+        self._stop.wait(next(delays))
+
     def _run(self):
-        backoff = 0.2
+        delays = backoff(0.2, 5.0, jitter=False)
         while not self._stop.is_set():
             try:
                 for etype, obj, t in self.client.watch(
@@ -123,7 +128,7 @@ class KindWatch:
                     with self.cond:
                         self.tracker.observe(self.kind.name, etype, obj, t)
                         self.cond.notify_all()
-                backoff = 0.2
+                delays = backoff(0.2, 5.0, jitter=False)  # the watch ran: the next failure waits the least again
             except K8sError as e:
                 if self._stop.is_set():
                     return
@@ -132,14 +137,12 @@ class KindWatch:
                         self._relist()
                     except Exception as e2:  # noqa: BLE001 - keep trying until the step ends
                         self.failures.append(str(e2))
-                        time.sleep(backoff)
+                        self._pause(delays)
                     continue
                 self.failures.append(e.msg)
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
+                self._pause(delays)
             except Exception as e:  # noqa: BLE001 - a dropped connection: resume from the last version
                 if self._stop.is_set():
                     return
                 self.failures.append("%s: %s" % (type(e).__name__, e))
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
+                self._pause(delays)

@@ -50,12 +50,15 @@ class StoragePerfModule(AnsibleModule):
         self._clients = {}
 
     # clients ----------------------------------------------------------------------------------
-    def client(self, system):
-        """The one client of a system for this run; fails the module clearly when the SDK or login is missing."""
+    def client(self, system, **options):
+        """The one client of a system for this run; fails the module clearly when the SDK or login is missing.
+
+        options (the k8s client's pool_maxsize) apply when this call builds the client, the first for the system.
+        """
         if system not in self.auth:
             raise ValueError("this module did not declare auth=%r" % system)
         if system not in self._clients:
-            self._clients[system] = _clients()[system](self)
+            self._clients[system] = _clients()[system](self, **options)
         return self._clients[system]
 
     @property

@@ -390,13 +390,13 @@ def _qualified(namespace, name):
     return "%s/%s" % (namespace, name) if namespace else str(name)
 
 
-def client_from_module(module):
+def client_from_module(module, pool_maxsize=None):
     """A Client for an AnsibleModule whose argument_spec includes K8S_AUTH_ARG_SPEC; fails the module clearly."""
     if not HAS_K8S:
         from ansible.module_utils.basic import missing_required_lib
 
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=str(K8S_IMPORT_ERROR))
     try:
-        return Client(module.params)
+        return Client(module.params, pool_maxsize=pool_maxsize)
     except K8sError as e:
         module.fail_json(msg=e.msg)

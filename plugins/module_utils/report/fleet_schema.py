@@ -12,7 +12,6 @@ schema.py's, so a fleet document is validated the same way with or without jsons
 import json
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema as S
-from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 FLEET_SCHEMA_VERSION = 1
 KINDS = ("bench", "advice")
@@ -142,30 +141,16 @@ FLEET_SCHEMA = {
 }
 
 
-class FleetValidationError(StoragePerfError, ValueError):
+class FleetValidationError(S.DocumentValidationError):
     """A fleet document does not match FLEET_SCHEMA; `problems` lists 'field.path: message'."""
 
-    def __init__(self, problems):
-        self.problems = list(problems)
-        shown = "; ".join(self.problems[:5])
-        more = " (and %d more)" % (len(self.problems) - 5) if len(self.problems) > 5 else ""
-        super().__init__(
-            "invalid fleet document: %s%s. The format is described in docs/fleet.md." % (shown, more))
+    what = "fleet document"
+    described_in = "docs/fleet.md"
 
 
 def validate_fleet(doc, use_jsonschema=None):
     """Raise FleetValidationError naming every bad field; return the doc when it is valid."""
-    if use_jsonschema is None:
-        use_jsonschema = S.HAS_JSONSCHEMA
-    if use_jsonschema:
-        validator = S.jsonschema.Draft202012Validator(FLEET_SCHEMA)
-        problems = ["%s: %s" % (S.field_path(e.absolute_path), e.message)
-                    for e in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])]
-    else:
-        problems = list(S._check(doc, FLEET_SCHEMA, []))
-    if problems:
-        raise FleetValidationError(problems)
-    return doc
+    return S.check_against(FLEET_SCHEMA, doc, FleetValidationError, use_jsonschema)
 
 
 def schema_json():

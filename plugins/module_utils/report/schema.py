@@ -220,15 +220,24 @@ RESULT_SCHEMA = {
 }
 
 
-class ResultValidationError(StoragePerfError, ValueError):
-    """A result document does not match the schema. `problems` lists 'field.path: message'."""
+class DocumentValidationError(StoragePerfError, ValueError):
+    """A document does not match its schema. `problems` lists 'field.path: message'; subclasses name the
+    document (`what`) and the page that describes it (`described_in`)."""
+
+    what = "document"
+    described_in = "docs/results.md"
 
     def __init__(self, problems):
         self.problems = list(problems)
         shown = "; ".join(self.problems[:5])
         more = " (and %d more)" % (len(self.problems) - 5) if len(self.problems) > 5 else ""
-        super().__init__(
-            "invalid result document: %s%s. The format is described in docs/results.md." % (shown, more))
+        super().__init__("invalid %s: %s%s. The format is described in %s." % (self.what, shown, more, self.described_in))
+
+
+class ResultValidationError(DocumentValidationError):
+    """A result document does not match the schema."""
+
+    what = "result document"
 
 
 def field_path(parts):
@@ -249,17 +258,26 @@ def validate(doc, use_jsonschema=None):
     (type, const, enum, required, properties, additionalProperties, items, minimum,
     minLength, pattern, oneOf), so both paths agree on what is valid.
     """
+    return check_against(RESULT_SCHEMA, doc, ResultValidationError, use_jsonschema)
+
+
+def _path_order(err):
+    # positions sort as numbers, names as text; one level is never both (a list or an object)
+    return [(isinstance(p, str), p) for p in err.absolute_path]
+
+
+def check_against(schema, doc, error, use_jsonschema=None):
+    """Raise error(problems) naming every field of doc that schema refuses; return doc when it is valid."""
     if use_jsonschema is None:
         use_jsonschema = HAS_JSONSCHEMA
     if use_jsonschema:
-        validator = jsonschema.Draft202012Validator(RESULT_SCHEMA)
-        problems = []
-        for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path)):
-            problems.append("%s: %s" % (field_path(err.absolute_path), _short(err)))
+        validator = jsonschema.Draft202012Validator(schema)
+        problems = ["%s: %s" % (field_path(err.absolute_path), _short(err))
+                    for err in sorted(validator.iter_errors(doc), key=_path_order)]
     else:
-        problems = list(_check(doc, RESULT_SCHEMA, []))
+        problems = list(_check(doc, schema, []))
     if problems:
-        raise ResultValidationError(problems)
+        raise error(problems)
     return doc
 
 

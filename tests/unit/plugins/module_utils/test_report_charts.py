@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import charts, sample
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import charts
+from tests.support import report_samples as sample
 
 pytestmark = pytest.mark.skipif(not charts.HAS_MATPLOTLIB, reason="matplotlib not installed")
 

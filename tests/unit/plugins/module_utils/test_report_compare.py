@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import sample
+from tests.support import report_samples as sample
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.junit import to_junit
 
 

@@ -11,7 +11,8 @@ import pytest
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_charts, fleet_schema, sample
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_charts, fleet_schema
+from tests.support import report_samples as sample
 
 REPO = Path(__file__).resolve().parents[4]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -4,7 +4,8 @@ from __future__ import annotations
 import copy
 import re
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import render, sample
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render
+from tests.support import report_samples as sample
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
 

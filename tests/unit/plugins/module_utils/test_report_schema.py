@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import sample, schema
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema
+from tests.support import report_samples as sample
 
 REPO = Path(__file__).resolve().parents[4]
 VALIDATORS = [pytest.param(True, id="jsonschema"), pytest.param(False, id="builtin")]

@@ -1,0 +1,135 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the report modules do: bench_report, bench_compare, fleet_report and reports_upload.
+
+Each function takes the module's params (and check mode) and returns the module's result, or raises a
+StoragePerfError naming the option to fix. What they share is here once: reading a result document
+given by an option, turning a write error into a message naming where and what to check, and saying
+which files were written.
+"""
+
+import contextlib
+import datetime
+import os
+
+from ansible.module_utils.basic import missing_required_lib
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare as C
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.fleet_schema import FleetValidationError
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.junit import to_junit
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import ResultValidationError, validate
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
+
+
+# shared -------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def writing(what, hint=None):
+    """An OSError while writing becomes a StoragePerfError saying what could not be written and what to check."""
+    try:
+        yield
+    except OSError as e:
+        raise StoragePerfError("%s: %s" % (what, e), hint=hint) from e
+
+
+def written(files):
+    """The result keys of what write_texts() wrote: paths per format, changed_files, changed."""
+    changed_files = sorted(f for f, w in files.items() if w["changed"])
+    return {"paths": {f: w["path"] for f, w in files.items()}, "changed_files": changed_files,
+            "changed": bool(changed_files)}
+
+
+# bench_report ---------------------------------------------------------------------------------------
+def _report_dir(p, doc):
+    if p["output_dir"]:
+        return os.path.abspath(p["output_dir"])
+    if p["reports_dir"]:
+        return os.path.abspath(os.path.join(p["reports_dir"], doc["run_id"]))
+    if p["result"]:
+        src = p["result"]
+        return os.path.abspath(src if os.path.isdir(src) else os.path.dirname(os.path.abspath(src)))
+    raise StoragePerfError("output_dir or reports_dir is required when document is given "
+                           "(files go to <output_dir>/ or <reports_dir>/<run_id>/)")
+
+
+def bench_report(p, check_mode=False):
+    """Render a result document (p["result"] path or p["document"]) as p["formats"] next to it or into a directory."""
+    try:
+        doc = D.load(p["result"]) if p["result"] else validate(p["document"])
+    except ResultValidationError as e:
+        raise StoragePerfError("%s: %s" % ("result " + p["result"] if p["result"] else "document", e),
+                               problems=e.problems) from e
+    except ValueError as e:
+        raise StoragePerfError("result: %s" % e, hint="Give the path of a result.json or of its run directory.") from e
+    out_dir = _report_dir(p, doc)
+    with writing("cannot write the report into %s" % out_dir,
+                 hint="Check that the directory is writable (output_dir / reports_dir)."):
+        result = written(R.write_reports(doc, out_dir, p["formats"], check_mode=check_mode))
+        markdown = R.to_markdown(doc)
+    summary = dict(summarize(doc), reports=result["paths"])
+    return dict(result, output_dir=out_dir, summary=summary, markdown=markdown)
+
+
+# bench_compare --------------------------------------------------------------------------------------
+def _load(option, path):
+    try:
+        return D.load(path)
+    except ValueError as e:  # unreadable, not JSON, or a ResultValidationError (with its problems)
+        raise StoragePerfError("%s: %s" % (option, e), problems=getattr(e, "problems", [])) from e
+
+
+def bench_compare(p, check_mode=False):
+    """Judge a candidate run (against a baseline run, or its own variants) by tolerances; optionally write JUnit."""
+    docs = {name: _load(name, p[name]) if p[name] is not None else None for name in ("baseline", "candidate")}
+    verdict = C.compare(docs["baseline"], docs["candidate"], p["tolerances"])
+    result = dict(changed=False, verdict="fail" if verdict["failed"] else "pass",
+                  failed_checks=verdict["failed"], checks=verdict["checks"], failures=verdict["failures"],
+                  rows=verdict["rows"], message=verdict["message"], lines=C.verdict_lines(verdict))
+    if p["junit_path"]:
+        path = result["junit_path"] = os.path.abspath(p["junit_path"])
+        if not check_mode:
+            with writing("junit_path: cannot write %s" % path):
+                result["changed"] = D.write_text_atomic(path, to_junit(verdict))
+    return result
+
+
+# fleet_report ---------------------------------------------------------------------------------------
+def default_fleet_name():
+    return "fleet-" + datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def fleet_report(p, check_mode=False):
+    """Put every cluster's entry side by side in <reports_dir>/<name>/fleet.json|md|html."""
+    name = p["name"] or default_fleet_name()
+    try:
+        fleet = F.build_fleet(p["entries"], name, kind=p["kind"], title=p["title"])
+    except FleetValidationError as e:  # a bug in fleet.py rather than bad input: say so with the details
+        raise StoragePerfError("the fleet document does not match its schema: %s" % e, problems=e.problems) from e
+    out_dir = os.path.abspath(os.path.join(p["reports_dir"], name))
+    with writing("cannot write the fleet report into %s" % out_dir, hint="Check that reports_dir is writable."):
+        result = written(FR.write_fleet(fleet, p["reports_dir"], check_mode=check_mode))
+    summary = dict(fleet["summary"], kind=fleet["kind"], name=name)
+    return dict(result, output_dir=out_dir, name=name, kind=fleet["kind"], summary=summary,
+                table=FR.table_lines(fleet))
+
+
+# reports_upload -------------------------------------------------------------------------------------
+def reports_upload(p, check_mode=False, diff=False):
+    """Upload the files of a report directory that the bucket lacks or holds in another version."""
+    if not U.HAS_BOTO3:
+        raise StoragePerfError(missing_required_lib("boto3") + " Install it with: pip install --no-deps -r "
+                               "requirements-s3.txt (docs/fleet.md says why --no-deps).")
+    if not p["bucket"].strip() or "/" in p["bucket"]:
+        raise StoragePerfError("bucket %r must be a bucket name (no '/'); put the path into prefix" % p["bucket"])
+    s3 = U.client(p["endpoint_url"], p["region"], p["profile"], p["addressing_style"], p["signature_version"])
+    result = U.sync(s3, p["src"], p["bucket"], p["prefix"], check_mode=check_mode, endpoint_url=p["endpoint_url"])
+    keys = sorted(result["uploaded"] + result["unchanged"])
+    out = dict(changed=bool(result["uploaded"]), uploaded=result["uploaded"], unchanged=result["unchanged"],
+               bucket=p["bucket"], urls=["s3://%s/%s" % (p["bucket"], k) for k in keys])
+    if diff and result["uploaded"]:
+        out["diff"] = result["diff"]
+    return out
