@@ -48,12 +48,8 @@ _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
 
 class TridentError(StoragePerfError):
-    """A refusal or failure with a message that names what is wrong and how to fix it."""
-
-    def __init__(self, msg, **details):
-        super().__init__(msg)
-        self.msg = msg
-        self.details = details
+    """A refusal or failure with a message that names what is wrong and how to fix it; details are facts to
+    report beside it (unsupported_backends, version, ...)."""
 
 
 class TridentNotInstalled(TridentError):
