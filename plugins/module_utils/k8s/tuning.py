@@ -72,14 +72,9 @@ class DeploymentTuning:
     """
 
     def __init__(self, client, find, tunables, state, check_mode=False, diff=False, report=dict, on_patched=None):
-        self.client = client
-        self.find = find
-        self.tunables = tunables
-        self.state = state
-        self.check_mode = check_mode
-        self.diff = diff
-        self.report = report
-        self.on_patched = on_patched
+        self.client, self.find, self.tunables, self.state = client, find, tunables, state
+        self.check_mode, self.diff = check_mode, diff
+        self.report, self.on_patched = report, on_patched
         self.outcome = dict(changed=False, rollout="skipped", deployment=None, containers={})
 
     def _plan_and_patch(self):

@@ -72,13 +72,10 @@ class ConcurrencySwitch:
     """One run of trident_concurrency; result holds what the module reports, also when it fails."""
 
     def __init__(self, client, params, check_mode=False, diff=False, warn=None):
-        self.client = client
-        self.params = params
+        self.client, self.params, self.check_mode, self.diff = client, params, check_mode, diff
         self.enable = params["state"] == "present"
-        self.check_mode = check_mode
-        self.diff = diff
         self.warn = warn or (lambda msg: None)
-        self.install = None
+        self.install = self.patch = None
         self.result = dict(changed=False)
 
     def run(self):
