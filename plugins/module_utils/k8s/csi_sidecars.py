@@ -16,7 +16,6 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.tuning import (
     DeploymentTuning,
     Tunable,
-    TuningError,
 )
 
 
@@ -24,9 +23,9 @@ def refuse_sidecars(sidecars, state):
     """Before any request: the list not empty, each sidecar once, and (state present) valid values set in each."""
     names = [s["name"] for s in sidecars]
     if not names:
-        raise TuningError("sidecars is empty: list at least one sidecar, e.g. [{name: csi-provisioner, worker_threads: 25}]")
+        raise ContainerArgsError("sidecars is empty: list at least one sidecar, e.g. [{name: csi-provisioner, worker_threads: 25}]")
     if len(set(names)) != len(names):
-        raise TuningError("sidecars names the same sidecar twice (%s): merge its settings into one entry" % ", ".join(names))
+        raise ContainerArgsError("sidecars names the same sidecar twice (%s): merge its settings into one entry" % ", ".join(names))
     if state != "present":
         return
     errors = []
@@ -36,7 +35,7 @@ def refuse_sidecars(sidecars, state):
             errors.append("sidecars[%s] sets nothing: give worker_threads, kube_api_qps or kube_api_burst, or use "
                           "state=absent to remove them" % s["name"])
     if errors:
-        raise TuningError("; ".join(errors), errors=errors)
+        raise ContainerArgsError("; ".join(errors), errors=errors)
 
 
 def _find(name, namespace):

@@ -9,8 +9,9 @@ its containers; the rest is this one ladder:
   -> one guarded JSON patch (re-read and re-planned on a 409/422 conflict) -> wait for the rollout
   -> check that the rolled-out Deployment runs the values set (an operator may have rewritten them).
 
-Every failure is a TuningError (or the K8sError/WaitTimeout that caused it) carrying the partial result,
-so the module reports what it planned or did before it failed.
+Every failure (a ContainerArgsError for refused settings, whose details list every refusal as errors, or
+the K8sError/WaitTimeout met on the way) carries the partial result, so the module reports what it planned or
+did before it failed.
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError, WaitTimeout
@@ -35,10 +36,6 @@ CONFLICT_STATUSES = (409, 422)
 PATCH_ATTEMPTS = 3
 
 
-class TuningError(ContainerArgsError):
-    """Refused settings, or a Deployment that does not run what was set; errors lists every refusal."""
-
-
 class Tunable:
     """One container to tune: key names it in the result, pick(deployment) -> (index, container),
     settings holds the wanted values by option name (None = leave as is), where prefixes its messages."""
@@ -56,7 +53,7 @@ def refuse_settings(tunables, state):
         return
     errors = [e for t in tunables for e in validate_tuning(t.settings, where=t.where)]
     if errors:
-        raise TuningError("; ".join(errors), errors=errors)
+        raise ContainerArgsError("; ".join(errors), errors=errors)
 
 
 def is_conflict(exc):
@@ -86,7 +83,7 @@ class DeploymentTuning:
             errors = [e for t, (_, c) in picked
                       for e in validate_tuning(t.settings, where=t.where, current=tuning_values(c))]
             if errors:
-                raise TuningError("; ".join(errors), errors=errors)
+                raise ContainerArgsError("; ".join(errors), errors=errors)
         plan = plan_edits(dep, [(pc, tuning_wanted(t.settings, self.state)) for t, pc in picked])
         self.outcome["containers"] = {t.key: dict(container=step["name"], changed=step["changed"], before=step["before"],
                                                   after=step["after"], args=step["new"])
@@ -105,7 +102,7 @@ class DeploymentTuning:
             if step["running"] != step["after"]:
                 reverted.append("%s runs with %s, not %s" % (step["container"], step["running"], step["after"]))
         if reverted:
-            raise TuningError("after the rollout %s: something else (the Deployment's operator, GitOps) rewrote its "
+            raise ContainerArgsError("after the rollout %s: something else (the Deployment's operator, GitOps) rewrote its "
                               "arguments" % "; ".join(reverted))
 
     def run(self, wait=True, wait_timeout=DEFAULT_WAIT_TIMEOUT):

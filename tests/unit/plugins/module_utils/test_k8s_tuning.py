@@ -11,7 +11,11 @@ import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import tuning
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import pick_container, set_flags
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
+    ContainerArgsError,
+    pick_container,
+    set_flags,
+)
 
 DEPLOYMENT = {
     "metadata": {"name": "snap", "namespace": "kube-system", "resourceVersion": "1", "generation": 1},
@@ -82,7 +86,7 @@ def test_other_errors_are_not_retried():
 def test_values_rewritten_after_the_rollout_fail_and_name_the_container():
     api = FakeApi(rewrite=set_flags(DEPLOYMENT["spec"]["template"]["spec"]["containers"][0]["args"],
                                     {"worker-threads": 10}))
-    with pytest.raises(tuning.TuningError) as caught:
+    with pytest.raises(ContainerArgsError) as caught:
         _run(api, {"worker_threads": 25})
     assert "snapshot-controller runs with" in caught.value.msg and "rewrote" in caught.value.msg
     assert caught.value.result["containers"]["snap"]["running"]["worker_threads"] == "10"
@@ -91,7 +95,7 @@ def test_values_rewritten_after_the_rollout_fail_and_name_the_container():
 def test_values_refused_against_what_is_in_place_change_nothing():
     api = FakeApi()
     api.dep["spec"]["template"]["spec"]["containers"][0]["args"].append("--kube-api-burst=10")
-    with pytest.raises(tuning.TuningError) as caught:
+    with pytest.raises(ContainerArgsError) as caught:
         _run(api, {"kube_api_qps": 50})
     assert "kube_api_burst=10 (the value left in place) must be >= kube_api_qps=50" in caught.value.msg
     assert caught.value.details["errors"] and api.patches == 0
