@@ -78,7 +78,7 @@ class AckCluster:
         """{name: {version, state}} of every installed addon."""
         doc = self.client.cs("ListClusterAddonInstances", "GET", self.base + "/addon_instances")
         return {a["name"]: {"version": a.get("version"), "state": a.get("state")}
-                    for a in doc.get("addons") or [] if a.get("name")}
+                for a in doc.get("addons") or [] if a.get("name")}
 
     def addon(self, name):
         """GetClusterAddonInstance with its config decoded; FeatureGate is the config's gate string."""

@@ -189,7 +189,7 @@ class ParallelAttach:
     def diff(self, facts, plan):
         def pool_view(tags_by_pool):
             return {p["name"] or p["nodepool_id"]: {t["key"]: t["value"] for t in tags_by_pool(p)}
-                        for p in facts["pools"]}
+                    for p in facts["pools"]}
 
         changed_pools = {p["nodepool_id"]: p["tags_after"] for p in plan["pools"]}
         keys = (ATTACH_TAG, DETACH_TAG)

@@ -102,8 +102,8 @@ class DeploymentTuning:
             if step["running"] != step["after"]:
                 reverted.append("%s runs with %s, not %s" % (step["container"], step["running"], step["after"]))
         if reverted:
-            raise ContainerArgsError("after the rollout %s: something else (the Deployment's operator, GitOps) rewrote its "
-                              "arguments" % "; ".join(reverted))
+            raise ContainerArgsError("after the rollout %s: something else (the Deployment's operator, GitOps) "
+                                     "rewrote its arguments" % "; ".join(reverted))
 
     def run(self, wait=True, wait_timeout=DEFAULT_WAIT_TIMEOUT):
         """The module's result; a StoragePerfError raised on the way carries it as its partial result."""

@@ -115,8 +115,8 @@ class Install:
                    orchestrator=(self.orchestrator or {}).get("metadata", {}).get("name"),
                    controller=(self.controller or {}).get("metadata", {}).get("name"))
         if self.helm_release:
-            out["helm_release"] = {k: self.helm_release.get(k) for k in
-                                       ("name", "namespace", "revision", "chart", "chart_version", "app_version")}
+            keys = ("name", "namespace", "revision", "chart", "chart_version", "app_version")
+            out["helm_release"] = {k: self.helm_release.get(k) for k in keys}
         return out
 
 
