@@ -119,40 +119,15 @@ api_calls:
   type: dict
 """
 
-import os
-
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import cluster_id_problem, cluster_info
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
-    ALIBABA_AUTH_ARG_SPEC, AliyunError, client_from_module)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC, K8sError
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import client_from_module as k8s_client
-
-
-def wants_kubernetes(params):
-    return bool(params.get("kubeconfig") or params.get("host") or os.environ.get("K8S_AUTH_KUBECONFIG")
-                or os.environ.get("K8S_AUTH_HOST"))
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import report_ack_cluster
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
 def main():
-    spec = dict(ALIBABA_AUTH_ARG_SPEC)
-    spec.update(K8S_AUTH_ARG_SPEC)  # api_retries is shared: one number for both APIs
-    spec.update(cluster_id=dict(type="str", required=True))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    if cluster_id_problem(module.params["cluster_id"]):
-        module.fail_json(msg=cluster_id_problem(module.params["cluster_id"]))
-    if not 1 <= module.params["concurrency"] <= 64:
-        module.fail_json(msg="concurrency must be between 1 and 64, got %d" % module.params["concurrency"])
-    client = client_from_module(module)
-    k8s = k8s_client(module) if wants_kubernetes(module.params) else None
-    try:
-        info = cluster_info(client, module.params["cluster_id"], k8s)
-    except AliyunError as e:
-        module.fail_json(msg=e.msg, api_calls=client.stats())
-    except K8sError as e:
-        module.fail_json(msg=e.msg, api_calls=client.stats())
-    module.exit_json(changed=False, api_calls=client.stats(), **info)
+    # k8s first: its api_retries is the one both APIs use
+    module = StoragePerfModule(argument_spec=dict(cluster_id=dict(type="str", required=True)),
+                               auth=("k8s", "alibaba"), supports_check_mode=True)
+    module.run(report_ack_cluster)
 
 
 if __name__ == "__main__":

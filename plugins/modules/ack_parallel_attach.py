@@ -29,16 +29,12 @@ description:
 extends_documentation_fragment:
   - storageperf.k8s.alibaba
   - storageperf.k8s.attributes
+  - storageperf.k8s.state
 options:
   cluster_id:
     description: ID of the ACK cluster (C(c) followed by 32 lowercase hex digits), checked before any API call.
     type: str
     required: true
-  state:
-    description: V(present) enables parallel attach; V(absent) removes what V(present) adds.
-    type: str
-    choices: [present, absent]
-    default: present
   detach:
     description:
       - Also enable parallel detach (C(DiskParallelDetach=true) on the provisioner, tag C(supportConcurrencyDetach=true)).
@@ -174,40 +170,20 @@ api_calls:
   sample: {calls: {"ecs:TagResources": 10, "cs:DescribeClusterNodes": 5}, total: 31, writes: 14, retried: {}, throttled: {}}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import cluster_id_problem
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import run_module_logic
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import ALIBABA_AUTH_ARG_SPEC, client_from_module
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import apply_parallel_attach
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 
 
 def main():
-    spec = dict(ALIBABA_AUTH_ARG_SPEC)
-    spec.update(
+    module = StoragePerfModule(argument_spec=dict(
         cluster_id=dict(type="str", required=True),
         state=dict(type="str", choices=["present", "absent"], default="present"),
         detach=dict(type="bool", default=False),
-        wait_timeout=dict(type="int", default=600),
+        wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
         disk_quantity_warning=dict(type="int", default=16),
-    )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    p = module.params
-    for name, low, high in (("concurrency", 1, 64), ("api_retries", 1, 20), ("wait_timeout", 1, 86400),
-                            ("api_timeout", 1, 3600)):
-        if not low <= p[name] <= high:
-            module.fail_json(msg="%s must be between %d and %d, got %d" % (name, low, high, p[name]))
-    if cluster_id_problem(p["cluster_id"]):
-        module.fail_json(msg=cluster_id_problem(p["cluster_id"]))
-    client = client_from_module(module)
-    result, warnings, error = run_module_logic(client, p, module.check_mode)
-    for w in warnings:
-        module.warn(w)
-    diff = result.pop("diff", None)
-    if module._diff and diff is not None:
-        result["diff"] = diff
-    if error:
-        module.fail_json(msg=error, **result)
-    module.exit_json(**result)
+    ), auth="alibaba", supports_check_mode=True)
+    module.run(apply_parallel_attach)
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ api_requests:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.cluster_facts import gather
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.storage_facts import gather
 
 
 def main():

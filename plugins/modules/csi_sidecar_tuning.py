@@ -32,11 +32,6 @@ options:
     description: Namespace of the Deployment.
     type: str
     required: true
-  state:
-    description: C(present) sets the given flags; C(absent) removes all three flags from the listed sidecars.
-    type: str
-    choices: [present, absent]
-    default: present
   sidecars:
     description:
       - The sidecars to tune. A sidecar is found by container name, else by image name (C(.../csi-provisioner:v5.2.0)).
@@ -58,16 +53,10 @@ options:
       kube_api_burst:
         description: C(--kube-api-burst), at least O(sidecars[].kube_api_qps).
         type: int
-  wait:
-    description: Wait for the rollout to finish.
-    type: bool
-    default: true
-  wait_timeout:
-    description: Seconds to wait for the rollout.
-    type: int
-    default: 300
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
+  - storageperf.k8s.state
+  - storageperf.k8s.wait
 attributes:
   check_mode:
     description: Can run in check mode and return the changed status prediction without modifying the target.
@@ -124,31 +113,13 @@ rollout:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
-    TUNING_FLAGS,
-    ContainerArgsError,
-    apply_plan,
-    operator_managed,
-    pick_container,
-    plan_diff,
-    plan_edits,
-    running_values,
-    tuning_values,
-    tuning_wanted,
-    validate_tuning,
-)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
-    K8S_AUTH_ARG_SPEC,
-    K8sError,
-    client_from_module,
-)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.rollout import WaitTimeout, wait_for_rollout
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.csi_sidecars import tune_sidecars
 
 
 def main():
-    argument_spec = dict(
+    module = StoragePerfModule(argument_spec=dict(
         name=dict(type="str", required=True),
         namespace=dict(type="str", required=True),
         state=dict(type="str", choices=["present", "absent"], default="present"),
@@ -159,77 +130,9 @@ def main():
             kube_api_burst=dict(type="int"),
         )),
         wait=dict(type="bool", default=True),
-        wait_timeout=dict(type="int", default=300),
-    )
-    argument_spec.update(K8S_AUTH_ARG_SPEC)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    p = module.params
-    names = [s["name"] for s in p["sidecars"]]
-    if not names:
-        module.fail_json(msg="sidecars is empty: list at least one sidecar, e.g. [{name: csi-provisioner, worker_threads: 25}]")
-    if len(set(names)) != len(names):
-        module.fail_json(msg="sidecars names the same sidecar twice (%s): merge its settings into one entry" % ", ".join(names))
-    errors = []
-    if p["state"] == "present":
-        for s in p["sidecars"]:
-            errors.extend(validate_tuning(s, where="sidecars[%s]" % s["name"]))
-            if all(s.get(opt) is None for opt, _ in TUNING_FLAGS):
-                errors.append("sidecars[%s] sets nothing: give worker_threads, kube_api_qps or kube_api_burst, or "
-                              "use state=absent to remove them" % s["name"])
-    if errors:
-        module.fail_json(msg="; ".join(errors), errors=errors, changed=False)
-
-    client = client_from_module(module)
-    result = dict(changed=False, rollout="skipped", sidecars={})
-    try:
-        for attempt in range(3):
-            dep = client.get("apps/v1", "Deployment", p["name"], namespace=p["namespace"], missing_ok=True)
-            if dep is None:
-                raise ContainerArgsError("Deployment %s/%s not found: give the name and namespace of the CSI controller "
-                                         "Deployment (kubectl get deploy -A | grep csi)" % (p["namespace"], p["name"]))
-            edits = []
-            for s in p["sidecars"]:
-                index, container = pick_container(dep, [s["name"]], image_hint=s["name"])
-                if p["state"] == "present":
-                    errors.extend(validate_tuning(s, where="sidecars[%s]" % s["name"], current=tuning_values(container)))
-                edits.append(((index, container), tuning_wanted(s, p["state"])))
-            if errors:
-                module.fail_json(msg="; ".join(errors), errors=errors, **result)
-            plan = plan_edits(dep, edits)
-            for i, step in enumerate(plan):  # plan follows the order of p["sidecars"]
-                result["sidecars"][p["sidecars"][i]["name"]] = dict(
-                    container=step["name"], changed=step["changed"], before=step["before"], after=step["after"],
-                    args=step["new"])
-            result["changed"] = any(step["changed"] for step in plan)
-            if module._diff:
-                result["diff"] = plan_diff(plan)
-            try:
-                apply_plan(client, dep, plan, check_mode=module.check_mode)
-                break
-            except K8sError as e:
-                if e.status not in (409, 422) or attempt == 2:
-                    raise
-        if result["changed"] and operator_managed(dep):
-            module.warn("Deployment %s/%s is managed by an operator (ownerReferences or Trident labels); it may revert "
-                        "these arguments. For Trident, set k8s_api_qps with storageperf.k8s.trident_concurrency."
-                        % (p["namespace"], p["name"]))
-        if p["wait"] and not module.check_mode:
-            done = wait_for_rollout(client, p["name"], p["namespace"], p["wait_timeout"])
-            result["rollout"] = "successfully rolled out"
-            for side in result["sidecars"].values():
-                side["running"] = running_values(done, side["container"])
-            reverted = [n for n, side in result["sidecars"].items() if side["running"] != side["after"]]
-            if reverted:
-                module.fail_json(msg="after the rollout %s run with other values than set (%s): the Deployment's owner "
-                                     "(an operator?) rewrote them" % (", ".join(reverted), "; ".join(
-                                         "%s %s" % (n, result["sidecars"][n]["running"]) for n in reverted)), **result)
-    except ContainerArgsError as e:
-        module.fail_json(msg=str(e), **result)
-    except WaitTimeout as e:
-        module.fail_json(msg=e.msg + " (the new arguments are in place; re-run to wait again)", **result)
-    except K8sError as e:
-        module.fail_json(msg=e.msg, **result)
-    module.exit_json(**result)
+        wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
+    ), auth="k8s", supports_check_mode=True)
+    module.run(lambda m: tune_sidecars(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 
 
 if __name__ == "__main__":

@@ -189,16 +189,18 @@ requests:
   type: int
 """
 
-from ansible.module_utils.basic import AnsibleModule, env_fallback
+from ansible.module_utils.basic import env_fallback
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.trident.ontap import OntapError, connect, leak_report
-
-ENV_USERNAME = "ONTAP_USERNAME"
-ENV_PASSWORD = "ONTAP_PASSWORD"
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.trident.ontap import (
+    ENV_PASSWORD,
+    ENV_USERNAME,
+    volume_inventory,
+)
 
 
 def main():
-    module = AnsibleModule(
+    module = StoragePerfModule(
         argument_spec=dict(
             hostname=dict(type="str", required=True),
             username=dict(type="str", aliases=["user"], fallback=(env_fallback, [ENV_USERNAME])),
@@ -217,26 +219,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    missing = ["%s (or %s)" % (k, v) for k, v in (("username", ENV_USERNAME), ("password", ENV_PASSWORD)) if not p[k]]
-    if missing:
-        module.fail_json(msg="no ONTAP credentials: set %s in the environment of the module" % " and ".join(missing))
-    if not p["prefix"]:
-        module.fail_json(msg="prefix is empty: give the backend's storagePrefix (Trident's default is trident_)")
-    if p["page_size"] < 1:
-        module.fail_json(msg="page_size=%d must be at least 1 (ONTAP pages by max_records)" % p["page_size"])
-    try:
-        api, client = connect(p)
-        version = client.version()
-        volumes, qtrees, luns = client.inventory(p["prefix"], svm=p["svm"], economy=p["economy"], page_size=p["page_size"])
-    except OntapError as e:
-        module.fail_json(msg=e.msg)
-    leaked, missing, empty_pools = leak_report(volumes, qtrees, luns, p["expected"], p["prefix"])
-    names = sorted([v["name"] for v in volumes if v["kind"] == "volume"] + [q["name"] for q in qtrees]
-                   + [lun["name"] for lun in luns])
-    module.exit_json(changed=False, api=api, ontap_version=version, volumes=volumes, count=len(volumes),
-                     qtrees=qtrees, luns=luns, internal_names=names, leaked=leaked, missing=missing,
-                     empty_pools=empty_pools, requests=client.calls)
+    module.run(lambda m: volume_inventory(m.params))
 
 
 if __name__ == "__main__":

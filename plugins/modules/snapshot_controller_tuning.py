@@ -18,17 +18,14 @@ description:
   - Finds the snapshot-controller Deployment (see O(name)), replaces the values of the three flags wherever
     they are written (C(--flag=value) or C(--flag value)), appends missing ones, keeps every other argument
     in its place, and waits for the rollout (observedGeneration, updated and ready replicas).
-  - O(state=absent) removes the three flags again, so the controller runs with its upstream defaults.
+  - O(state=absent) removes the three flags again, so the controller runs with its upstream defaults
+    (10 workers, QPS 5, burst 10).
+  - With O(wait=true) it waits for the rollout also when nothing changed, so a re-run finishes an interrupted rollout.
   - Validates before anything changes - O(worker_threads) > 0, O(kube_api_qps) > 0 and
     O(kube_api_burst) >= O(kube_api_qps) (also against a value left in place).
 author:
   - storageperf.k8s maintainers (@storageperf)
 options:
-  state:
-    description: C(present) sets the flags; C(absent) removes them (upstream defaults 10 workers, QPS 5, burst 10).
-    type: str
-    choices: [present, absent]
-    default: present
   name:
     description:
       - Name of the snapshot-controller Deployment.
@@ -54,16 +51,10 @@ options:
     description: C(--kube-api-burst), the token bucket size; at least O(kube_api_qps).
     type: int
     default: 150
-  wait:
-    description: Wait for the rollout to finish (also when nothing changed, so a re-run finishes an interrupted rollout).
-    type: bool
-    default: true
-  wait_timeout:
-    description: Seconds to wait for the rollout.
-    type: int
-    default: 300
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
+  - storageperf.k8s.state
+  - storageperf.k8s.wait
 attributes:
   check_mode:
     description: Can run in check mode and return the changed status prediction without modifying the target.
@@ -135,32 +126,13 @@ running:
   sample: {worker_threads: "25", kube_api_qps: "75", kube_api_burst: "150"}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
-    ContainerArgsError,
-    apply_plan,
-    plan_diff,
-    plan_edits,
-    running_values,
-    tuning_values,
-    tuning_wanted,
-    validate_tuning,
-)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
-    K8S_AUTH_ARG_SPEC,
-    K8sError,
-    client_from_module,
-)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.rollout import WaitTimeout, wait_for_rollout
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.snapshot_controller import (
-    find_deployment,
-    pick_snapshot_container,
-)
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.snapshot_controller import tune
 
 
 def main():
-    argument_spec = dict(
+    module = StoragePerfModule(argument_spec=dict(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         name=dict(type="str"),
         namespace=dict(type="str"),
@@ -169,55 +141,9 @@ def main():
         kube_api_qps=dict(type="float", default=75),
         kube_api_burst=dict(type="int", default=150),
         wait=dict(type="bool", default=True),
-        wait_timeout=dict(type="int", default=300),
-    )
-    argument_spec.update(K8S_AUTH_ARG_SPEC)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    p = module.params
-    settings = {k: p[k] for k in ("worker_threads", "kube_api_qps", "kube_api_burst")}
-    if p["state"] == "present":
-        errors = validate_tuning(settings)
-        if errors:
-            module.fail_json(msg="; ".join(errors), errors=errors, changed=False)
-
-    client = client_from_module(module)
-    result = dict(changed=False, rollout="skipped")
-    try:
-        for attempt in range(3):  # a concurrent writer makes the guarded patch fail: re-read and re-plan
-            dep = find_deployment(client, p["name"], p["namespace"])
-            md = dep["metadata"]
-            result["deployment"] = dict(namespace=md["namespace"], name=md["name"])
-            index, container = pick_snapshot_container(dep, p["container"])
-            if p["state"] == "present":
-                errors = validate_tuning(settings, current=tuning_values(container))
-                if errors:
-                    module.fail_json(msg="; ".join(errors), errors=errors, **result)
-            plan = plan_edits(dep, [((index, container), tuning_wanted(settings, p["state"]))])
-            result.update(container=container["name"], before=plan[0]["before"], after=plan[0]["after"],
-                          args=plan[0]["new"], changed=plan[0]["changed"])
-            if module._diff:
-                result["diff"] = plan_diff(plan)
-            try:
-                apply_plan(client, dep, plan, check_mode=module.check_mode)
-                break
-            except K8sError as e:
-                if e.status not in (409, 422) or attempt == 2:
-                    raise
-        if p["wait"] and not module.check_mode:
-            done = wait_for_rollout(client, md["name"], md["namespace"], p["wait_timeout"])
-            result["rollout"] = "successfully rolled out"
-            running = running_values(done, result["container"])
-            result["running"] = running
-            if running != result["after"]:
-                module.fail_json(msg="after the rollout the Deployment runs with %s, not %s: something else (an operator, "
-                                     "GitOps) rewrote its arguments" % (running, result["after"]), **result)
-    except ContainerArgsError as e:
-        module.fail_json(msg=str(e), **result)
-    except WaitTimeout as e:
-        module.fail_json(msg=e.msg + " (the new arguments are in place; re-run to wait again)", **result)
-    except K8sError as e:
-        module.fail_json(msg=e.msg, **result)
-    module.exit_json(**result)
+        wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
+    ), auth="k8s", supports_check_mode=True)
+    module.run(lambda m: tune(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff))
 
 
 if __name__ == "__main__":

@@ -29,15 +29,12 @@ description:
     task naming the backend; nothing is changed.
   - Then waits for the operator to report C(status.status=Installed) with
     C(status.currentInstallationParams.enableConcurrency) matching, and for the trident-controller rollout
-    with C(--enable_concurrency=true) (or false) on its trident-main container.
+    with C(--enable_concurrency=true) (or false) on its trident-main container; O(wait_timeout) bounds both
+    together, and the wait happens also when nothing changed.
+  - O(state=present) enables the concurrent core; O(state=absent) disables it.
 author:
   - storageperf.k8s maintainers (@storageperf)
 options:
-  state:
-    description: C(present) enables the concurrent core; C(absent) disables it.
-    type: str
-    choices: [present, absent]
-    default: present
   namespace:
     description: Namespace Trident runs in. Found from the TridentOrchestrator or the trident-controller Deployment when omitted.
     type: str
@@ -51,16 +48,10 @@ options:
         (Trident's default 100, burst twice that). From 26.06 the operator derives the CSI sidecars' QPS from it
         (max(QPS/4, 10)). Left as it is when omitted, also with O(state=absent).
     type: int
-  wait:
-    description: Wait for the operator and the controller rollout (also when nothing changed).
-    type: bool
-    default: true
-  wait_timeout:
-    description: Seconds to wait for the operator and the rollout together.
-    type: int
-    default: 600
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
+  - storageperf.k8s.state
+  - storageperf.k8s.wait
 attributes:
   check_mode:
     description: Can run in check mode and return the changed status prediction without modifying the target.
@@ -149,142 +140,21 @@ helm_command:
     --set enableConcurrency=true
 """
 
-import time
-
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import (
-    K8S_AUTH_ARG_SPEC,
-    K8sError,
-    client_from_module,
-)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.rollout import WaitTimeout, wait_for, wait_for_rollout
-from ansible_collections.storageperf.k8s.plugins.module_utils.trident.concurrency import (
-    CONTROLLER_NAMES,
-    TRIDENT_API,
-    TridentError,
-    as_bool,
-    controller_has_flag,
-    desired_spec,
-    discover,
-    helm_advice,
-    list_backends,
-    observed,
-    orchestrator_done,
-    preflight,
-    support_for,
-    tridentctl_message,
-)
-
-
-def spec_text(values):
-    return "".join("%s: %s\n" % (k, "null" if v is None else str(v).lower() if isinstance(v, bool) else v)
-                   for k, v in sorted(values.items()))
-
-
-def run(module, client):
-    p = module.params
-    enable = p["state"] == "present"
-    result = dict(changed=False)
-    install = discover(client, p["namespace"])
-    result["install"] = install.summary()
-    before = observed(install)
-    result["before"] = before
-    if enable:
-        backends = list_backends(client, install.namespace)
-        result["backends"] = backends
-        try:
-            warnings = preflight(install, backends, p["allow_tech_preview"])
-        except TridentError as e:
-            e.details = dict(result, **e.details)
-            raise
-        result["supported_drivers"] = list(support_for(install.version)[2])
-        for w in warnings:
-            module.warn(w)
-
-    if install.method == "tridentctl":
-        if as_bool(before["controller_flag"]) != enable:
-            raise TridentError(tridentctl_message(install, enable), **result)
-        if p["k8s_api_qps"] is not None and str(before["controller_k8s_api_qps"]) != str(p["k8s_api_qps"]):
-            flag = " --enable-concurrency" if enable else ""
-            raise TridentError("k8s_api_qps cannot be changed on a tridentctl install in place: reinstall with "
-                               "`tridentctl install -n %s --k8s-api-qps %d%s`" % (install.namespace, p["k8s_api_qps"], flag),
-                               **result)
-        result.update(after=before, enable_concurrency=str(as_bool(before["controller_flag"])).lower())
-        return result
-
-    cr_name = install.orchestrator["metadata"]["name"]
-    patch = desired_spec(install, enable, p["k8s_api_qps"])
-    result["changed"] = bool(patch)
-    if module._diff:
-        spec = install.orchestrator.get("spec") or {}
-        keys = set(patch) | {"enableConcurrency"}
-        old = {k: spec.get(k) for k in keys}
-        new = dict(old, **patch)
-        header = "TridentOrchestrator %s spec" % cr_name
-        result["diff"] = {"before_header": header, "after_header": header, "before": spec_text(old), "after": spec_text(new)}
-    if patch:
-        client.patch(TRIDENT_API, "TridentOrchestrator", cr_name, {"spec": patch}, patch_type="merge",
-                     dry_run=module.check_mode)
-    command, release_value = helm_advice(install, enable)
-    if command:
-        result["helm_command"] = command
-        module.warn("Trident's Helm release %s still has enableConcurrency=%s in its values: the TridentOrchestrator is "
-                    "switched now, but the next helm upgrade would render the old value. Persist it with: %s"
-                    % (install.helm_release["name"], str(release_value).lower(), command))
-
-    if module.check_mode or not p["wait"]:
-        after = dict(before)
-        if "enableConcurrency" in patch:
-            after["spec_enable_concurrency"] = enable
-        if "k8sAPIQPS" in patch:
-            after["spec_k8s_api_qps"] = patch["k8sAPIQPS"]
-        result.update(after=after, enable_concurrency=before["current_enable_concurrency"])
-        return result
-
-    timeout = p["wait_timeout"]
-    deadline = time.monotonic() + timeout
-    try:
-        install.orchestrator = wait_for(client, TRIDENT_API, "TridentOrchestrator", cr_name, None, orchestrator_done(enable, p["k8s_api_qps"]),
-                                        timeout, "status Installed with enableConcurrency=%s" % str(enable).lower())
-        ctrl_name = (install.controller or {}).get("metadata", {}).get("name") or CONTROLLER_NAMES[0]
-        install.controller = wait_for_rollout(client, ctrl_name, install.namespace, max(1, deadline - time.monotonic()),
-                                              extra=controller_has_flag(enable))
-    except WaitTimeout as e:
-        result["after"] = observed(install)
-        raise TridentError(e.msg + ". Check the operator's status (kubectl get torc -o yaml) and logs; re-run to wait "
-                           "again, or roll back with state=absent", **result) from e
-    except TridentError as e:  # the operator reported Failed while we waited
-        raise TridentError(e.msg, **result) from e
-    after = observed(install)
-    result.update(after=after, enable_concurrency=after["current_enable_concurrency"])
-    return result
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
+from ansible_collections.storageperf.k8s.plugins.module_utils.trident.switch import switch_concurrency
 
 
 def main():
-    argument_spec = dict(
+    module = StoragePerfModule(argument_spec=dict(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         namespace=dict(type="str"),
         allow_tech_preview=dict(type="bool", default=False),
         k8s_api_qps=dict(type="int"),
         wait=dict(type="bool", default=True),
-        wait_timeout=dict(type="int", default=600),
-    )
-    argument_spec.update(K8S_AUTH_ARG_SPEC)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    if module.params["k8s_api_qps"] is not None and module.params["k8s_api_qps"] <= 0:
-        module.fail_json(msg="k8s_api_qps=%s must be > 0 (Trident's default is 100): give a positive QPS or omit it"
-                         % module.params["k8s_api_qps"])
-    client = client_from_module(module)
-    try:
-        result = run(module, client)
-    except TridentError as e:
-        details = dict(e.details)
-        details.setdefault("changed", False)
-        module.fail_json(msg=e.msg, **details)
-    except K8sError as e:
-        module.fail_json(msg=e.msg)
-    module.exit_json(**result)
+        wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
+    ), auth="k8s", supports_check_mode=True)
+    module.run(lambda m: switch_concurrency(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 
 
 if __name__ == "__main__":

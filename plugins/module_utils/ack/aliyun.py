@@ -14,7 +14,6 @@ backed off here.
 import datetime
 import json
 import os
-import random
 import threading
 import time
 from collections import Counter
@@ -25,6 +24,7 @@ from urllib.parse import urlencode
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import retry
 
 try:
     from aliyunsdkcore.acs_exception.exceptions import ClientException, ServerException
@@ -463,34 +463,32 @@ class AliyunClient:
             return self._explain(action, code, exc.get_error_msg(), None, None)
         return AliyunError(self._scrub("%s failed: %s" % (action, exc)), action=action)
 
-    def _backoff(self, attempt):
-        # full range jitter keeps parallel callers that were throttled together from retrying together
-        return min(10.0, 0.3 * (2 ** attempt)) * (0.5 + random.random() / 2)
+    def _attempt(self, action, request):
+        """One counted call; the SDK's exceptions become AliyunErrors that say whether to retry."""
+        with self._lock:
+            self.calls[action] += 1
+        try:
+            return self._acs().do_action_with_exception(request)
+        except (ServerException, ClientException) as e:
+            raise self._error(action, e) from None  # the SDK's exception adds nothing the message lacks
+
+    def _count_retry(self, action, error):
+        with self._lock:
+            self.retried[action] += 1
+            if error.throttled:
+                self.throttled[action] += 1
 
     def _do(self, action, request):
-        last = None
-        for attempt in range(self.retries):
-            with self._lock:
-                self.calls[action] += 1
-            try:
-                body = self._acs().do_action_with_exception(request)
-            except (ServerException, ClientException) as e:
-                last = self._error(action, e)
-                if not last.retryable or attempt == self.retries - 1:
-                    raise last from None  # the SDK's exception adds nothing the message lacks
-                with self._lock:
-                    self.retried[action] += 1
-                    if last.throttled:
-                        self.throttled[action] += 1
-                self._sleep(self._backoff(attempt))
-                continue
-            if not body:
-                return {}
-            try:
-                return json.loads(body)
-            except ValueError:
-                raise AliyunError("%s returned a body that is not JSON" % action, action=action) from None
-        raise last  # pragma: no cover - the loop returns or raises
+        # equal jitter keeps parallel callers that were throttled together from retrying together
+        body = retry(lambda: self._attempt(action, request), lambda e: isinstance(e, AliyunError) and e.retryable,
+                     self.retries, first=0.3, cap=10.0, sleep=self._sleep,
+                     on_retry=lambda e, _attempt: self._count_retry(action, e))
+        if not body:
+            return {}
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise AliyunError("%s returned a body that is not JSON" % action, action=action) from None
 
     # the two styles ---------------------------------------------------------------------------
     def cs(self, action, method, path, query=None, body=None):

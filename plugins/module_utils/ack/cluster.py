@@ -2,7 +2,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What an ACK cluster looks like from the ACK and ECS APIs (and, optionally, its Kubernetes API).
 
-Reads only. Shared by ack_cluster_info (which reports it) and ack_parallel_attach (which plans from it).
+Reads only. Shared by ack_cluster_info (which reports it: describe_ack_cluster, report_ack_cluster) and
+ack_parallel_attach (which plans from AckCluster). Not to be confused with k8s/storage_facts.py, the
+Kubernetes-only storage facts of the cluster_info module.
 Large clusters are read in as few calls as the APIs allow: nodes 100 per page with the pages after the first
 fetched in parallel, instance tags 50 instances per ListTagResources call, instance types 10 per call, disks
 100 ids per DescribeDisks call.
@@ -10,9 +12,11 @@ fetched in parallel, instance tags 50 instances per ListTagResources call, insta
 
 
 import json
+import os
 import re
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack import featuregates
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
     CS_MAX_PAGE_SIZE, DISK_IDS_PER_CALL, ECS_MAX_PAGE_SIZE, INSTANCE_TYPES_PER_CALL, TAG_RESOURCES_MAX_IDS,
     AliyunError, batches, indexed_params, pages_needed)
@@ -284,7 +288,7 @@ def _on(gates, name):
     return gates.get(name) is True
 
 
-def cluster_info(client, cluster_id, k8s=None):
+def describe_ack_cluster(client, cluster_id, k8s=None):
     """Everything ack_cluster_info reports. k8s: a module_utils.k8s.client Client, or None to skip the Kubernetes side."""
     ack = AckCluster(client, cluster_id)
     cluster = ack.detail()
@@ -341,3 +345,26 @@ def cluster_info(client, cluster_id, k8s=None):
     return {"cluster": cluster, "addons": addons, "provisioner": provisioner, "node_pools": pools, "nodes": nodes,
             "instance_types": types, "disks_without_serial": legacy, "parallel_attach": summary,
             "kubernetes": kubernetes}
+
+
+def wants_kubernetes(params):
+    """Whether the play gave a Kubernetes API to read too (options or the K8S_AUTH_* environment)."""
+    return bool(params.get("kubeconfig") or params.get("host") or os.environ.get("K8S_AUTH_KUBECONFIG")
+                or os.environ.get("K8S_AUTH_HOST"))
+
+
+def report_ack_cluster(module):
+    """The ack_cluster_info module: check the options, read, and report the API call counts (also on failure)."""
+    problem = cluster_id_problem(module.params["cluster_id"])
+    if problem:
+        raise StoragePerfError(problem)
+    if not 1 <= module.params["concurrency"] <= 64:
+        raise StoragePerfError("concurrency must be between 1 and 64, got %d" % module.params["concurrency"])
+    client = module.alibaba
+    k8s = module.k8s if wants_kubernetes(module.params) else None
+    try:
+        info = describe_ack_cluster(client, module.params["cluster_id"], k8s)
+    except StoragePerfError as e:
+        e.result = dict(e.result, api_calls=client.stats())
+        raise
+    return dict(info, changed=False, api_calls=client.stats())

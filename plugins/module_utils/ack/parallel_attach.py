@@ -22,8 +22,9 @@ import time
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack import featuregates
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import versions
-from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import CSI_PLUGIN, AckCluster
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError, WaitTimeout
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Predicate, poll
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import CSI_PLUGIN, AckCluster, cluster_id_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
     TAG_RESOURCES_MAX_IDS, AliyunError, batches, first_errors, indexed_params, tag_params)
 
@@ -39,9 +40,7 @@ class AttachError(StoragePerfError):
     """A failure after which the module reports what it did so far (result) and what went wrong (msg)."""
 
     def __init__(self, msg, result=None):
-        super().__init__(msg)
-        self.msg = msg
-        self.result = result or {}
+        super().__init__(msg, result=result)
 
 
 def wanted_tags(detach):
@@ -222,8 +221,7 @@ class ParallelAttach:
         def modify_pool(p):
             # ACK refuses to modify a node pool that is still updating (scaling, or a change made just before)
             if p.get("state") not in (None, "active"):
-                self.wait_for(lambda: self.ack.node_pool_state(p["nodepool_id"]) in (None, "active"),
-                              "node pool %s to become active" % p["nodepool_id"])
+                self.wait_for_pool(p["nodepool_id"])
             return self.ack.modify_node_pool_tags(p["nodepool_id"], p["tags_after"])
 
         calls = []
@@ -261,29 +259,32 @@ class ParallelAttach:
                               "stopped." % (len(failures), len(pool_results) + len(instance_results),
                                             failures[0]["error"], done_instances, len(done_pools)), self.result)
 
-    def wait_for(self, done, what):
-        deadline = self._clock() + float(self.params.get("wait_timeout") or 600)
-        delay = 0.25
-        while not done():
-            if self._clock() >= deadline:
-                raise AliyunError("timed out after %ss waiting for %s (wait_timeout); run again later"
-                                  % (self.params.get("wait_timeout"), what), code="Timeout")
-            self._sleep(delay)
-            delay = min(delay * 1.5, 10.0)
+    def poll(self, probe, done, what, timed_out=None):
+        """probe() until done(value) holds, the delay growing 1.5x from 0.25 s to 10 s, within wait_timeout.
+
+        On timeout: raise timed_out(last value), or return the last value when timed_out is None.
+        """
+        try:
+            return poll(probe, Predicate(what, done), float(self.params.get("wait_timeout") or 600), first=0.25,
+                        cap=10.0, factor=1.5, sleep=self._sleep, clock=self._clock)
+        except WaitTimeout as e:
+            if timed_out is None:
+                return e.last
+            raise timed_out(e.last) from None
+
+    def wait_for_pool(self, nodepool_id):
+        what = "node pool %s to become active" % nodepool_id
+        self.poll(lambda: self.ack.node_pool_state(nodepool_id), lambda state: state in (None, "active"), what,
+                  lambda _state: AliyunError("timed out after %ss waiting for %s (wait_timeout); run again later"
+                                             % (self.params.get("wait_timeout"), what), code="Timeout"))
 
     def settle(self, name):
         """Wait while the addon is updating; return its fresh view. Fails on timeout."""
-        deadline = self._clock() + float(self.params.get("wait_timeout") or 600)
-        delay = 0.25
-        while True:
-            cfg = self.ack.addon(name)
-            if cfg["state"] not in SETTLING_STATES:
-                return cfg
-            if self._clock() >= deadline:
-                raise AttachError("addon %s is still %s after %ss: wait for it in the ACK console, then run again "
-                                  "(wait_timeout)" % (name, cfg["state"], self.params.get("wait_timeout")), self.result)
-            self._sleep(delay)
-            delay = min(delay * 1.5, 10.0)
+        return self.poll(lambda: self.ack.addon(name), lambda cfg: cfg["state"] not in SETTLING_STATES,
+                         "addon %s to settle" % name,
+                         lambda cfg: AttachError("addon %s is still %s after %ss: wait for it in the ACK console, then "
+                                                 "run again (wait_timeout)"
+                                                 % (name, cfg["state"], self.params.get("wait_timeout")), self.result))
 
     def configure_addon(self, name, role, report):
         cfg = self.settle(name)
@@ -293,15 +294,11 @@ class ParallelAttach:
             self.ack.modify_addon(name, config)
             report["changed"] = True
             self.result["changed"] = True
-            # a change can be accepted before the addon reports `updating`: wait until it shows our gate settled
-            deadline = self._clock() + float(self.params.get("wait_timeout") or 600)
-            delay = 0.25
-            while True:
-                self._sleep(delay)
-                cfg = self.settle(name)
-                if cfg["feature_gate"] == after or cfg["state"] == "failed" or self._clock() >= deadline:
-                    break
-                delay = min(delay * 1.5, 10.0)
+            # a change can be accepted before the addon reports `updating`: wait until it shows our gate settled;
+            # what it shows at the deadline is judged below
+            cfg = self.poll(lambda: self.settle(name),
+                            lambda cfg: cfg["feature_gate"] == after or cfg["state"] == "failed",
+                            "addon %s to run FeatureGate %s" % (name, after))
         report["state"] = cfg["state"]
         report["feature_gate_after"] = cfg["feature_gate"]
         if cfg["state"] == "failed":
@@ -346,16 +343,40 @@ class ParallelAttach:
         return self.result
 
 
-def run_module_logic(client, params, check_mode):
-    """(result, error message or None) for the module; the result always carries the API call counts."""
-    runner = ParallelAttach(client, params, check_mode=check_mode)
-    msg = None
+# The bounds a person can get wrong before any call: (option, low, high).
+PARAM_BOUNDS = (("concurrency", 1, 64), ("api_retries", 1, 20), ("wait_timeout", 1, 86400), ("api_timeout", 1, 3600))
+
+
+def refuse_params(params):
+    """Fail (AttachError) on out-of-range options and a malformed cluster id, before the client is built."""
+    for name, low, high in PARAM_BOUNDS:
+        if not low <= params[name] <= high:
+            raise AttachError("%s must be between %d and %d, got %d" % (name, low, high, params[name]))
+    problem = cluster_id_problem(params["cluster_id"])
+    if problem:
+        raise AttachError(problem)
+
+
+def apply_parallel_attach(module):
+    """The ack_parallel_attach module: check the options, run the plan, report warnings, API call counts and,
+    with --diff, the diff. A failure raises AttachError with everything done so far as its result."""
+    refuse_params(module.params)
+    client = module.alibaba
+    runner = ParallelAttach(client, module.params, check_mode=module.check_mode)
+    error = None
     try:
         runner.run()
-    except AttachError as e:
-        msg = e.msg
-    except AliyunError as e:
-        msg = e.msg
-        runner.result.setdefault("failures", first_errors([(e.action, None, e)]))
-    runner.result["api_calls"] = client.stats()
-    return runner.result, runner.warnings, msg
+    except (AttachError, AliyunError) as e:
+        error = e
+        if isinstance(e, AliyunError):
+            runner.result.setdefault("failures", first_errors([(e.action, None, e)]))
+    for warning in runner.warnings:
+        module.warn(warning)
+    result = runner.result
+    result["api_calls"] = client.stats()
+    diff = result.pop("diff", None)
+    if module._diff and diff is not None:
+        result["diff"] = diff
+    if error is not None:
+        raise AttachError(error.msg, result) from error
+    return result

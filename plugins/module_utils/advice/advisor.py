@@ -15,10 +15,10 @@ The figures each tuning is expected to bring are in tuning_seeds.TUNINGS.
 
 import copy
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import cluster_facts
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import storage_facts
 from ansible_collections.storageperf.k8s.plugins.module_utils.pmem import plugin as pmem
 from ansible_collections.storageperf.k8s.plugins.module_utils.trident import concurrency as trident
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import DISK_DRIVER, cluster_info
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import DISK_DRIVER, describe_ack_cluster
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import version_problems
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
     OPERATOR_HINTS, UPSTREAM_RATE_DEFAULTS, ContainerArgsError, image_basename, operator_managed, tuning_values)
@@ -77,7 +77,7 @@ def parallel_attach(ack_client, cluster_id, k8s, facts):
         return entry(name, "not_applicable", [
             "no ACK cluster id given (host variable ack_cluster_id, module option cluster_id): parallel disk attach is "
             "an ACK feature, read through the ACK and ECS APIs"])
-    info = cluster_info(ack_client, cluster_id, k8s)
+    info = describe_ack_cluster(ack_client, cluster_id, k8s)
     addons, provisioner, summary = info["addons"], info["provisioner"], info["parallel_attach"]
     reasons = version_problems(info["cluster"], addons, provisioner)
     blocked = bool(reasons)
@@ -246,7 +246,7 @@ def summarize(tunings):
 
 def advise(k8s, ack_client=None, cluster_id=None, trident_namespace=None):
     """The advice for one cluster: {"cluster": {server, version}, "tunings": [...], "summary": {state: n}}."""
-    facts = cluster_facts.gather(k8s)
+    facts = storage_facts.gather(k8s)
     by_name = {
         "parallel_attach": parallel_attach(ack_client, cluster_id, k8s, facts),
         "trident_concurrency": trident_concurrency(k8s, trident_namespace),

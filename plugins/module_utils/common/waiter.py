@@ -76,13 +76,13 @@ def retry(call, retry_on, attempts, first=0.2, cap=5.0, sleep=time.sleep, on_ret
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def poll(probe, predicate, timeout, what=None, first=0.5, cap=5.0, sleep=time.sleep, clock=time.monotonic):
+def poll(probe, predicate, timeout, what=None, first=0.5, cap=5.0, sleep=time.sleep, clock=time.monotonic, factor=2.0):
     """probe() until predicate(value) holds; returns that value or raises WaitTimeout with the last value.
 
-    For states no watch shows (a cloud API, a CLI): the delay grows from first to cap.
+    For states no watch shows (a cloud API, a CLI): the delay grows from first to cap by factor.
     """
     deadline = Deadline(timeout, clock)
-    delays = backoff(first, cap, jitter=False)
+    delays = backoff(first, cap, factor=factor, jitter=False)
     while True:
         value = probe()
         if predicate(value):

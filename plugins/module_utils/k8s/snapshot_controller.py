@@ -2,11 +2,17 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Finding the external-snapshotter's snapshot-controller Deployment and its container.
 
-Shared by snapshot_controller_tuning (which edits its flags) and the tuning advisor (which only reads them).
+Shared by snapshot_controller_tuning (which edits its flags through `tune`) and the tuning advisor (which
+only reads them).
 """
 
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import ContainerArgsError, pick_container
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
+    TUNING_FLAGS,
+    ContainerArgsError,
+    pick_container,
+)
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.tuning import DeploymentTuning, Tunable, refuse_settings
 
 LABEL_SELECTORS = ("app.kubernetes.io/name=snapshot-controller", "app=snapshot-controller")
 FALLBACK = ("kube-system", "snapshot-controller")
@@ -47,3 +53,28 @@ def pick_snapshot_container(deployment, container=None):
     if container:
         return pick_container(deployment, [container])
     return pick_container(deployment, [CONTAINER], image_hint=CONTAINER, only_fallback=True)
+
+
+# the snapshot_controller_tuning module ------------------------------------------------------------------
+def _report(outcome):
+    """The module's result: one container, its settings at the top level."""
+    result = dict(changed=outcome["changed"], rollout=outcome["rollout"])
+    if outcome["deployment"]:
+        result["deployment"] = outcome["deployment"]
+    for step in outcome["containers"].values():
+        result.update(container=step["container"], before=step["before"], after=step["after"], args=step["args"])
+        if "running" in step:
+            result["running"] = step["running"]
+    if "diff" in outcome:
+        result["diff"] = outcome["diff"]
+    return result
+
+
+def tune(client, params, check_mode=False, diff=False):
+    """Set (state present) or remove (absent) the snapshot-controller's workers, QPS and burst; wait; check."""
+    settings = {opt: params[opt] for opt, _ in TUNING_FLAGS}
+    target = Tunable(CONTAINER, lambda dep: pick_snapshot_container(dep, params["container"]), settings)
+    refuse_settings([target], params["state"])
+    run = DeploymentTuning(client, lambda c: find_deployment(c, params["name"], params["namespace"]), [target],
+                           params["state"], check_mode=check_mode, diff=diff, report=_report)
+    return run.run(wait=params["wait"], wait_timeout=params["wait_timeout"])

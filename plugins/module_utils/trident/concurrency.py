@@ -48,12 +48,8 @@ _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
 
 class TridentError(StoragePerfError):
-    """A refusal or failure with a message that names what is wrong and how to fix it."""
-
-    def __init__(self, msg, **details):
-        super().__init__(msg)
-        self.msg = msg
-        self.details = details
+    """A refusal or failure with a message that names what is wrong and how to fix it; details are facts to
+    report beside it (unsupported_backends, version, ...)."""
 
 
 class TridentNotInstalled(TridentError):
@@ -119,8 +115,8 @@ class Install:
                    orchestrator=(self.orchestrator or {}).get("metadata", {}).get("name"),
                    controller=(self.controller or {}).get("metadata", {}).get("name"))
         if self.helm_release:
-            out["helm_release"] = {k: self.helm_release.get(k) for k in
-                                   ("name", "namespace", "revision", "chart", "chart_version", "app_version")}
+            keys = ("name", "namespace", "revision", "chart", "chart_version", "app_version")
+            out["helm_release"] = {k: self.helm_release.get(k) for k in keys}
         return out
 
 

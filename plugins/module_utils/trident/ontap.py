@@ -344,3 +344,35 @@ def connect(params):
                 return "zapi", OntapZapi(**kw)
             raise
     return "rest", rest
+
+
+# the ontap_volume_info module ------------------------------------------------------------------------
+# Where the credentials come from: the module falls back to these, so playbooks need not pass the password.
+ENV_USERNAME = "ONTAP_USERNAME"
+ENV_PASSWORD = "ONTAP_PASSWORD"
+
+
+def refuse_params(params):
+    """Fail (OntapError) on missing credentials or options ONTAP cannot page by, before any call."""
+    missing = ["%s (or %s)" % (k, v) for k, v in (("username", ENV_USERNAME), ("password", ENV_PASSWORD)) if not params[k]]
+    if missing:
+        raise OntapError("no ONTAP credentials: set %s in the environment of the module" % " and ".join(missing))
+    if not params["prefix"]:
+        raise OntapError("prefix is empty: give the backend's storagePrefix (Trident's default is trident_)")
+    if params["page_size"] < 1:
+        raise OntapError("page_size=%d must be at least 1 (ONTAP pages by max_records)" % params["page_size"])
+
+
+def volume_inventory(params):
+    """What the backend's prefix names on ONTAP, and against `expected` what leaked or is missing."""
+    refuse_params(params)
+    api, client = connect(params)
+    version = client.version()
+    volumes, qtrees, luns = client.inventory(params["prefix"], svm=params["svm"], economy=params["economy"],
+                                             page_size=params["page_size"])
+    leaked, missing, empty_pools = leak_report(volumes, qtrees, luns, params["expected"], params["prefix"])
+    names = sorted([v["name"] for v in volumes if v["kind"] == "volume"] + [q["name"] for q in qtrees]
+                   + [lun["name"] for lun in luns])
+    return dict(changed=False, api=api, ontap_version=version, volumes=volumes, count=len(volumes), qtrees=qtrees,
+                luns=luns, internal_names=names, leaked=leaked, missing=missing, empty_pools=empty_pools,
+                requests=client.calls)

@@ -1,6 +1,8 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What a storage preflight needs to know about a cluster, gathered in one place."""
+"""The Kubernetes storage facts of a cluster (the cluster_info module): what a storage preflight needs to know.
+
+Kubernetes API only; the ACK side of a cluster is ack/cluster.py (ack_cluster_info)."""
 
 
 SNAPSHOT_KINDS = ("VolumeSnapshot", "VolumeSnapshotContent", "VolumeSnapshotClass")
