@@ -64,7 +64,7 @@ def plan_facts(benchmark, plan):
     return BENCHMARKS[benchmark].facts(plan)
 
 
-def cluster_facts(client, name=None):
+def measured_cluster(client, name=None):
     """The cluster a result document was measured on; name is the inventory host of a fleet run."""
     version = client.server_version() or {}
     nodes, _ = client.list("v1", "Node")
@@ -92,7 +92,7 @@ def preflight(client, benchmark, params, reports_dir, run_id=None, components=No
     rf = ResultFile(reports_dir, run_id)
     changed = False
     if not check_mode:
-        rf.open(benchmark, parameters=facts, cluster=cluster_facts(client, params.get("cluster_name")), components=components,
+        rf.open(benchmark, parameters=facts, cluster=measured_cluster(client, params.get("cluster_name")), components=components,
                 title=title(benchmark, facts), notes=list(notes or []) + messages)
         rf.write()
         changed = True
@@ -111,7 +111,7 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
     if check_mode:
         return {"run_id": run_id, "variant": variant, "plan": facts, "status": None, "steps": [],
                 "messages": BENCHMARKS[benchmark].plan_messages(plan), "result_path": rf.path, "changed": True}
-    rf.open(benchmark, parameters=facts, cluster=cluster_facts(client, params.get("cluster_name")), title=title(benchmark, facts))
+    rf.open(benchmark, parameters=facts, cluster=measured_cluster(client, params.get("cluster_name")), title=title(benchmark, facts))
     _, run = rf.begin_run(variant, settings)
     shared = BENCHMARKS[benchmark].SHARED_NAMESPACE
     extra = {}
