@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Print the figures issue 16 asks for, so that a before/after is one command.
 
-Usage: python scripts/architecture_metrics.py [ROOT]
+Usage: .venv/bin/python scripts/architecture_metrics.py [ROOT]
 """
 import ast
 import pathlib

@@ -12,10 +12,10 @@ Retry-After) and turns the rest into K8sError with a message that says what to f
 import copy
 import json
 import os
-import random
 import threading
 import time
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import waiter
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 try:
@@ -207,32 +207,34 @@ class Client:
                         body.get("reason"), body)
 
     def _with_retries(self, call, what):
-        attempts = max(1, int(self.params.get("api_retries") or 1))
-        delay = 0.2
-        for attempt in range(attempts):
+        """call() with the collection's retry policy: 429, 5xx and connection errors, honouring Retry-After."""
+        def counted():
             with self._count_lock:
                 self.requests += 1
-            try:
-                return call()
-            except (ApiException, DynamicApiError) as e:
-                status = getattr(e, "status", None)
-                if status not in RETRY_STATUS or attempt == attempts - 1:
-                    raise self._explain(e, what)
-                wait = delay
-                headers = getattr(e, "headers", None) or {}
-                retry_after = headers.get("Retry-After") if hasattr(headers, "get") else None
-                if retry_after and str(retry_after).isdigit():
-                    wait = max(wait, float(retry_after))
-            except (urllib3.exceptions.HTTPError, OSError) as e:
-                if attempt == attempts - 1:
-                    raise K8sError("cannot reach the Kubernetes API at %s for %s: %s. Check host/kubeconfig, that the "
-                                   "server is up, and the CA (ca_cert / validate_certs)." % (self.host, what, e))
-                wait = delay
+            return call()
+
+        def retryable(e):
+            if isinstance(e, (ApiException, DynamicApiError)):
+                return getattr(e, "status", None) in RETRY_STATUS
+            return isinstance(e, (urllib3.exceptions.HTTPError, OSError))
+
+        def counted_retry(_e, _attempt):
             with self._count_lock:
                 self.retried += 1
-            self._sleep(min(wait, 5.0) * (0.5 + random.random() / 2))
-            delay = min(delay * 2, 5.0)
-        raise K8sError("%s failed after %d attempts" % (what, attempts))  # pragma: no cover
+
+        def retry_after(e, planned):
+            headers = getattr(e, "headers", None) or {}
+            value = headers.get("Retry-After") if hasattr(headers, "get") else None
+            return min(max(planned, float(value)), 5.0) if value and str(value).isdigit() else planned
+
+        try:
+            return waiter.retry(counted, retryable, max(1, int(self.params.get("api_retries") or 1)), first=0.2,
+                                cap=5.0, sleep=self._sleep, on_retry=counted_retry, delay_of=retry_after)
+        except (ApiException, DynamicApiError) as e:
+            raise self._explain(e, what)
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise K8sError("cannot reach the Kubernetes API at %s for %s: %s. Check host/kubeconfig, that the "
+                           "server is up, and the CA (ca_cert / validate_certs)." % (self.host, what, e))
 
     # raw requests -----------------------------------------------------------------------------
     def request(self, method, path, body=None, query=None, content_type=None, what=None):
