@@ -1,14 +1,15 @@
 """What the twin itself costs: CPU per PVC under the seed's method, per watch event, per API request by verb.
 
     .venv/bin/python benchmarks/twin_profile.py [--pvcs 100] [--time-scale 0.1] [--concurrency on|off]
-                                                [--watchers 1,10] [--events 200] [--requests 200] [--no-profile]
+                                                [--watchers 1,10,50] [--events 500] [--requests 200] [--no-profile]
 
 Starts its own twin (`python -m twin up --time-scale 0.1`), stops it at the end, and measures the twin
 process's CPU (utime + stime of all its threads, /proc/<pid>/stat) around each step, less what the idle twin
-burns over the same wall time (its controllers' timers; measured first, over 3 s):
+burns over the same wall time (its controllers' timers; measured first, over 5 s):
 
   seed method  seed 002's own: `kubectl apply -f` one file of N ontap-nas PVCs, then `kubectl get pvc` every
-               1 s until all are Bound. Twin CPU over the whole step, CPU ms per PVC, and the twin's share of
+               1 s until all are Bound (then, unless --no-snapshots, N VolumeSnapshots of them until
+               readyToUse, the same way). Twin CPU over the whole step, CPU ms per PVC, and the twin's share of
                kubectl apply's wall time: twin CPU during the apply / the apply's wall time. The twin is one
                event loop, so its CPU during the apply bounds the server-side handling of the apply's requests
                from above (it also holds what the controllers do with the new PVCs meanwhile). Issue 18's bar
@@ -97,23 +98,49 @@ def set_concurrency(env: dict, on: bool) -> None:
             "--for=jsonpath={.status.currentInstallationParams.enableConcurrency}=" + want)
 
 
-def seed_method(env: dict, pid: int, n: int, sc: str, ns: str) -> dict:
-    kubectl(env, "create", "namespace", ns)
-    path = Path(tempfile.mkdtemp(prefix="twin-profile-")) / "pvcs.yaml"
-    path.write_text(pvc_file(n, ns, sc))
+def bound(p: dict) -> bool:
+    return (p.get("status") or {}).get("phase") == "Bound"
+
+
+def ready(vs: dict) -> bool:
+    return bool((vs.get("status") or {}).get("readyToUse"))
+
+
+def apply_and_poll(env: dict, pid: int, ns: str, text: str, n: int, resource: str, done) -> dict:
+    """The seed's method: `kubectl apply -f` one file of n objects, then `kubectl get` every 1 s until all are done."""
+    path = Path(tempfile.mkdtemp(prefix="twin-profile-")) / "objects.yaml"
+    path.write_text(text)
     polls = 0
     with Meter(pid) as whole:
         with Meter(pid) as apply:
             kubectl(env, "apply", "-f", str(path))
         while True:
             polls += 1
-            doc = json.loads(kubectl(env, "get", "pvc", "-n", ns, "-o", "json"))
-            if sum(1 for p in doc["items"] if (p.get("status") or {}).get("phase") == "Bound") >= n:
+            doc = json.loads(kubectl(env, "get", resource, "-n", ns, "-o", "json"))
+            if sum(1 for o in doc["items"] if done(o)) >= n:
                 break
             time.sleep(1.0)
     shutil.rmtree(path.parent)
     return {"n": n, "apply_wall_s": apply.wall, "apply_cpu_s": apply.cpu, "apply_net_s": apply.net,
             "wall_s": whole.wall, "cpu_s": whole.cpu, "net_s": whole.net, "polls": polls}
+
+
+def seed_method(env: dict, pid: int, n: int, sc: str, ns: str) -> dict:
+    kubectl(env, "create", "namespace", ns)
+    return apply_and_poll(env, pid, ns, pvc_file(n, ns, sc), n, "pvc", bound)
+
+
+def snapshot_file(n: int, ns: str) -> str:
+    return yaml.safe_dump_all([{"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshot",
+                                "metadata": {"name": "snap-%04d" % i, "namespace": ns},
+                                "spec": {"volumeSnapshotClassName": "trident-snapshotclass",
+                                         "source": {"persistentVolumeClaimName": "vol-%04d" % i}}}
+                               for i in range(n)], sort_keys=False)
+
+
+def snapshot_step(env: dict, pid: int, n: int, ns: str) -> dict:
+    """n VolumeSnapshots of the n Bound PVCs of namespace ns, until all are readyToUse."""
+    return apply_and_poll(env, pid, ns, snapshot_file(n, ns), n, "volumesnapshots", ready)
 
 
 class Api:
@@ -261,10 +288,12 @@ def main() -> int:
     ap.add_argument("--time-scale", type=float, default=0.1)
     ap.add_argument("--storage-class", default="ontap-nas")
     ap.add_argument("--concurrency", choices=("on", "off"), default="on", help="Trident concurrency (default on)")
-    ap.add_argument("--watchers", default="1,10", help="comma list of watch stream counts (default 1,10)")
-    ap.add_argument("--events", type=int, default=200, help="ConfigMaps created per watch run (default 200)")
+    ap.add_argument("--watchers", default="1,10,50", help="comma list of watch stream counts (default 1,10,50)")
+    ap.add_argument("--events", type=int, default=500, help="ConfigMaps created per watch run (default 500)")
     ap.add_argument("--requests", type=int, default=200, help="requests per verb (default 200)")
     ap.add_argument("--no-profile", action="store_true", help="skip the py-spy run")
+    ap.add_argument("--no-snapshots", action="store_true",
+                    help="skip the profiled step that snapshots the profiled PVCs (needs --storage-class ontap-nas)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     a = ap.parse_args()
     directory = Path(tempfile.mkdtemp(prefix="twin-profile-")).resolve()
@@ -278,10 +307,12 @@ def main() -> int:
         set_concurrency(env, a.concurrency == "on")
         kubectl(env, "get", "storageclass", a.storage_class)  # kubectl's discovery cache, outside the clock
         with Meter(pid) as idle:
-            time.sleep(3.0)
+            time.sleep(5.0)
         Meter.idle_rate = idle.cpu / idle.wall
         res["idle_cpu_per_s"] = Meter.idle_rate
         res["seed_method"] = seed_method(env, pid, a.pvcs, a.storage_class, "profile-seed")
+        if not a.no_snapshots:
+            res["snapshots"] = snapshot_step(env, pid, a.pvcs, "profile-seed")
         api = Api(directory)
         watchers = [0] + [int(w) for w in a.watchers.split(",") if w.strip()]
         res["watch"] = [asyncio.run(watch_cost(api, pid, w, a.events, str(w))) for w in watchers]
@@ -293,6 +324,10 @@ def main() -> int:
             row, samples, parts, _ = profiled(pid, directory / "pyspy-apply.txt", lambda: apply_only(
                 env, pid, a.pvcs, a.storage_class, "profile-spy-apply"))
             res["profile_apply"] = {"run": row, "samples": samples, "parts": parts}
+            if not a.no_snapshots:
+                row, samples, parts, top = profiled(pid, directory / "pyspy-snap.txt", lambda: snapshot_step(
+                    env, pid, a.pvcs, "profile-spy"))
+                res["profile_snapshots"] = {"run": row, "samples": samples, "parts": parts, "top": top}
         res["load_after"] = os.getloadavg()
     finally:
         twin("down", directory=directory)
@@ -303,6 +338,21 @@ def main() -> int:
     return 0
 
 
+def step_table(title: str, s: dict, unit: str) -> None:
+    print(title)
+    print("| | wall | twin CPU | twin CPU less idle | per %s |" % unit)
+    print("|---|---:|---:|---:|---:|")
+    print("| kubectl apply -f | %.2fs | %.2fs | %.2fs | %.1f ms |" % (
+        s["apply_wall_s"], s["apply_cpu_s"], s["apply_net_s"], 1000 * s["apply_net_s"] / s["n"]))
+    print("| apply + poll until done (%d polls) | %.2fs | %.2fs | %.2fs | %.1f ms |" % (
+        s["polls"], s["wall_s"], s["cpu_s"], s["net_s"], 1000 * s["net_s"] / s["n"]))
+    share = s["apply_cpu_s"] / s["apply_wall_s"]
+    print("all twin CPU during kubectl apply, against its wall time: %.1f%% (%.1f%% less idle; an upper bound "
+          "of the server-side share); bar < 10%%: %s" % (
+              100 * share, 100 * s["apply_net_s"] / s["apply_wall_s"], "ok" if share < 0.10 else "OVER"))
+    print()
+
+
 def report(res: dict, a: argparse.Namespace) -> None:
     print("What the twin costs: time scale %s, %s, Trident concurrency %s" % (
         res["time_scale"], res["storage_class"], res["concurrency"]))
@@ -311,18 +361,11 @@ def report(res: dict, a: argparse.Namespace) -> None:
         res["idle_cpu_per_s"] * 1000))
     print()
     s = res["seed_method"]
-    print("Seed method, %d PVCs: kubectl apply -f + kubectl get pvc every 1 s until Bound" % s["n"])
-    print("| | wall | twin CPU | twin CPU less idle | per PVC |")
-    print("|---|---:|---:|---:|---:|")
-    print("| kubectl apply -f | %.2fs | %.2fs | %.2fs | %.1f ms |" % (
-        s["apply_wall_s"], s["apply_cpu_s"], s["apply_net_s"], 1000 * s["apply_net_s"] / s["n"]))
-    print("| apply + poll until Bound (%d polls) | %.2fs | %.2fs | %.2fs | %.1f ms |" % (
-        s["polls"], s["wall_s"], s["cpu_s"], s["net_s"], 1000 * s["net_s"] / s["n"]))
-    share = s["apply_cpu_s"] / s["apply_wall_s"]
-    print("all twin CPU during kubectl apply, against its wall time: %.1f%% (%.1f%% less idle; an upper bound "
-          "of the server-side share); bar < 10%%: %s" % (
-        100 * share, 100 * s["apply_net_s"] / s["apply_wall_s"], "ok" if share < 0.10 else "OVER"))
-    print()
+    step_table("Seed method, %d PVCs: kubectl apply -f + kubectl get pvc every 1 s until Bound" % s["n"], s, "PVC")
+    if "snapshots" in res:
+        step_table("Then %d VolumeSnapshots of those PVCs (trident-snapshotclass, snapshot-controller at its defaults):"
+                   " kubectl apply -f + kubectl get volumesnapshots every 1 s until readyToUse" % s["n"],
+                   res["snapshots"], "snapshot")
     print("Watch fan-out: %d ConfigMaps created one at a time, W watchers on their namespace" % a.events)
     print("| watchers | events delivered | twin CPU less idle | beyond 0 watchers, per event |")
     print("|---:|---:|---:|---:|")
@@ -345,6 +388,16 @@ def report(res: dict, a: argparse.Namespace) -> None:
         print("|---|---:|---:|")
         for fn, n in p["top"]:
             print("| %s | %d | %.1f%% |" % (fn, n, 100 * n / max(1, p["samples"])))
+        if "profile_snapshots" in res:
+            p = res["profile_snapshots"]
+            print()
+            print("py-spy, %d-snapshot apply + poll (%d samples, wall %.1fs): top 10 by self" % (
+                p["run"]["n"], p["samples"], p["run"]["wall_s"]))
+            print("| function (file) | samples | share |")
+            print("|---|---:|---:|")
+            for fn, n in p["top"]:
+                print("| %s | %d | %.1f%% |" % (fn, n, 100 * n / max(1, p["samples"])))
+            p = res["profile"]
         q = res["profile_apply"]
         print()
         print("Where the twin's CPU goes during a third %d-PVC kubectl apply (py-spy, %d samples; twin CPU %.2fs "
