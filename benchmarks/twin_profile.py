@@ -19,7 +19,10 @@ burns over the same wall time (its controllers' timers; measured first, over 5 s
   verbs        create, get, list (of a namespace holding the created objects), merge patch: R requests each,
                one at a time over one keep-alive connection; twin CPU ms per request.
   profile      py-spy (`pip install py-spy`; not a requirement of the project) samples the twin during a second
-               N-PVC apply + poll; the top 10 functions by self time. Skipped with --no-profile or without py-spy.
+               N-PVC apply + poll and its N snapshots: the top 10 functions by self time; then during a third
+               apply alone, to split the twin's CPU into serving requests, controllers and the event loop's
+               wake-ups; serving's share times the unsampled apply's CPU is the server-side handling summed over
+               the requests. Skipped with --no-profile or without py-spy.
 """
 from __future__ import annotations
 
