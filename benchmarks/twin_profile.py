@@ -356,6 +356,15 @@ def step_table(title: str, s: dict, unit: str) -> None:
     print()
 
 
+def top_table(title: str, p: dict) -> None:
+    print()
+    print(title)
+    print("| function (file) | samples | share |")
+    print("|---|---:|---:|")
+    for fn, n in p["top"]:
+        print("| %s | %d | %.1f%% |" % (fn, n, 100 * n / max(1, p["samples"])))
+
+
 def report(res: dict, a: argparse.Namespace) -> None:
     print("What the twin costs: time scale %s, %s, Trident concurrency %s" % (
         res["time_scale"], res["storage_class"], res["concurrency"]))
@@ -384,23 +393,12 @@ def report(res: dict, a: argparse.Namespace) -> None:
         print("| %s | %d | %.2fs | %.2f ms |" % (verb, v["requests"], v["net_s"], 1000 * v["net_s"] / v["requests"]))
     if "profile" in res:
         p = res["profile"]
-        print()
-        print("py-spy, %d-PVC apply + poll (a second namespace; %d samples at 200 Hz, wall %.1fs): top 10 by self" % (
-            p["run"]["n"], p["samples"], p["run"]["wall_s"]))
-        print("| function (file) | samples | share |")
-        print("|---|---:|---:|")
-        for fn, n in p["top"]:
-            print("| %s | %d | %.1f%% |" % (fn, n, 100 * n / max(1, p["samples"])))
+        top_table("py-spy, %d-PVC apply + poll (a second namespace; %d samples at 200 Hz, wall %.1fs): top 10 by "
+                  "self" % (p["run"]["n"], p["samples"], p["run"]["wall_s"]), p)
         if "profile_snapshots" in res:
-            p = res["profile_snapshots"]
-            print()
-            print("py-spy, %d-snapshot apply + poll (%d samples, wall %.1fs): top 10 by self" % (
-                p["run"]["n"], p["samples"], p["run"]["wall_s"]))
-            print("| function (file) | samples | share |")
-            print("|---|---:|---:|")
-            for fn, n in p["top"]:
-                print("| %s | %d | %.1f%% |" % (fn, n, 100 * n / max(1, p["samples"])))
-            p = res["profile"]
+            ps = res["profile_snapshots"]
+            top_table("py-spy, %d-snapshot apply + poll (%d samples, wall %.1fs): top 10 by self" % (
+                ps["run"]["n"], ps["samples"], ps["run"]["wall_s"]), ps)
         q = res["profile_apply"]
         print()
         print("Where the twin's CPU goes during a third %d-PVC kubectl apply (py-spy, %d samples; twin CPU %.2fs "
