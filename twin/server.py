@@ -22,7 +22,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import discovery, errors, podlogs, protobuf, streaming, tables
+from . import authorization, discovery, errors, podlogs, protobuf, streaming, tables
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
@@ -210,6 +210,8 @@ class ApiServer:
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if sub and sub not in rtype.subresources:
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
+        if not rtype.stored:
+            return await self._review(request, rtype, name)
         q = request.query
         _check_query(q)
         if name is None:
@@ -578,6 +580,19 @@ class ApiServer:
         self.store.delete(rtype, ns, name, grace_seconds=int(grace) if grace is not None else None,
                           preconditions=opts.get("preconditions"), dry_run=bool(opts.get("dryRun")))
         return _json(_success(code=201), 201)
+
+    async def _review(self, request: web.Request, rtype: ResourceType, name: str | None) -> web.Response:
+        """The authorization.k8s.io reviews: create-only, answered and never stored (twin/authorization.py)."""
+        if name is not None:
+            raise errors.ApiError(404, "NotFound", NOT_FOUND)
+        if request.method != "POST":
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request(f"the body of the request was not a {rtype.kind} object")
+        if rtype.plural == "selfsubjectaccessreviews":
+            return _json(authorization.access_review(self.store, rtype, body), 201)
+        return _json(authorization.rules_review(self.store, body), 201)
 
     async def _log(self, request: web.Request, ns: str | None, name: str) -> web.StreamResponse:
         pod = self.store.get(self.store.rt("", "v1", "pods"), ns, name)
