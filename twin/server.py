@@ -607,7 +607,9 @@ class ApiServer:
         elif container not in names + [c["name"] for c in pod["spec"].get("initContainers", [])]:
             raise errors.bad_request(f"container {container} is not valid for pod {name}")
         clog = self.store.pod_logs.get((ns or "", name, container))
-        if clog is None:
+        if q.get("previous") in ("true", "1"):
+            clog = _previous_log(pod, name, container, clog)
+        elif clog is None:
             statuses = (pod.get("status") or {}).get("containerStatuses", []) + \
                 (pod.get("status") or {}).get("initContainerStatuses", [])
             waiting = next((s["state"]["waiting"] for s in statuses
@@ -655,6 +657,23 @@ class ApiServer:
         except (ConnectionResetError, RuntimeError):
             pass
         return resp
+
+
+def _previous_log(pod: dict, name: str, container: str, clog: podlogs.ContainerLog | None) -> podlogs.ContainerLog:
+    """The log of the container's last terminated instance, found as the kubelet does: by the containerID in
+    lastState.terminated (during a back-off that is still the current log, after the restart its previous)."""
+    status = pod.get("status") or {}
+    st: dict = next((s for s in status.get("containerStatuses", []) + status.get("initContainerStatuses", [])
+               if s.get("name") == container), {})
+    last = ((st.get("lastState") or {}).get("terminated") or {}).get("containerID")
+    if not last:
+        raise errors.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
+    for instance in (clog, clog.previous if clog is not None else None):
+        if instance is not None and instance.container_id == last:
+            return instance
+    lost = podlogs.ContainerLog(last)  # rotated away (the kubelet's log files are gone too): nothing to show
+    lost.ended = True
+    return lost
 
 
 def _untyped(raw: bytes) -> bytes:
