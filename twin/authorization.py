@@ -103,31 +103,38 @@ def _describe(subject: dict) -> str:
 
 
 def _visit(store: Any, namespace: str):
-    """(source, rules) per binding that applies to the user, cluster bindings first (the resolver's order)."""
-    roles = store.rt(_RBAC, "v1", "clusterroles")
-    for b in sorted(store.list(store.rt(_RBAC, "v1", "clusterrolebindings"), None),
-                    key=lambda x: x["metadata"]["name"]):
-        subject = next((s for s in b.get("subjects") or [] if _applies(s)), None)
-        ref = b.get("roleRef") or {}
-        if subject is None or ref.get("kind") != "ClusterRole" or not store.exists(roles, None, ref.get("name", "")):
-            continue
-        source = f'ClusterRoleBinding "{b["metadata"]["name"]}" of ClusterRole "{ref["name"]}" to {_describe(subject)}'
-        yield source, store.get(roles, None, ref["name"]).get("rules") or []
-    if not namespace:
-        return
-    ns_roles = store.rt(_RBAC, "v1", "roles")
-    for b in sorted(store.list(store.rt(_RBAC, "v1", "rolebindings"), namespace),
-                    key=lambda x: x["metadata"]["name"]):
-        subject = next((s for s in b.get("subjects") or [] if _applies(s)), None)
-        ref = b.get("roleRef") or {}
-        if subject is None:
-            continue
-        rt, ns = (roles, None) if ref.get("kind") == "ClusterRole" else (ns_roles, namespace)
-        if not store.exists(rt, ns, ref.get("name", "")):
-            continue
-        source = (f'RoleBinding "{b["metadata"]["name"]}/{namespace}" of {ref["kind"]} "{ref["name"]}" '
-                  f'to {_describe(subject)}')
-        yield source, store.get(rt, ns, ref["name"]).get("rules") or []
+    """(source, rules, error) per binding that applies to the user, cluster bindings first (the resolver's order);
+    a binding whose role is missing gives the lister's NotFound as its error, as GetRoleReferenceRules does."""
+    cluster_roles = store.rt(_RBAC, "v1", "clusterroles")
+    scopes: list[tuple[str, str, str | None]] = [("ClusterRoleBinding", "clusterrolebindings", None)]
+    if namespace:
+        scopes.append(("RoleBinding", "rolebindings", namespace))
+    for kind, plural, ns in scopes:
+        for b in sorted(store.list(store.rt(_RBAC, "v1", plural), ns), key=lambda x: x["metadata"]["name"]):
+            subject = next((s for s in b.get("subjects") or [] if _applies(s)), None)
+            if subject is None:
+                continue
+            ref = b.get("roleRef") or {}
+            role_kind, role_name = ref.get("kind", ""), ref.get("name", "")
+            if role_kind == "ClusterRole":
+                rt, role_ns = cluster_roles, None
+            elif role_kind == "Role" and ns:
+                rt, role_ns = store.rt(_RBAC, "v1", "roles"), ns
+            else:
+                yield "", [], f'unsupported role reference kind: "{role_kind}"'
+                continue
+            if not store.exists(rt, role_ns, role_name):
+                yield "", [], f'{rt.singular}.{_RBAC} "{role_name}" not found'
+                continue
+            where = b["metadata"]["name"] + (f"/{ns}" if ns else "")
+            yield (f'{kind} "{where}" of {role_kind} "{role_name}" to {_describe(subject)}',
+                   store.get(rt, role_ns, role_name).get("rules") or [], "")
+
+
+def _aggregate(errs: list[str]) -> str:
+    """utilerrors.NewAggregate(errs).Error(): one message as it is, several deduplicated in brackets."""
+    seen = list(dict.fromkeys(errs))
+    return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
 
 
 # the two reviews --------------------------------------------------------------------------------------
@@ -155,10 +162,16 @@ def access_review(store: Any, rtype: ResourceType, body: dict) -> dict:
     attrs: dict = (res if res is not None else nonres) or {}
     namespace = attrs.get("namespace", "") if res is not None else ""
     status: dict[str, Any] = {"allowed": False}
-    for source, rules in _visit(store, namespace):
+    errs: list[str] = []
+    for source, rules, err in _visit(store, namespace):
         if any(_allows(r, attrs, res is not None) for r in rules):
             status = {"allowed": True, "reason": f"RBAC: allowed by {source}"}
             break
+        if err:
+            errs.append(err)
+    else:
+        if errs:  # denied: the resolution errors are the reason (no opinion, no evaluationError)
+            status["reason"] = f"RBAC: {_aggregate(errs)}"
     return {"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
             "metadata": {"creationTimestamp": None}, "spec": spec, "status": status}
 
@@ -170,13 +183,19 @@ def rules_review(store: Any, body: dict) -> dict:
         raise errors.bad_request("no namespace on request")
     resource_rules: list[dict] = []
     non_resource_rules: list[dict] = []
-    for _source, rules in _visit(store, namespace):
+    errs: list[str] = []
+    for _source, rules, err in _visit(store, namespace):
+        if err:
+            errs.append(err)
         for r in rules:
             if r.get("resources"):
                 resource_rules.append({"verbs": r.get("verbs") or [],
                                        **{k: r[k] for k in ("apiGroups", "resources", "resourceNames") if r.get(k)}})
             if r.get("nonResourceURLs"):
                 non_resource_rules.append({"verbs": r.get("verbs") or [], "nonResourceURLs": r["nonResourceURLs"]})
+    status: dict[str, Any] = {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules,
+                              "incomplete": False}
+    if errs:
+        status["evaluationError"] = _aggregate(errs)
     return {"kind": "SelfSubjectRulesReview", "apiVersion": "authorization.k8s.io/v1",
-            "metadata": {"creationTimestamp": None}, "spec": {},
-            "status": {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}}
+            "metadata": {"creationTimestamp": None}, "spec": {}, "status": status}

@@ -6,6 +6,7 @@ and the bootstrap ones of every authenticated user. The reviews are create-only 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 
@@ -23,6 +24,19 @@ ADMIN_REASON = ('RBAC: allowed by ClusterRoleBinding "kubeadm:cluster-admins" of
 def twin(tmp_path_factory):
     with Twin(tmp_path_factory.mktemp("auth") / "twin", nodes=1, time_scale=0.01) as t:
         yield t
+
+
+@contextlib.contextmanager
+def without_admin_binding(twin):
+    """kubeadm's cluster-admin binding deleted for the block, then put back as it was."""
+    binding = twin.kubectl_json("get", "clusterrolebinding", "kubeadm:cluster-admins")
+    twin.kubectl("delete", "clusterrolebinding", "kubeadm:cluster-admins")
+    try:
+        yield
+    finally:
+        for k in ("uid", "resourceVersion", "creationTimestamp"):
+            binding["metadata"].pop(k, None)
+        twin.kubectl("apply", "-f", "-", input=json.dumps(binding))
 
 
 def test_discovery_lists_the_reviews_create_only(twin):
@@ -110,17 +124,28 @@ def test_the_reason_follows_the_stored_bindings(twin, api):
     twin.kubectl("create", "namespace", ns)
     twin.kubectl("-n", ns, "create", "role", "pod-reader", "--verb=get", "--resource=pods")
     twin.kubectl("-n", ns, "create", "rolebinding", "admin-reads", "--role=pod-reader", "--user=kubernetes-admin")
-    binding = twin.kubectl_json("get", "clusterrolebinding", "kubeadm:cluster-admins")
-    twin.kubectl("delete", "clusterrolebinding", "kubeadm:cluster-admins")
-    try:
+    with without_admin_binding(twin):
         assert twin.kubectl("-n", ns, "auth", "can-i", "get", "pods").stdout == "yes\n"
         assert twin.kubectl("-n", ns, "auth", "can-i", "delete", "pods", check=False).stdout == "no\n"
         review = client.AuthorizationV1Api(api).create_self_subject_access_review(
             {"spec": {"resourceAttributes": {"namespace": ns, "verb": "get", "resource": "pods"}}})
         assert review.status.reason == (f'RBAC: allowed by RoleBinding "admin-reads/{ns}" of Role "pod-reader" '
                                         'to User "kubernetes-admin"')
-    finally:
-        for k in ("uid", "resourceVersion", "creationTimestamp"):
-            binding["metadata"].pop(k, None)
-        twin.kubectl("apply", "-f", "-", input=json.dumps(binding))
     assert twin.kubectl("-n", ns, "auth", "can-i", "delete", "pods").stdout == "yes\n"
+
+
+def test_a_binding_to_a_missing_role_is_the_resolvers_error(twin, api):
+    """A RoleBinding naming a Role that does not exist: the rules review carries the lister's NotFound as
+    evaluationError and the other rules still; an access review nothing allows gives it as the reason."""
+    ns = f"a-{uuid.uuid4().hex[:8]}"
+    twin.kubectl("create", "namespace", ns)
+    twin.kubectl("-n", ns, "create", "rolebinding", "dangling", "--role=ghost", "--user=kubernetes-admin")
+    authz = client.AuthorizationV1Api(api)
+    rules = authz.create_self_subject_rules_review({"spec": {"namespace": ns}})
+    assert rules.status.evaluation_error == 'role.rbac.authorization.k8s.io "ghost" not found'
+    assert rules.status.incomplete is False
+    assert any(r.resources == ["*"] for r in rules.status.resource_rules)
+    with without_admin_binding(twin):
+        out = twin.kubectl("-n", ns, "auth", "can-i", "get", "pods", check=False)
+        assert out.returncode == 1
+        assert out.stdout == 'no - RBAC: role.rbac.authorization.k8s.io "ghost" not found\n'
