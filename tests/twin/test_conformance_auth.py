@@ -20,12 +20,6 @@ ADMIN_REASON = ('RBAC: allowed by ClusterRoleBinding "kubeadm:cluster-admins" of
                 'to Group "kubeadm:cluster-admins"')
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory):
-    with Twin(tmp_path_factory.mktemp("auth") / "twin", nodes=1, time_scale=0.01) as t:
-        yield t
-
-
 @contextlib.contextmanager
 def without_admin_binding(twin):
     """kubeadm's cluster-admin binding deleted for the block, then put back as it was."""
@@ -37,6 +31,12 @@ def without_admin_binding(twin):
         for k in ("uid", "resourceVersion", "creationTimestamp"):
             binding["metadata"].pop(k, None)
         twin.kubectl("apply", "-f", "-", input=json.dumps(binding))
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory):
+    with Twin(tmp_path_factory.mktemp("auth") / "twin", nodes=1, time_scale=0.01) as t:
+        yield t  # one twin for the module: the tests change RBAC objects only inside their own blocks
 
 
 def test_discovery_lists_the_reviews_create_only(twin):
