@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from . import admission, backing, exec_runner, nodes
+from . import admission, authorization, backing, exec_runner, nodes
 from .cloud import alibaba
 from .cloud_state import CloudState
 from .controllers import all_controllers
@@ -101,6 +101,7 @@ class Cluster:
         self.ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.ssl.load_cert_chain(crt, key)
         self._install_crds()
+        authorization.bootstrap(self.store)
         self.nodes = nodes.register(self.store, self.node_count, self.node_pools, self.seed, offset=self.node_offset)
         # cloud state (ACK addons, ECS instances/disks), read by the storage controllers
         self.cloud = self._cloud_state()

@@ -37,15 +37,12 @@ def api_group(reg: Registry, group: str) -> dict | None:
 
 
 def _entry(r: ResourceType) -> dict:
+    if not r.stored:  # as kube-apiserver lists the reviews: verbs [create], no storageVersionHash
+        return {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced, "kind": r.kind,
+                "verbs": list(r.verbs)}
     return {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced, "kind": r.kind,
-            "verbs": list(_verbs(r)), "shortNames": list(r.short_names), "categories": list(r.categories),
+            "verbs": list(r.verbs), "shortNames": list(r.short_names), "categories": list(r.categories),
             "storageVersionHash": hashlib.sha256(f"{r.group}/{r.version}/{r.kind}".encode()).hexdigest()[:12]}
-
-
-def _verbs(r: ResourceType):
-    if r.kind == "Event":
-        return ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
-    return ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
 def _sub(r: ResourceType, sub: str) -> dict:
@@ -196,6 +193,9 @@ def openapi_gv(reg: Registry, group: str, version: str) -> dict:
         op = {"x-kubernetes-group-version-kind": gvk, "parameters": _PARAMS,
               "responses": {"200": dict({"description": "OK"}, **ref)}}
         body_op = dict(op, requestBody=dict({"required": True}, **ref)) if ref else op
+        if not r.stored:
+            paths[f"{base}/{r.plural}"] = {"post": dict(body_op, operationId=f"create{r.kind}")}
+            continue
         paths[f"{base}/{r.plural}"] = {"post": dict(body_op, operationId=f"create{r.kind}"),
                                        "get": dict(op, operationId=f"list{r.kind}")}
         paths[f"{base}/{r.plural}/{{name}}"] = {

@@ -1,7 +1,8 @@
 """Container logs as the kubelet keeps them: timestamped lines per container, followed while it runs.
 
 The API server's log subresource reads them (tailLines, sinceSeconds, sinceTime, timestamps, limitBytes,
-follow); `follow` streams new lines until the container ends, as `kubectl logs -f` expects.
+follow, previous); `follow` streams new lines until the container ends, as `kubectl logs -f` expects. Each
+restart starts a new log; the one before stays readable as the previous instance's.
 """
 from __future__ import annotations
 
@@ -18,11 +19,19 @@ def _stamp(t: datetime) -> str:
 
 
 class ContainerLog:
-    def __init__(self) -> None:
+    """The log of one instance of a container; `previous` is the instance before it, which the kubelet keeps
+    (one dead container per container) for `kubectl logs --previous`."""
+
+    def __init__(self, container_id: str = "", previous: ContainerLog | None = None) -> None:
         self.lines: collections.deque[tuple[datetime, str]] = collections.deque()
         self.first = 0          # sequence number of lines[0]
         self.size = 0
         self.ended = False
+        self.ran = False        # started once: a new start is a new instance (a restart)
+        self.container_id = container_id
+        self.previous = previous
+        if previous is not None:
+            previous.previous = None  # older instances are gone, as their containers are
         self._waiters: list[asyncio.Future] = []
 
     def add(self, text: str) -> None:
@@ -36,6 +45,7 @@ class ContainerLog:
 
     def start(self) -> None:
         self.ended = False
+        self.ran = True
 
     def end(self) -> None:
         self.ended = True

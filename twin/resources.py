@@ -25,6 +25,12 @@ class ResourceType:
     schema: Any = field(default=None, compare=False, hash=False, repr=False)
     columns: tuple = field(default=(), compare=False, hash=False, repr=False)
     scale: Any = field(default=None, compare=False, hash=False, repr=False)
+    # create-only kinds that are answered, never stored (the authorization.k8s.io reviews)
+    verbs: tuple[str, ...] = ALL_VERBS
+
+    @property
+    def stored(self) -> bool:
+        return self.verbs == ALL_VERBS
 
     @property
     def key(self) -> tuple[str, str]:
@@ -44,8 +50,9 @@ class ResourceType:
         return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
 
 
-def _r(group, version, plural, kind, namespaced, short=(), sub=(), gen=False, cats=()):
-    return ResourceType(group, version, plural, kind, namespaced, tuple(short), tuple(sub), gen, tuple(cats))
+def _r(group, version, plural, kind, namespaced, short=(), sub=(), gen=False, cats=(), verbs=ALL_VERBS):
+    return ResourceType(group, version, plural, kind, namespaced, tuple(short), tuple(sub), gen, tuple(cats),
+                        verbs=tuple(verbs))
 
 
 BUILTIN = [
@@ -83,6 +90,8 @@ BUILTIN = [
     _r("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ["hpa"], ["status"], True, ["all"]),
     _r("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ["pdb"], ["status"], True),
     _r("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ["pc"]),
+    _r("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=["create"]),
+    _r("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=["create"]),
 ]
 
 # Groups that exist for subresources only (none: Scale's autoscaling/v1 also serves HPAs).

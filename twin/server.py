@@ -22,7 +22,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import discovery, errors, podlogs, protobuf, streaming, tables
+from . import authorization, discovery, errors, podlogs, protobuf, streaming, tables
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
@@ -210,6 +210,8 @@ class ApiServer:
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if sub and sub not in rtype.subresources:
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
+        if not rtype.stored:
+            return await self._review(request, rtype, name)
         q = request.query
         _check_query(q)
         if name is None:
@@ -579,6 +581,19 @@ class ApiServer:
                           preconditions=opts.get("preconditions"), dry_run=bool(opts.get("dryRun")))
         return _json(_success(code=201), 201)
 
+    async def _review(self, request: web.Request, rtype: ResourceType, name: str | None) -> web.Response:
+        """The authorization.k8s.io reviews: create-only, answered and never stored (twin/authorization.py)."""
+        if name is not None:
+            raise errors.ApiError(404, "NotFound", NOT_FOUND)
+        if request.method != "POST":
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request(f"the body of the request was not a {rtype.kind} object")
+        if rtype.plural == "selfsubjectaccessreviews":
+            return _json(authorization.access_review(self.store, rtype, body), 201)
+        return _json(authorization.rules_review(self.store, body), 201)
+
     async def _log(self, request: web.Request, ns: str | None, name: str) -> web.StreamResponse:
         pod = self.store.get(self.store.rt("", "v1", "pods"), ns, name)
         names = [c["name"] for c in pod["spec"].get("containers", [])]
@@ -592,7 +607,9 @@ class ApiServer:
         elif container not in names + [c["name"] for c in pod["spec"].get("initContainers", [])]:
             raise errors.bad_request(f"container {container} is not valid for pod {name}")
         clog = self.store.pod_logs.get((ns or "", name, container))
-        if clog is None:
+        if q.get("previous") in ("true", "1"):
+            clog = _previous_log(pod, name, container, clog)
+        elif clog is None:
             statuses = (pod.get("status") or {}).get("containerStatuses", []) + \
                 (pod.get("status") or {}).get("initContainerStatuses", [])
             waiting = next((s["state"]["waiting"] for s in statuses
@@ -640,6 +657,23 @@ class ApiServer:
         except (ConnectionResetError, RuntimeError):
             pass
         return resp
+
+
+def _previous_log(pod: dict, name: str, container: str, clog: podlogs.ContainerLog | None) -> podlogs.ContainerLog:
+    """The log of the container's last terminated instance, found as the kubelet does: by the containerID in
+    lastState.terminated (during a back-off that is still the current log, after the restart its previous)."""
+    status = pod.get("status") or {}
+    st: dict = next((s for s in status.get("containerStatuses", []) + status.get("initContainerStatuses", [])
+               if s.get("name") == container), {})
+    last = ((st.get("lastState") or {}).get("terminated") or {}).get("containerID")
+    if not last:
+        raise errors.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
+    for instance in (clog, clog.previous if clog is not None else None):
+        if instance is not None and instance.container_id == last:
+            return instance
+    lost = podlogs.ContainerLog(last)  # rotated away (the kubelet's log files are gone too): nothing to show
+    lost.ended = True
+    return lost
 
 
 def _untyped(raw: bytes) -> bytes:

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 
 import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 from tests.support.twin import Twin
 from twin import exec_runner, images
@@ -185,3 +187,55 @@ def test_the_exit_code_of_a_real_process_sets_the_pod_phase(twin, policy, code, 
     st = twin.kubectl_json("get", "pod", name)["status"]["containerStatuses"][0]
     assert (st["state"]["terminated"]["exitCode"], st["state"]["terminated"]["reason"]) == (code, reason)
     twin.kubectl("delete", "pod", name, "--wait=true")
+
+
+RESTARTS_ONCE = """
+apiVersion: v1
+kind: Pod
+metadata: {name: again}
+spec:
+  restartPolicy: Always
+  volumes: [{name: state, emptyDir: {}}]
+  containers:
+  - name: main
+    image: xridge/fio
+    volumeMounts: [{name: state, mountPath: /state}]
+    # each instance counts itself in the emptyDir (which outlives restarts); the first fails, the second stays
+    command: [sh, -c, 'n=$(( $(cat /state/n 2>/dev/null || echo 0) + 1 )); echo $n > /state/n; echo "instance $n";
+              if [ $n -ge 2 ]; then exec sleep 3600; fi; exit 1']
+"""
+
+
+def _first_line_followed(twin: Twin, pod: str) -> str:
+    """The first line `kubectl logs -f` streams: the running instance's output, waited for as it arrives."""
+    proc = subprocess.Popen(["kubectl", "logs", "-f", pod], env=twin.env(), stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        return proc.stdout.readline()
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+@needs_host
+def test_logs_previous_shows_the_instance_before_the_restart(twin, api):
+    twin.kubectl("apply", "-f", "-", input=RESTARTS_ONCE)
+    twin.kubectl("wait", "pod/again", "--for=jsonpath={.status.containerStatuses[0].restartCount}=1", "--timeout=120s")
+    assert _first_line_followed(twin, "again") == "instance 2\n"
+    assert twin.kubectl("logs", "again").stdout == "instance 2\n"  # the current instance only
+    assert twin.kubectl("logs", "again", "--previous").stdout == "instance 1\n"
+    assert twin.kubectl("logs", "again", "-p", "--timestamps").stdout.split(" ", 1)[1] == "instance 1\n"
+    last = twin.kubectl_json("get", "pod", "again")["status"]["containerStatuses"][0]["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"]) == (1, "Error")
+    assert client.CoreV1Api(api).read_namespaced_pod_log("again", "default", previous=True) == "instance 1\n"
+    twin.kubectl("delete", "pod", "again", "--wait=true")
+
+
+def test_logs_previous_without_a_restart_is_the_kubelets_400(twin, api, shell_pod):
+    out = twin.kubectl("logs", shell_pod, "--previous", check=False)
+    assert out.returncode != 0
+    assert out.stderr.strip() == ('Error from server (BadRequest): previous terminated container "main" in pod '
+                                  f'"{shell_pod}" not found')
+    with pytest.raises(ApiException) as e:
+        client.CoreV1Api(api).read_namespaced_pod_log(shell_pod, "default", previous=True)
+    assert e.value.status == 400

@@ -280,7 +280,8 @@ class PodWorker:
         return code
 
     async def _exec(self, pod: dict, c: dict, init: bool = False) -> int:
-        clog = self._clog(c["name"])
+        st = (self.istatus if init else self.cstatus)[c["name"]]
+        clog = self._instance_log(c["name"], st.get("containerID", ""))
         clog.start()
         try:
             return await self._exec_logged(pod, c, init)
@@ -467,6 +468,14 @@ class PodWorker:
         cl = logs.get(key)
         if cl is None:
             cl = logs[key] = ContainerLog()
+        return cl
+
+    def _instance_log(self, container: str, container_id: str) -> ContainerLog:
+        """The log of a starting instance: a restart starts a new one and keeps the last as its previous."""
+        cl = self._clog(container)
+        if cl.ran:
+            cl = self.k.store.pod_logs[(self.ns, self.name, container)] = ContainerLog(container_id, previous=cl)
+        cl.container_id = container_id
         return cl
 
     def _log(self, container: str, text: str) -> None:
