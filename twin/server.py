@@ -663,8 +663,8 @@ def _previous_log(pod: dict, name: str, container: str, clog: podlogs.ContainerL
     """The log of the container's last terminated instance, found as the kubelet does: by the containerID in
     lastState.terminated (during a back-off that is still the current log, after the restart its previous)."""
     status = pod.get("status") or {}
-    st: dict = next((s for s in status.get("containerStatuses", []) + status.get("initContainerStatuses", [])
-               if s.get("name") == container), {})
+    statuses = status.get("containerStatuses", []) + status.get("initContainerStatuses", [])
+    st: dict = next((s for s in statuses if s.get("name") == container), {})
     last = ((st.get("lastState") or {}).get("terminated") or {}).get("containerID")
     if not last:
         raise errors.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
