@@ -37,7 +37,9 @@ def test_cluster_info_sees_new_storage_objects(twin):
 
 def test_cluster_info_without_snapshot_crds(twin_factory):
     bare = twin_factory("bare", nodes=1, extra=["--crds", "none"])
-    res = _facts(bare.playbook(REPO / "playbooks" / "cluster_info.yml"))["result"]
+    run = bare.playbook(REPO / "playbooks" / "cluster_info.yml")
+    assert run.rc == 0, run.stdout + run.stderr
+    res = _facts(run)["result"]
     assert res["snapshot_crds_installed"] is False
     assert res["trident_installed"] is False
     assert res["volume_snapshot_classes"] == []

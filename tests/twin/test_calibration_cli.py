@@ -60,7 +60,8 @@ def _tables(text):
         elif line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
             block = list(itertools.takewhile(lambda row: row.startswith("|"), lines[i:]))
             cells = [[c.strip() for c in row.strip("|").split("|")] for row in block]
-            assert set("".join(cells[1])) == {"-"}, f"no separator row under {title}"
+            # GFM separator cells are dashes with optional alignment colons (`---:`, `:---:`)
+            assert all(re.fullmatch(r":?-+:?", c) for c in cells[1]), f"no separator row under {title}"
             assert {len(c) for c in cells} == {len(cells[0])}, f"ragged table under {title}"
             tables[title] = cells
     return tables
