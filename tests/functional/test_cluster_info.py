@@ -45,6 +45,22 @@ def test_cluster_info_without_snapshot_crds(twin_factory):
     assert res["volume_snapshot_classes"] == []
 
 
+def test_cluster_info_sees_snapshot_crds_removed_since_the_last_run(twin):
+    # The kubernetes library's default discovery cache is a file per host URL that outlives the process: a
+    # run after the CRDs were removed (or against another cluster behind the same URL) read "served" from it
+    # and failed listing VolumeSnapshotClasses with 404.
+    first = twin.playbook(REPO / "playbooks" / "cluster_info.yml")
+    assert first.rc == 0 and _facts(first)["result"]["snapshot_crds_installed"] is True, first.stdout
+    twin.kubectl("delete", "crd", "volumesnapshotclasses.snapshot.storage.k8s.io",
+                 "volumesnapshotcontents.snapshot.storage.k8s.io", "volumesnapshots.snapshot.storage.k8s.io")
+    run = twin.playbook(REPO / "playbooks" / "cluster_info.yml")
+    assert run.rc == 0, run.stdout + run.stderr
+    res = _facts(run)["result"]
+    assert res["snapshot_crds_installed"] is False
+    assert res["snapshot_crds"] == dict.fromkeys(("VolumeSnapshot", "VolumeSnapshotContent", "VolumeSnapshotClass"), False)
+    assert res["volume_snapshot_classes"] == []
+
+
 def test_wrong_token_gives_a_clear_error_without_the_token(twin):
     run = twin.playbook(REPO / "playbooks" / "cluster_info.yml", env={"K8S_AUTH_API_KEY": "sekret-wrong-token"})
     assert run.rc != 0

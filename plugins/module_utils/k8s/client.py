@@ -25,12 +25,32 @@ try:
     from kubernetes.client.exceptions import ApiException
     from kubernetes.config.config_exception import ConfigException
     from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.discovery import LazyDiscoverer
     from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
     HAS_K8S = True
     K8S_IMPORT_ERROR = None
 except ImportError as e:  # pragma: no cover - reported through missing_required_lib
     HAS_K8S = False
     K8S_IMPORT_ERROR = e
+
+
+if HAS_K8S:
+    class _RunDiscoverer(LazyDiscoverer):
+        """API discovery that lives as long as one Client, never on disk.
+
+        The library's default caches discovery in $TMPDIR/osrcp-<md5 of the host URL>.json for every later process.
+        A cluster rebuilt behind the same URL, or one whose CRDs were removed since, then answers "served" for a
+        resource it no longer has and the next list fails with 404; in a shared /tmp another user can plant that
+        file, and every fork rewrites it in place at once. One module run pays a few discovery requests instead.
+        """
+
+        def __init__(self, client, cache_file=None):
+            # a path that is never created: the base class reads it only if it exists, and _write_cache is off
+            LazyDiscoverer.__init__(self, client, cache_file=os.path.join(os.devnull, "storageperf-discovery"))
+
+        def _write_cache(self):
+            pass
+
 
 K8S_AUTH_ARG_SPEC = dict(
     kubeconfig=dict(type="raw"),
@@ -189,7 +209,10 @@ class Client:
     @property
     def dynamic(self):
         if self._dynamic is None:
-            self._dynamic = self._with_retries(lambda: DynamicClient(self.api_client), "discovery")
+            def discover():
+                return DynamicClient(self.api_client, discoverer=_RunDiscoverer)
+
+            self._dynamic = self._with_retries(discover, "discovery")
         return self._dynamic
 
     # error handling ---------------------------------------------------------------------------
