@@ -89,6 +89,8 @@ def test_tuning_merges_args_refuses_bad_values_and_rolls_back(twin, tmp_path):
     path = tmp_path / "tuning.yml"
     path.write_text(yaml.safe_dump(play, sort_keys=False))
 
+    # "Before" must be the settled Deployment: a rollout still finishing writes its status meanwhile
+    twin.kubectl("-n", "kube-system", "rollout", "status", "deployment/snapshot-controller", "--timeout=60s")
     run = twin.playbook(path)
     assert run.rc == 0, run.stdout + run.stderr
 

@@ -46,6 +46,9 @@ def task_index(run, name):
 
 
 def test_tune_trident_check_enable_idempotent_rollback(twin):
+    # a fresh twin's operator is still taking the orchestrator from Installing to Installed (as right after a
+    # real install): start from the settled object, or that status write looks like a change check mode made
+    twin.kubectl("wait", "--for=jsonpath={.status.status}=Installed", "tridentorchestrator/trident", "--timeout=60s")
     torc0, dep0, flags0 = trident_state(twin)
     args0 = snapshot_args(twin)
     assert flags0 == ["--enable_concurrency=false"]

@@ -36,6 +36,9 @@ def task_result(run, name):
 
 def test_unsupported_backend_stops_the_playbook_before_anything_changes(twin):
     twin.kubectl("apply", "-f", "-", input=json.dumps(GCNV_SAN_BACKEND))
+    # the operator's own Installing -> Installed write must not count as a change the playbook made
+    twin.kubectl("wait", "--for=jsonpath={.status.status}=Installed", "tridentorchestrator/trident", "--timeout=60s")
+    twin.kubectl("-n", "kube-system", "rollout", "status", "deployment/snapshot-controller", "--timeout=60s")
     torc0 = twin.kubectl_json("get", "tridentorchestrator", "trident")
     snap0 = twin.kubectl_json("-n", "kube-system", "get", "deployment", "snapshot-controller")
 
