@@ -381,7 +381,8 @@ def problem_list(doc, limit=20):
 
 
 def all_tables(doc):
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
 
-    return [t for t in (operations_table(doc), latency_table(doc), metrics_table(doc),
+    return [t for t in (operations_table(doc), S.table(doc), latency_table(doc), metrics_table(doc),
                         repetitions_table(doc), W.table(doc)) if t]
