@@ -26,6 +26,32 @@ def is_sweep(doc):
     return any(v.get("sweep") for v in doc.get("variants", []))
 
 
+def default_pair(doc):
+    """The two variants an in-document ratio compares unless told: the first two; in a sweep the first two
+    variants at the largest size (seed 002's OFF vs ON at 1000 volumes), never one variant at two sizes."""
+    variants = doc.get("variants", [])
+    names = [v["name"] for v in variants]
+    points = [(v["sweep"].get("value"), v["name"]) for v in variants if v.get("sweep")]
+    if points:
+        top = max(value for value, _ in points)
+        at_top = [name for value, name in points if value == top]
+        if len(at_top) > 1:
+            return at_top[0], at_top[1]
+    return (names[0] if names else None), (names[1] if len(names) > 1 else None)
+
+
+def baselines(doc):
+    """For each variant, the index of the variant its ratios are taken against: the first variant, or in a
+    sweep the first variant measured at the same size."""
+    variants = doc.get("variants", [])
+    out = []
+    for v in variants:
+        value = (v.get("sweep") or {}).get("value")
+        same = [j for j, w in enumerate(variants) if value is not None and (w.get("sweep") or {}).get("value") == value]
+        out.append(same[0] if same else 0)
+    return out
+
+
 def _median(spread):
     return spread["median"] if spread else None
 

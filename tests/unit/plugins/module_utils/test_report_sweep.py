@@ -115,3 +115,23 @@ def test_a_step_skipped_at_every_size_gets_no_row():
     md = render.to_markdown(sample.csi_sweep(skipped=("publish",)))
     table = md.split("### Rate against volumes")[1].split("###")[0]
     assert "Publish" not in table and "| Unpublish (Detach) |" in table
+
+
+def test_step_ratios_compare_variants_at_the_same_size_never_one_variant_at_two_sizes():
+    md = render.to_markdown(sample.csi_sweep())
+    # concurrency on against off at 1000 volumes: the seed's 5.5x for Create Volume, ~5.9x overall
+    assert ("| Create Volume | 6m 57s · 0.24 vol/s | 57m 31s · 0.29 vol/s | 41s · 2.44 vol/s (10.2×) "
+            "| 10m 30s · 1.59 vol/s (5.5×) |") in md
+    assert "| **Sum of step times** | **13m 41s** | **2h 04m 51s** | **1m 54s (~7.2×)** | **21m 11s (~5.9×)** |" in md
+
+
+def test_the_summary_speedup_is_the_first_two_variants_at_the_largest_size():
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import speedups
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
+
+    doc = sample.csi_sweep()
+    sp = speedups(doc)
+    assert (sp["baseline"], sp["candidate"]) == ("concurrency off · 1000 vol", "concurrency on · 1000 vol")
+    assert summarize(doc)["speedup"] == pytest.approx(7491 / 1271.0, abs=1e-3)
+    # a document without a sweep keeps its first two variants
+    assert speedups(sample.csi_lifecycle())["candidate"] == "concurrency on"
