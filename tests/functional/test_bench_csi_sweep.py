@@ -4,6 +4,8 @@ and bad sizes refused before anything is created. Only ratios measured in one ru
 """
 from __future__ import annotations
 
+import json
+
 from tests.functional.test_bench_csi_lifecycle import PLAYBOOK, leftovers, result_of
 from tests.functional.test_bench_input_checks import failure_message, labelled, namespaces
 
@@ -80,6 +82,29 @@ def test_sweep_measures_every_variant_at_every_size_in_one_run(twin_factory, tmp
     assert "concurrency on: 20 vol vs 5 vol" in markdown
     html = (run_dir / "report.html").read_text()
     assert 'id="sweep"' in html and 'id="chart-sweep"' in html and "Rate against volumes per variant" in html
+
+
+def test_a_failure_mid_sweep_is_recorded_and_leaves_nothing_behind(twin, tmp_path):
+    # CreateVolume fails for vol-0010 and vol-0011 on every attempt: only the second size (12 volumes) has them
+    twin.twin_cmd("fault", "--name", "provision", "--rule",
+                  json.dumps({"match": "/vol-001", "fraction": 1.0, "sticky": True, "message": "disk quota exceeded"}))
+    reports = tmp_path / "reports"
+    run = twin.playbook(PLAYBOOK, extra_vars={"sweep": "12,4", "steps": "create_volume,delete_volume",
+                                              "give_up_after_warnings": 2, "step_timeout": 60, "reports_dir": str(reports)})
+    twin.twin_cmd("fault", "--clear")
+    assert run.rc != 0
+    assert "failed steps: create_volume" in run.stdout
+    doc = result_of(reports)
+    assert doc["status"] == "failed"
+    first, second = doc["sweep"]["points"]
+    assert (first["value"], first["status"], first["lifecycle"]["complete"]) == (4, "ok", True)
+    assert (second["value"], second["status"], second["lifecycle"]["complete"]) == (12, "failed", False)
+    create = next(s for s in doc["variants"][1]["runs"][0]["steps"] if s["name"] == "create_volume")
+    assert sorted(e["object"] for e in create["errors"]) == ["vol-0010", "vol-0011"]
+    # the ten volumes that were provisioned at 12 were deleted, as was everything of the first size
+    assert leftovers(twin, doc["run_id"]) == {} and labelled(twin) == {}
+    markdown = (reports / "localhost" / doc["run_id"] / "report.md").read_text()
+    assert "| Create Volume |" in markdown.split("### Rate against volumes")[1] and "| failed |" in markdown
 
 
 def test_bad_sweep_sizes_fail_naming_sweep_before_anything_is_created(twin, tmp_path):
