@@ -70,6 +70,17 @@ options:
     description: (csi_lifecycle) Number of volumes (PVCs).
     type: int
     default: 100
+  sweep:
+    description:
+      - (csi_lifecycle) The sizes (volume counts) of a scaling sweep, e.g. V([10, 100, 1000]); empty measures one size.
+      - Each a whole number of at least 1, each once, at least two; any order (the sweep and the report go ascending).
+      - With O(mode=preflight) it is checked and recorded as the document's C(parameters.sweep) (the sizes, ascending,
+        in the returned C(plan)). With O(mode=measure) the repetition is the sweep point at O(volumes) - the document
+        variant C(<variant> · <volumes> vol), which records C(sweep) {variant, parameter, value}.
+    type: list
+    elements: int
+    default: []
+    version_added: 0.2.0
   pvcs_per_pod:
     description: (csi_lifecycle) PVCs mounted by each pod of the publish step.
     type: int
@@ -283,7 +294,7 @@ status:
   type: str
   sample: ok
 variant:
-  description: The variant measured.
+  description: The variant measured; in a sweep the document variant of the point, C(<variant> · <volumes> vol).
   returned: measure
   type: str
 repetition:
@@ -326,6 +337,7 @@ def argument_spec():
         variant=dict(type="str", default="as configured"),
         variant_settings=dict(type="dict", default={}),
         volumes=dict(type="int", default=100),
+        sweep=dict(type="list", elements="int", default=[]),
         pvcs_per_pod=dict(type="int", default=4),
         size=dict(type="str", default="1Gi"),
         storage_class=dict(type="str"),

@@ -134,3 +134,39 @@ def attach_stress(replicas=40, seed=11):
                      objects=_objects(rng, replicas, wall, not parallel or name == "scale_down", name))
         finish_run(run, finished=FINISHED)
     return finalize(doc, finished=FINISHED)
+
+
+# Seed 002, ONTAP NAS, the four volume steps at 100 and 1000 volumes: {N: (seconds off, seconds on)}
+CSI_SWEEP_SEED = (
+    ("create_volume", "Create Volume", {100: (417, 41), 1000: (3451, 630)}),
+    ("publish", "Publish (Attach)", {100: (140, 21), 1000: (1384, 167)}),
+    ("unpublish", "Unpublish (Detach)", {100: (140, 26), 1000: (1420, 156)}),
+    ("delete_volume", "Delete Volume", {100: (124, 26), 1000: (1236, 318)}),
+)
+
+
+def csi_sweep(skipped=(), failed_at=None):
+    """The seed's concurrency off / on at 100 and 1000 volumes as a sweep document (report/sweep.py).
+
+    skipped: step names recorded as skipped at every point; failed_at (variant, N, step): that step failed there.
+    """
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report.sweep import point_name
+
+    doc = new_result("csi_lifecycle", run_id="csi_lifecycle-20260620T090000Z-5ee9a1", started=STARTED,
+                     title="CSI lifecycle sweep at 100, 1000 volumes (4 PVCs per pod)",
+                     parameters={"sweep": [100, 1000], "pvcs_per_pod": 4, "storage_class": "ontap-nas"})
+    for vname, on in (("concurrency off", False), ("concurrency on", True)):
+        for n in (100, 1000):
+            variant = add_variant(doc, point_name(vname, n), settings={"enableConcurrency": on},
+                                  sweep_point={"variant": vname, "parameter": "volumes", "value": n})
+            run = add_run(variant, started=STARTED)
+            for name, label, walls in CSI_SWEEP_SEED:
+                if name in skipped:
+                    add_step(run, name, label=label, status="skipped", reason="not in steps")
+                elif failed_at == (vname, n, name):
+                    add_step(run, name, label=label, status="failed", count=n, unit="vol",
+                             errors=[{"object": "vol-0042", "reason": "ProvisioningFailed: busy"}])
+                else:
+                    add_step(run, name, label=label, count=n, wall_s=walls[n][on], unit="vol")
+            finish_run(run, finished=FINISHED)
+    return finalize(doc, finished=FINISHED)

@@ -43,6 +43,7 @@ PARAMS = ("replicas", "node", "storage_class", "provisioner", "disk_type", "volu
           "pod_image", "disk_limit", "statefulset", "prewarm", "create_storage_class")
 DEFAULTS = {"replicas": SEED_REPLICAS, "storage_class": SEED_STORAGE_CLASS}
 TITLE = "Attach stress: %(replicas)s pods x %(volumes_per_pod)s disks on one node"
+SWEEP_TITLE = TITLE  # attach_stress has no sweep
 
 
 class Plan:
@@ -89,6 +90,11 @@ def problems(params):
     if size:
         out.append(size)
     return out
+
+
+def sweep_point(plan):
+    """attach_stress has no sweep: every variant is measured at one size."""
+    return None
 
 
 def facts(plan):

@@ -20,6 +20,7 @@ driver), it is recorded as skipped with the reason.
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sweep as SW
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import skipped
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
@@ -52,9 +53,11 @@ NEEDS = {
 SNAPSHOT_STEPS = ("create_snapshot", "clone_from_snapshot", "delete_clone", "delete_snapshot")
 DEFAULT_SNAPSHOT_CLASS_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
 # the module parameters this benchmark reads, the defaults it adds, and its report title (runner.py's registry)
-PARAMS = ("volumes", "pvcs_per_pod", "size", "storage_class", "snapshot_class", "access_modes", "pod_image", "steps")
+PARAMS = ("volumes", "pvcs_per_pod", "size", "storage_class", "snapshot_class", "access_modes", "pod_image", "steps",
+          "sweep")
 DEFAULTS: dict = {}  # csi_lifecycle adds none: its storage_class is required
 TITLE = "CSI lifecycle at %(volumes)s volumes (%(pods)s pods x %(pvcs_per_pod)s PVCs)"
+SWEEP_TITLE = "CSI lifecycle sweep at %(sweep)s volumes (%(pvcs_per_pod)s PVCs per pod)"
 
 
 class Plan:
@@ -69,6 +72,8 @@ class Plan:
         self.access_modes = list(params.get("access_modes") or ["ReadWriteOnce"])
         self.pod_image = params.get("pod_image") or M.PAUSE_IMAGE
         self.steps = list(params.get("steps") or STEP_NAMES)
+        # a sweep measures every size as its own repetition(s), each with `volumes` set to the size
+        self.sweep = SW.ordered(params.get("sweep"))
         width = max(4, len(str(self.volumes - 1)))
         self.vols = ["vol-%0*d" % (width, i) for i in range(self.volumes)]
         self.snaps = ["snap-%0*d" % (width, i) for i in range(self.volumes)]
@@ -91,6 +96,9 @@ def problems(params):
         out.append("volumes must be at least 1 (the seed uses 100 and 1000)")
     if int(params.get("pvcs_per_pod", 4)) < 1:
         out.append("pvcs_per_pod must be at least 1 (the seed uses 4)")
+    sweep = SW.sizes_problem(list(params.get("sweep") or ()))
+    if sweep:
+        out.append(sweep)
     size = quantity_problem("size", params.get("size", "1Gi"))
     if size:
         out.append(size)
@@ -103,11 +111,24 @@ def problems(params):
 
 
 def facts(plan):
-    """The plan as the result document's parameters and the module's `plan`."""
-    return {"volumes": plan.volumes, "pods": len(plan.pods), "pvcs_per_pod": plan.per_pod, "size": plan.size,
-            "storage_class": plan.storage_class, "provisioner": plan.provisioner,
-            "attach_required": plan.attach_required, "snapshot_class": plan.snapshot_class,
-            "snapshot_steps_skipped": plan.snapshot_skip, "steps": plan.steps}
+    """The plan as the result document's parameters and the module's `plan`.
+
+    In a sweep the volume and pod counts differ per variant (each sweep point records its own), so the
+    document's parameters hold the sizes instead.
+    """
+    out = {"volumes": plan.volumes, "pods": len(plan.pods), "pvcs_per_pod": plan.per_pod, "size": plan.size,
+           "storage_class": plan.storage_class, "provisioner": plan.provisioner,
+           "attach_required": plan.attach_required, "snapshot_class": plan.snapshot_class,
+           "snapshot_steps_skipped": plan.snapshot_skip, "steps": plan.steps}
+    if plan.sweep:
+        del out["volumes"], out["pods"]
+        out["sweep"] = plan.sweep
+    return out
+
+
+def sweep_point(plan):
+    """What makes a measured variant one point of the sweep, or None outside a sweep."""
+    return {"parameter": "volumes", "value": plan.volumes} if plan.sweep else None
 
 
 def plan_messages(plan, preflight=False):

@@ -46,14 +46,17 @@ class ResultFile:
         self.doc = doc
         return doc
 
-    def begin_run(self, variant_name, settings=None):
-        """Append a repetition to the variant (created on first use); the document is interrupted until finalize."""
+    def begin_run(self, variant_name, settings=None, sweep_point=None):
+        """Append a repetition to the variant (created on first use); the document is interrupted until finalize.
+
+        sweep_point {variant, parameter, value}: the variant is one size of a sweep (report/sweep.py).
+        """
         try:
             variant = D.get_variant(self.doc, variant_name)
             if settings:
                 variant["settings"] = dict(variant.get("settings") or {}, **settings)
         except KeyError:
-            variant = D.add_variant(self.doc, variant_name, settings=settings)
+            variant = D.add_variant(self.doc, variant_name, settings=settings, sweep_point=sweep_point)
         run = D.add_run(variant)
         self.doc["status"] = "interrupted"
         self.doc["finished"] = None

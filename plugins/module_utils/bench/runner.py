@@ -24,14 +24,15 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.progress import ProgressFile
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.results import ResultFile, step_line
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
 
 # The one table of benchmarks. An entry is the benchmark's module; what differs between benchmarks is its
 # attributes, so nothing below branches on a name: PARAMS (the module parameters it reads), DEFAULTS (added
-# when a parameter is not given), TITLE (% the plan's facts), SHARED_NAMESPACE, problems(params),
-# Plan(params), preflight(client, plan), facts(plan), plan_messages(plan, preflight), run(ctx, plan).
+# when a parameter is not given), TITLE and SWEEP_TITLE (% the plan's facts), SHARED_NAMESPACE, problems(params),
+# Plan(params), preflight(client, plan), facts(plan), sweep_point(plan), plan_messages(plan, preflight), run(ctx, plan).
 BENCHMARKS = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress)}
 
 
@@ -75,8 +76,11 @@ def measured_cluster(client, name=None):
 
 
 def title(benchmark, facts):
+    entry = BENCHMARKS[benchmark]
     try:
-        return BENCHMARKS[benchmark].TITLE % facts
+        if facts.get("sweep"):
+            return entry.SWEEP_TITLE % dict(facts, sweep=", ".join(str(n) for n in facts["sweep"]))
+        return entry.TITLE % facts
     except (KeyError, TypeError):
         return None
 
@@ -107,12 +111,17 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
         raise BenchProblem(problem)
     plan = make_plan(client, benchmark, params)
     facts = plan_facts(benchmark, plan)
+    # a sweep point is a document variant of its own ("concurrency on · 100 vol") that names its variant and size
+    point = BENCHMARKS[benchmark].sweep_point(plan)
+    if point:
+        point = dict(point, variant=variant)
+        variant = S.point_name(variant, point["value"])
     rf = ResultFile(reports_dir, run_id)
     if check_mode:
         return {"run_id": run_id, "variant": variant, "plan": facts, "status": None, "steps": [],
                 "messages": BENCHMARKS[benchmark].plan_messages(plan), "result_path": rf.path, "changed": True}
     rf.open(benchmark, parameters=facts, cluster=measured_cluster(client, params.get("cluster_name")), title=title(benchmark, facts))
-    _, run = rf.begin_run(variant, settings)
+    _, run = rf.begin_run(variant, settings, sweep_point=point)
     shared = BENCHMARKS[benchmark].SHARED_NAMESPACE
     extra = {}
     if shared:

@@ -274,9 +274,64 @@ def metric_bars(doc):
              "alt": "Bars of %s per step and variant" % ", ".join(metric_info(k)[0] for k in keys)}]
 
 
+def sweep_lines(doc):
+    """Rate against N for each variant of a sweep: the whole lifecycle first, then one panel per step.
+
+    A line that stays level or rises as N grows is seed 002's claim (the rate holds at 1000 volumes).
+    """
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
+
+    block = doc.get("sweep")
+    if not block and S.is_sweep(doc):
+        from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import summarize_variant
+
+        block = S.sweep_summary(doc, summarize_variant)
+    if not HAS_MATPLOTLIB or not block:
+        return []
+    panels = [(None, S.LIFECYCLE, S.LIFECYCLE_UNIT)]
+    for name, label in S.step_order(block)[:MAX_CDF_PANELS - 1]:
+        units = [s.get("unit") for p in block["points"] for s in p["steps"] if s["name"] == name and s.get("unit")]
+        panels.append((name, label, units[0] if units else "obj"))
+    panels = [p for p in panels if any(S.series(block, b, p[0]) for b in block["variants"])]
+    if not panels:
+        return []
+    values = block["values"]
+    log_x = len(values) > 1 and values[-1] >= 10 * values[0]
+    cols = min(3, len(panels))
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 1, 2.7 * rows + 0.6), squeeze=False)
+    for k, (name, label, unit) in enumerate(panels):
+        ax = axes[k // cols][k % cols]
+        for i, base in enumerate(block["variants"]):
+            pts = S.series(block, base, name)
+            if pts:
+                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", color=PALETTE[i % len(PALETTE)],
+                        label=base, linewidth=1.8 if name else 2.6)
+        ax.set_title(label, fontsize=10, fontweight="bold" if name is None else "normal")
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_xticks(values)
+        ax.set_xticklabels([str(v) for v in values])
+        ax.minorticks_off()  # the sizes measured are the only ticks worth reading
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=4))
+        ax.set_ylabel("%s/s" % unit, fontsize=8)
+        ax.tick_params(labelsize=8)
+        _style(ax)
+    for k in range(len(panels), rows * cols):
+        axes[k // cols][k % cols].axis("off")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=max(1, len(labels)), frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.supxlabel(block["parameter"] + (" (log scale)" if log_x else ""), fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    return [{"id": "chart-sweep", "title": "Rate against %s per variant" % block["parameter"], "png": _png(fig),
+             "alt": "Lines of the operations per second of the whole lifecycle and of each step against %s, one per "
+                    "variant" % block["parameter"]}]
+
+
 def all_charts(doc):
     """Every chart that applies to this document, in report order."""
     out = []
-    for fn in (step_bars, metric_bars, latency_cdf, parameter_lines):
+    for fn in (sweep_lines, step_bars, metric_bars, latency_cdf, parameter_lines):
         out.extend(fn(doc))
     return out

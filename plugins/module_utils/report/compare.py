@@ -28,6 +28,7 @@ import fnmatch
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.sweep import default_pair
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 LIMIT_KEYS = ("max_increase_pct", "max_decrease_pct", "min", "max")
@@ -106,19 +107,17 @@ def step_value(step_summary, field):
 
 
 def _variant_pair(doc, spec):
-    names = [v["name"] for v in doc.get("variants", [])]
-    base = spec.get("baseline_variant") or (names[0] if names else None)
-    cand = spec.get("candidate_variant") or (names[1] if len(names) > 1 else None)
-    return base, cand
+    first, second = default_pair(doc)
+    return spec.get("baseline_variant") or first, spec.get("candidate_variant") or second
 
 
 def speedups(doc, baseline_variant=None, candidate_variant=None):
     """In-document comparison: {"baseline", "candidate", "steps": [{step, label, baseline_s,
     candidate_s, speedup}], "overall": ratio of the sums over steps ok in both}."""
     summ = dict(T.summaries(doc))
-    names = list(summ)
-    base = baseline_variant or (names[0] if names else None)
-    cand = candidate_variant or (names[1] if len(names) > 1 else None)
+    first, second = default_pair(doc)
+    base = baseline_variant or first
+    cand = candidate_variant or second
     if base not in summ or cand not in summ:
         return None
     rows, tb, tc = [], 0.0, 0.0

@@ -24,7 +24,7 @@ import re
 import tempfile
 import uuid
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats, sweep
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import (
     SCHEMA_VERSION, STEP_STATUSES, RUN_STATUSES, validate,
 )
@@ -72,12 +72,17 @@ def new_result(benchmark, run_id=None, parameters=None, cluster=None, components
     return doc
 
 
-def add_variant(doc, name, settings=None):
-    """Append a variant (e.g. 'concurrency off', a StorageClass name); returns it."""
+def add_variant(doc, name, settings=None, sweep_point=None):
+    """Append a variant (e.g. 'concurrency off', a StorageClass name); returns it.
+
+    sweep_point {variant, parameter, value} marks it as one size of a scaling sweep (report/sweep.py).
+    """
     if any(v["name"] == name for v in doc["variants"]):
         raise ValueError("variant %r already exists in run %s; variant names must be unique"
                          % (name, doc["run_id"]))
     variant = {"name": name, "settings": dict(settings or {}), "runs": []}
+    if sweep_point:
+        variant["sweep"] = dict(sweep_point)
     doc["variants"].append(variant)
     return variant
 
@@ -182,6 +187,9 @@ def finalize(doc, status=None, finished=None, reason=None):
             if r.get("finished") is None:
                 finish_run(r, status=None if status == "ok" else status, finished=finished)
         v["summary"] = summarize_variant(v)
+    sweep_block = sweep.sweep_summary(doc, summarize_variant)
+    if sweep_block:
+        doc["sweep"] = sweep_block
     doc["status"] = status
     doc["finished"] = finished
     if reason:

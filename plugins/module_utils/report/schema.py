@@ -165,12 +165,60 @@ STEP_SUMMARY = {
     "additionalProperties": True,
 }
 
+SWEEP_POINT = {
+    "type": "object",
+    "description": "This variant is one size of a scaling sweep: the variant it measures and at which value.",
+    "required": ["variant", "parameter", "value"],
+    "properties": {"variant": _NAME, "parameter": _NAME, "value": {"type": "integer", "minimum": 1}},
+    "additionalProperties": True,
+}
+
+_RATE_FIGURES = {"count": _COUNT, "wall_s": _NUM_OR_NULL, "rate": _NUM_OR_NULL}
+
+SWEEP = {
+    "type": "object",
+    "description": "Written by finalize() when variants carry `sweep`: every (variant, value) with its figures.",
+    "required": ["parameter", "values", "variants", "points"],
+    "properties": {
+        "parameter": _NAME,
+        "values": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+        "variants": {"type": "array", "items": _NAME},
+        "points": {"type": "array", "items": {
+            "type": "object",
+            "required": ["variant", "value", "name", "steps", "lifecycle"],
+            "properties": {
+                "variant": _NAME,
+                "value": {"type": "integer", "minimum": 1},
+                "name": _NAME,
+                "status": {"enum": list(STEP_STATUSES)},
+                "steps": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["name", "status"],
+                    "properties": dict(_RATE_FIGURES, name=_NAME, label={"type": "string"}, unit={"type": "string"},
+                                       status={"enum": list(STEP_STATUSES)}),
+                    "additionalProperties": True,
+                }},
+                "lifecycle": {
+                    "type": "object",
+                    "description": "Operations per second through every timed step: count / wall_s.",
+                    "required": ["count", "wall_s", "rate"],
+                    "properties": dict(_RATE_FIGURES, steps=_COUNT, complete={"type": "boolean"}),
+                    "additionalProperties": True,
+                },
+            },
+            "additionalProperties": True,
+        }},
+    },
+    "additionalProperties": True,
+}
+
 VARIANT = {
     "type": "object",
     "required": ["name", "runs"],
     "properties": {
         "name": _NAME,
         "settings": {"type": "object"},
+        "sweep": SWEEP_POINT,
         "runs": {"type": "array", "items": RUN},
         "summary": {
             "type": "object",
@@ -214,6 +262,7 @@ RESULT_SCHEMA = {
         "components": {"type": "object", "additionalProperties": {"type": "string"}},
         "parameters": {"type": "object"},
         "variants": {"type": "array", "items": VARIANT},
+        "sweep": SWEEP,
         "notes": {"type": "array", "items": {"type": "string"}},
     },
     "additionalProperties": True,

@@ -9,6 +9,7 @@ output formats always say the same thing.
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
     step_names, summarize_variant,
 )
@@ -164,26 +165,28 @@ def operations_table(doc):
     if two:
         headers.append("%s vs %s (throughput)" % (variants[1][0], variants[0][0]))
     rows = []
+    # ratios against the first variant; in a sweep against the first variant at the same size
+    base_of = S.baselines(doc)
     for n in names:
         base = variants[0][1].get(n)
         row = [cell(step_label(doc, n))]
         for i, (_, steps) in enumerate(variants):
             c = operation_cell(steps.get(n))
-            if not two and i > 0 and len(variants) > 2:
-                r = step_speedup(base, steps.get(n))
+            if not two and base_of[i] != i and len(variants) > 2:
+                r = step_speedup(variants[base_of[i]][1].get(n), steps.get(n))
                 if r is not None:
                     c["text"] += " (%s)" % stats.format_ratio(r)
             row.append(c)
         if two:
             row.append(cell(stats.format_ratio(step_speedup(base, variants[1][1].get(n))), "ratio"))
         rows.append(row)
-    rows.append(_sum_row(variants, names, two))
+    rows.append(_sum_row(variants, names, two, base_of))
     return {"id": "operations", "title": "Step times", "headers": headers, "rows": rows,
             "note": "Median over repetitions: wall time of the whole batch · objects per second."
                     + (" Ratio: %s throughput / %s throughput." % (variants[1][0], variants[0][0]) if two else "")}
 
 
-def _sum_row(variants, names, two):
+def _sum_row(variants, names, two, base_of=None):
     # The overall ratio only counts steps that succeeded in every variant, so a step that
     # failed on one side cannot make the other look faster.
     common = [n for n in names if all(steps.get(n) and steps[n].get("wall_s") for _, steps in variants)]
@@ -199,8 +202,11 @@ def _sum_row(variants, names, two):
             text += " (%d of %d steps)" % (len(common), len(names))
         row.append(cell(text, "sum ratio"))
     elif len(variants) > 2:
+        base_of = base_of or [0] * len(variants)
         for i in range(2, len(row)):
-            r = stats.speedup(sums[0], sums[i - 1])
+            if base_of[i - 1] == i - 1:
+                continue
+            r = stats.speedup(sums[base_of[i - 1]], sums[i - 1])
             if r is not None:
                 row[i]["text"] += " (%s)" % stats.format_ratio(r, approx=True)
     return row
@@ -383,5 +389,5 @@ def problem_list(doc, limit=20):
 def all_tables(doc):
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
 
-    return [t for t in (operations_table(doc), latency_table(doc), metrics_table(doc),
+    return [t for t in (operations_table(doc), S.table(doc), latency_table(doc), metrics_table(doc),
                         repetitions_table(doc), W.table(doc)) if t]

@@ -5,8 +5,8 @@ import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle, runner
 
-ENTRY = ("BENCHMARK", "PARAMS", "DEFAULTS", "TITLE", "SHARED_NAMESPACE", "problems", "Plan", "preflight", "facts",
-         "plan_messages", "run")
+ENTRY = ("BENCHMARK", "PARAMS", "DEFAULTS", "TITLE", "SWEEP_TITLE", "SHARED_NAMESPACE", "problems", "Plan", "preflight",
+         "facts", "sweep_point", "plan_messages", "run")
 
 
 @pytest.mark.parametrize("name", sorted(runner.BENCHMARKS))
