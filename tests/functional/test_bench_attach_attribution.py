@@ -80,3 +80,16 @@ def test_attribution_refuses_a_half_enabled_cluster_before_any_change(twin):
     assert "enable_parallel_attach.yml" in run.stdout
     assert cloud_calls(twin)["writes"] == 0
     assert twin.kubectl_json("get", "statefulsets", "-A")["items"] == []
+
+
+def test_attribution_in_check_mode_changes_nothing(twin):
+    run = twin.playbook(PLAYBOOK, extra_vars={"attribution": True, "replicas": 2}, check=True)
+    assert run.rc == 0, run.stdout[-3000:]
+    # the three switches and the way back were planned (the middle one as DiskADController alone), none was made
+    switches = [r for r in run.results if "Set parallel disk attach to" in r["task"]]
+    assert [(r["result"]["state"], r["result"]["parallel"]) for r in switches] == [
+        ("absent", True), ("present", False), ("present", True), ("absent", True)]
+    assert all(r["result"]["changed"] is (r["result"]["state"] == "present") for r in switches)
+    assert cloud_calls(twin)["writes"] == 0
+    assert cloud_state(twin)["controller_attach"] is False
+    assert twin.kubectl_json("get", "statefulsets", "-A")["items"] == []
