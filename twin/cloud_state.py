@@ -287,7 +287,7 @@ class CloudState:
                 "node_pools": {k: asdict(v) for k, v in self.node_pools.items()},
                 "instances": {k: dict(asdict(v), limits=list(self.attach_limits(k)),
                                       driver_limits=list(self.driver_limits(k))) for k, v in self.instances.items()},
-                "disks": len(self.disks)}
+                "controller_attach": self.controller_attach(), "disks": len(self.disks)}
 
     async def admin(self, body: dict[str, Any]) -> dict[str, Any]:
         """POST /_twin/cloud: {"addon": name, "feature_gates": {..}|"A=true,..", "version": .., "state": ..};

@@ -20,6 +20,12 @@ description:
     requires. Every other gate, tag and config key is kept.
   - With O(state=absent) it removes exactly those gates and tags, node first (C(csi-plugin)), then the
     provisioner, then the tags.
+  - With O(state=present) and O(parallel=false) it sets the state between the two - C(DiskADController=true) on the
+    provisioner, then on C(csi-plugin), with C(DiskParallelAttach) and C(DiskParallelDetach) removed from the
+    provisioner, then the C(supportConcurrencyAttach) / C(supportConcurrencyDetach) tags removed - so the
+    provisioner attaches disks instead of the node's C(csi-plugin), still one at a time per node. It is the middle
+    variant of the attach-stress benchmark's attribution mode; disks without a serial number cannot be attached
+    in it either.
   - Only what differs is changed, so a second run makes no write call, and a run that stopped half-way is
     completed by the next run. Tagging runs C(TagResources) for 50 instances per call, up to O(concurrency)
     calls at a time, and retries throttling with backoff; every failed call is reported, and no addon is changed
@@ -41,6 +47,15 @@ options:
       - Only read with O(state=present); O(state=absent) always removes both.
     type: bool
     default: false
+  parallel:
+    description:
+      - With O(state=present), V(false) turns on controller attach (C(DiskADController)) without parallel attach
+        (C(DiskParallelAttach)) and removes the whitelist tags, which serial attach does not need.
+      - V(false) with O(detach=true) is refused before any call.
+      - Not read with O(state=absent).
+    type: bool
+    default: true
+    version_added: "0.2.0"
   wait_timeout:
     description: Seconds to wait for each addon to become active after its config change.
     type: int
@@ -80,6 +95,11 @@ EXAMPLES = r"""
   environment:
     ALIBABA_CLOUD_ACCESS_KEY_ID: "{{ vault_ack_key_id }}"
     ALIBABA_CLOUD_ACCESS_KEY_SECRET: "{{ vault_ack_key_secret }}"
+
+- name: Let the controller attach disks, still one at a time per node (DiskADController without DiskParallelAttach)
+  storageperf.k8s.ack_parallel_attach:
+    cluster_id: "{{ ack_cluster_id }}"
+    parallel: false
 
 - name: Roll back to serial attach
   storageperf.k8s.ack_parallel_attach:
@@ -180,6 +200,7 @@ def main():
         cluster_id=dict(type="str", required=True),
         state=dict(type="str", choices=["present", "absent"], default="present"),
         detach=dict(type="bool", default=False),
+        parallel=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
         disk_quantity_warning=dict(type="int", default=16),
     ), auth="alibaba", supports_check_mode=True)

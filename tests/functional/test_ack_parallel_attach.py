@@ -155,3 +155,33 @@ def test_preflight_can_stop_on_disks_without_serial_before_any_change(twin_facto
     msg = run.task("Stop when a disk without a serial number")["result"]["msg"]
     assert seeded["disk_id"] in msg and "olddb-pv" in msg
     assert cloud_calls(twin)["writes"] == 0
+
+
+def test_controller_attach_only_from_parallel_drops_the_parallel_gates_and_tags(twin_factory):
+    twin = twin_factory(nodes=2, time_scale=0.01)
+    assert run_role_playbook(twin, extra_vars={"detach": True}).rc == 0
+    run = run_role_playbook(twin, extra_vars={"parallel": False}, diff=True)
+    assert run.rc == 0, run.stdout + run.stderr
+    diff = run.task(MODULE_TASK)["result"]["diff"]
+    assert diff["after"]["feature_gates"] == {"managed-csiprovisioner": "DiskADController=true", "csi-plugin": "DiskADController=true"}
+    assert set(diff["after"]["instance_tags"].values()) == {""}
+    state = cloud_state(twin)
+    assert state["addons"]["managed-csiprovisioner"]["config"]["FeatureGate"] == "DiskADController=true"
+    assert state["addons"]["csi-plugin"]["config"]["FeatureGate"] == "DiskADController=true"
+    assert all(i["tags"] == {} for i in state["instances"].values())
+    assert all(p["scaling_group_tags"] == [] for p in state["node_pools"].values())
+    # the controller attaches, one disk at a time per node with one slot shared with detach (NewSlots(1, 1))
+    assert state["controller_attach"] is True
+    assert {tuple(i["driver_limits"]) for i in state["instances"].values()} == {(1, 1)}
+    assert run.task("Kubernetes side")["status"] == "ok"  # the role verified the pods run the middle state
+    writes = cloud_calls(twin)["writes"]
+    again = run_role_playbook(twin, extra_vars={"parallel": False})
+    assert again.rc == 0 and again.task(MODULE_TASK)["result"]["changed"] is False
+    assert cloud_calls(twin)["writes"] == writes
+
+
+def test_controller_attach_only_refuses_detach_before_any_call(twin):
+    run = run_module(twin, "ack_parallel_attach", {"parallel": False, "detach": True})
+    assert run.rc != 0
+    assert "detach=true needs parallel=true" in run.stdout
+    assert cloud_calls(twin)["calls"] == {}  # refused before the client was built

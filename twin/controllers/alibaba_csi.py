@@ -10,7 +10,13 @@ Disk attach/detach follows pkg/disk/attachdetach_slot.go and ECS as REFERENCE.md
   but the instance hot-plugs one disk at a time (attach_hotplug): that is why 56 parallel attaches take ~37 s
   and not ~3 s (seed 000).
 - With DiskADController on, a disk without a serial number cannot be attached by the controller
-  (InvalidArgument).
+  (InvalidArgument), checked before the slot is taken (attachDisk: `!fromNode && disk.SerialNumber == ""`).
+- DiskADController without DiskParallelAttach (the attach-stress attribution's middle variant): the controller
+  attaches, but still one disk at a time per node with one slot shared with detach - pkg/disk/controllerserver.go
+  builds its slots with NewSlots(detach, attach), both 1 unless DiskParallelDetach / DiskParallelAttach, exactly
+  as pkg/disk/nodeserver.go's NewSlots(1, 1) for the node's own attach ("if ADController is not enabled, we need
+  serial attach to recognize old disk"). So it times like "off"; what it changes is who attaches and the serial
+  number rule. cloud.driver_limits gives (1, 1) for both.
 Deviation: with DiskADController off the real csi-plugin attaches on the node inside NodeStageVolume and the
 VolumeAttachment is marked attached at once; the twin attaches in the controller in both modes (same slot,
 same timing to pod start), so VolumeAttachment.status.attached always means "the disk is on the instance".

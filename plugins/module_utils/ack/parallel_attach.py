@@ -10,6 +10,10 @@ What "enabled" means (seed 000 and kubernetes-sigs/alibaba-cloud-csi-driver):
   DiskADController=true - controller first, then node, as the driver requires.
 Disabling undoes exactly that in reverse order (csi-plugin, provisioner, then the tags) and touches no other
 gate, tag or config key.
+"Controller attach only" (parallel=False) is the state between: DiskADController=true on both addons (controller
+first), DiskParallelAttach/DiskParallelDetach off the provisioner, then the whitelist tags removed, since the
+controller then attaches one disk at a time per node (pkg/disk/controllerserver.go: NewSlots(1, 1) unless
+DiskParallelAttach) and ECS never sees two operations at once on an instance.
 
 Every step is idempotent and re-planned from what the APIs report, so a run that stopped half-way (a failed
 call, a timeout, a killed process) is completed by the next run, and a run with nothing to do makes no write
@@ -33,6 +37,7 @@ DETACH_TAG = "supportConcurrencyDetach"
 MIN_CLUSTER_VERSION = "1.26"
 MIN_CSI_VERSION = "v1.30.4"
 MANAGED_GATES = ("DiskADController", "DiskParallelAttach", "DiskParallelDetach")
+PARALLEL_GATES = ("DiskParallelAttach", "DiskParallelDetach")
 SETTLING_STATES = ("updating", "upgrading", "deleting", "installing")
 
 
@@ -58,6 +63,12 @@ def provisioner_gates(detach):
 
 
 NODE_GATES = {"DiskADController": True}
+CONTROLLER_ONLY_GATES = {"DiskADController": True}
+
+
+def tag_state(state, parallel):
+    """Whether the ECS whitelist tags should be there: only for parallel attach (serial attach never needs them)."""
+    return "present" if state == "present" and parallel else "absent"
 
 
 def pool_tags_after(tags, state, detach):
@@ -96,9 +107,12 @@ def addon_order(state, provisioner):
     return order if state == "present" else list(reversed(order))
 
 
-def gate_after(gate, role, state, detach):
+def gate_after(gate, role, state, detach, parallel=True):
     if state == "absent":
         return featuregates.remove(gate, MANAGED_GATES)
+    if role == "controller" and not parallel:
+        # DiskADController alone: the controller attaches, one disk at a time per node (NewSlots(1, 1))
+        return featuregates.merge(featuregates.remove(gate, PARALLEL_GATES), CONTROLLER_ONLY_GATES)
     return featuregates.merge(gate, provisioner_gates(detach) if role == "controller" else NODE_GATES)
 
 
@@ -121,12 +135,15 @@ class ParallelAttach:
         self.params = params
         self.state = params["state"]
         self.detach = bool(params.get("detach"))
+        # parallel=False: DiskADController without DiskParallelAttach (the controller attaches, serially)
+        self.parallel = params.get("parallel", True) is not False
+        self.tags = tag_state(self.state, self.parallel)
         self.check_mode = check_mode
         self.ack = AckCluster(client, params["cluster_id"])
         self._sleep = sleep
         self._clock = clock
         self.warnings = []
-        self.result = {"changed": False, "state": self.state, "detach": self.detach}
+        self.result = {"changed": False, "state": self.state, "detach": self.detach, "parallel": self.parallel}
 
     # reading ------------------------------------------------------------------------------------
     def gather(self):
@@ -170,17 +187,17 @@ class ParallelAttach:
     def plan(self, facts):
         pools = []
         for p in facts["pools"]:
-            after = pool_tags_after(p["tags"], self.state, self.detach)
+            after = pool_tags_after(p["tags"], self.tags, self.detach)
             if after != p["tags"]:
                 pools.append({"nodepool_id": p["nodepool_id"], "name": p["name"], "tags_before": p["tags"],
                               "tags_after": after, "state": p.get("state")})
-        groups = instance_groups(facts["nodes"], facts["tags"], self.state, self.detach)
+        groups = instance_groups(facts["nodes"], facts["tags"], self.tags, self.detach)
         addons = []
         for name, role in addon_order(self.state, facts["provisioner"]):
             cfg = facts["configs"].get(name)
             if cfg is None:
                 continue
-            after = gate_after(cfg["feature_gate"], role, self.state, self.detach)
+            after = gate_after(cfg["feature_gate"], role, self.state, self.detach, self.parallel)
             addons.append({"name": name, "role": role, "feature_gate_before": cfg["feature_gate"],
                            "feature_gate_after": after, "changed": after != cfg["feature_gate"],
                            "state": cfg["state"]})
@@ -203,7 +220,7 @@ class ParallelAttach:
                     continue
                 have = {k: v for k, v in (facts["tags"].get(n["instance_id"]) or {}).items() if k in keys}
                 if after and n["instance_id"] in moved:
-                    have = dict(have, **wanted_tags(self.detach)) if self.state == "present" else {}
+                    have = dict(have, **wanted_tags(self.detach)) if self.tags == "present" else {}
                 out[n["instance_id"]] = ",".join("%s=%s" % kv for kv in sorted(have.items()))
             return out
 
@@ -232,7 +249,7 @@ class ParallelAttach:
         def tag_instances(call):
             key, chunk = call
             params = dict(indexed_params("ResourceId", chunk), ResourceType="instance")
-            if self.state == "absent":
+            if self.tags == "absent":
                 params.update(indexed_params("TagKey", key))
                 return self.client.ecs("UntagResources", params)
             params.update(tag_params(dict(key)))
@@ -288,7 +305,7 @@ class ParallelAttach:
 
     def configure_addon(self, name, role, report):
         cfg = self.settle(name)
-        after = gate_after(cfg["feature_gate"], role, self.state, self.detach)
+        after = gate_after(cfg["feature_gate"], role, self.state, self.detach, self.parallel)
         if after != cfg["feature_gate"]:
             config = dict(cfg["config"], FeatureGate=after)
             self.ack.modify_addon(name, config)
@@ -330,14 +347,15 @@ class ParallelAttach:
             self.result["instances_changed"] = self.result["instances_to_change"]
             return self.result
         self.result["node_pools_changed"], self.result["instances_changed"] = [], 0
-        if self.state == "present" and tagging:
+        # tags before the gates that need them, and removed only after the gates that needed them are gone
+        if self.tags == "present" and tagging:
             self.tag(facts, plan)
             self.result["changed"] = True
         if addons_pending:
             for report in plan["addons"]:
                 report["changed"] = False
                 self.configure_addon(report["name"], report["role"], report)
-        if self.state == "absent" and tagging:
+        if self.tags == "absent" and tagging:
             self.tag(facts, plan)
             self.result["changed"] = True
         return self.result
@@ -348,7 +366,11 @@ PARAM_BOUNDS = (("concurrency", 1, 64), ("api_retries", 1, 20), ("wait_timeout",
 
 
 def refuse_params(params):
-    """Fail (AttachError) on out-of-range options and a malformed cluster id, before the client is built."""
+    """Fail (AttachError) on out-of-range options, contradictory ones and a malformed cluster id, before the
+    client is built."""
+    if params.get("parallel") is False and params.get("detach") and params.get("state") == "present":
+        raise AttachError("detach=true needs parallel=true: parallel=false turns on DiskADController alone (serial "
+                          "attach and detach by the controller); set parallel=true, or detach=false")
     for name, low, high in PARAM_BOUNDS:
         if not low <= params[name] <= high:
             raise AttachError("%s must be between %d and %d, got %d" % (name, low, high, params[name]))
