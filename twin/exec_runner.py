@@ -468,6 +468,14 @@ async def _netns_for(pod: dict) -> NetNS:
     return ns
 
 
+def netns_path(pod: dict) -> str | None:
+    """The network namespace the pod's running processes share (port-forward connects inside it), if any."""
+    host_net = bool(pod["spec"].get("hostNetwork"))
+    key = ("node", pod["spec"].get("nodeName", "")) if host_net else ("pod", pod["metadata"].get("uid", pod["metadata"]["name"]))
+    ns = _netns.get(key)
+    return ns.path if ns is not None and _alive(ns.proc.pid) else None
+
+
 def running() -> list[int]:
     """Process ids of the containers running now (tests check that a killed pod leaves none)."""
     return sorted(_procs)
