@@ -274,6 +274,8 @@ def _argv(kind: str, container: dict, env: dict[str, str]) -> tuple[list[str], d
         return rest, {}
     if command:
         return command + args, {}
+    if kind == "shell":  # busybox, alpine, debian, ubuntu, bash: no ENTRYPOINT, CMD ["sh"], so args replace it
+        return args or list(KINDS[kind][1]), {}
     return list(KINDS[kind][1]) + args, {}
 
 

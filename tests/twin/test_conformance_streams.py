@@ -95,6 +95,7 @@ def test_exec_offering_no_common_protocol_is_refused_with_the_servers_list(twin)
     import urllib.request
 
     ctx = ssl.create_default_context(cafile=str(twin.dir / "pki" / "ca.crt"))
+    # args only: busybox has no ENTRYPOINT, so they replace its CMD and sleep runs (a real process here)
     twin.kubectl("run", "idle", "--image=busybox:1.36", "--", "sleep", "3600")
     twin.kubectl("wait", "pod/idle", "--for=condition=Ready", "--timeout=60s")
     req = urllib.request.Request(f"{twin.server}/api/v1/namespaces/default/pods/idle/exec?command=true&stdout=true",
@@ -102,7 +103,7 @@ def test_exec_offering_no_common_protocol_is_refused_with_the_servers_list(twin)
                                                          "Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": "v1.example"})
     with pytest.raises(urllib.request.HTTPError) as err:
         urllib.request.urlopen(req, context=ctx, timeout=30)
-    assert err.value.code == 403
+    assert err.value.code == 403, err.value.read()
     assert err.value.headers.get_all("X-Accepted-Stream-Protocol-Versions") == ["v4.channel.k8s.io"]
     assert "unable to negotiate protocol: client supports [v1.example]" in err.value.read().decode()
     twin.kubectl("delete", "pod", "idle", "--wait=false")
@@ -179,3 +180,12 @@ def test_the_python_clients_port_forward(twin, web):
 def test_port_forward_needs_a_running_pod(twin):
     out = _kubectl(twin, "port-forward", "pod/nowhere", ":80")
     assert out.returncode != 0 and 'pods "nowhere" not found' in out.stderr
+
+
+@needs_host
+def test_args_alone_replace_a_shell_images_cmd(twin):
+    # busybox has no ENTRYPOINT and CMD ["sh"]: `kubectl run -- echo hello` runs echo, not `sh echo hello`
+    twin.kubectl("run", "echoer", "--image=busybox:1.36", "--restart=Never", "--", "echo", "hello")
+    twin.kubectl("wait", "pod/echoer", "--for=jsonpath={.status.phase}=Succeeded", "--timeout=60s")
+    assert twin.kubectl("logs", "echoer").stdout == "hello\n"
+    twin.kubectl("delete", "pod", "echoer", "--wait=false")
