@@ -274,6 +274,8 @@ def _argv(kind: str, container: dict, env: dict[str, str]) -> tuple[list[str], d
         return rest, {}
     if command:
         return command + args, {}
+    if kind == "shell":  # busybox, alpine, debian, ubuntu, bash: no ENTRYPOINT, CMD ["sh"], so args replace it
+        return args or list(KINDS[kind][1]), {}
     return list(KINDS[kind][1]) + args, {}
 
 
@@ -466,6 +468,14 @@ async def _netns_for(pod: dict) -> NetNS:
         ns = _netns[key] = _new_netns(key, shared=host_net)
     ns.users += 1
     return ns
+
+
+def netns_path(pod: dict) -> str | None:
+    """The network namespace the pod's running processes share (port-forward connects inside it), if any."""
+    host_net = bool(pod["spec"].get("hostNetwork"))
+    key = ("node", pod["spec"].get("nodeName", "")) if host_net else ("pod", pod["metadata"].get("uid", pod["metadata"]["name"]))
+    ns = _netns.get(key)
+    return ns.path if ns is not None and _alive(ns.proc.pid) else None
 
 
 def running() -> list[int]:

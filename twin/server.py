@@ -22,7 +22,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import authorization, discovery, errors, podlogs, protobuf, streaming, tables
+from . import authorization, discovery, errors, podlogs, portforward, protobuf, streaming, tables
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
@@ -241,7 +241,13 @@ class ApiServer:
                 raise errors.method_not_allowed(f"{request.method} is not supported on pods/exec")
             from .controllers import kubelet as kubelet_mod
 
-            return await streaming.exec_websocket(request, kubelet_mod.for_store(self.store), ns or "", name)
+            return await streaming.exec_stream(request, kubelet_mod.for_store(self.store), ns or "", name)
+        if sub == "portforward":
+            if request.method not in ("GET", "POST"):
+                raise errors.method_not_allowed(f"{request.method} is not supported on pods/portforward")
+            from .controllers import kubelet as kubelet_mod
+
+            return await portforward.port_forward(request, kubelet_mod.for_store(self.store), ns or "", name)
         if sub == "binding":
             return await self._binding(request, rtype, ns, name)
         if sub == "eviction":
