@@ -54,6 +54,9 @@ def _sub(r: ResourceType, sub: str) -> dict:
     if sub == "exec":  # kind PodExecOptions, get and create (WebSocket and SPDY upgrades), as kube-apiserver lists it
         return {"name": f"{r.plural}/exec", "singularName": "", "namespaced": True, "kind": "PodExecOptions",
                 "verbs": ["create", "get"]}
+    if sub == "token":
+        return {"name": f"{r.plural}/token", "singularName": "", "namespaced": True, "group": "authentication.k8s.io",
+                "version": "v1", "kind": "TokenRequest", "verbs": ["create"]}
     if sub == "binding":
         return {"name": f"{r.plural}/binding", "singularName": "", "namespaced": True, "kind": "Binding", "verbs": ["create"]}
     if sub == "eviction":
