@@ -95,6 +95,15 @@ class Twin:
         """kubeadm's break-glass identity (system:masters): allowed whatever the RBAC objects say."""
         return self.dir / "super-admin.conf"
 
+    def kubeconfig_for(self, token: str, path: Path) -> Path:
+        """A copy of the kubeconfig whose user is `token` (a ServiceAccount's, from `kubectl create token`)."""
+        import yaml
+
+        cfg = yaml.safe_load(self.kubeconfig.read_text())
+        cfg["users"][0]["user"] = {"token": token}
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        return path
+
     def env(self, kubeconfig: Path | None = None) -> dict[str, str]:
         env = dict(os.environ)
         env["KUBECONFIG"] = str(kubeconfig or self.kubeconfig)
