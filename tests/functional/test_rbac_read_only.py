@@ -1,18 +1,18 @@
 """The read-only modules' documented rights are enough: cluster_info.yml run with the token of a ServiceAccount
-bound only to the ClusterRole the collection ships (docs/rbac/read-only.yaml), on the twin, which enforces RBAC
+bound only to the ClusterRole the collection ships (docs/rbac/storageperf-read-only.yaml), on the twin, which enforces RBAC
 as kube-apiserver does."""
 from __future__ import annotations
 
 from tests.support.twin import COLLECTIONS, REPO
 
-SHIPPED = COLLECTIONS / "ansible_collections" / "storageperf" / "k8s" / "docs" / "rbac" / "read-only.yaml"
+SHIPPED = COLLECTIONS / "ansible_collections" / "storageperf" / "k8s" / "docs" / "rbac"
 
 
 def _reader(twin, tmp_path, bound: bool):
     twin.kubectl("create", "namespace", "ops")
     twin.kubectl("-n", "ops", "create", "serviceaccount", "storageperf")
     if bound:
-        twin.kubectl("apply", "-f", str(SHIPPED))  # the file as the collection ships it, not the checkout's
+        twin.kubectl("apply", "-f", str(SHIPPED))  # the files as the collection ships them, not the checkout's
         twin.kubectl("create", "clusterrolebinding", "storageperf-read-only", "--clusterrole=storageperf-read-only",
                      "--serviceaccount=ops:storageperf")
     token = twin.kubectl("-n", "ops", "create", "token", "storageperf").stdout.strip()
