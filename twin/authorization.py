@@ -1,23 +1,22 @@
-"""authorization.k8s.io/v1 self reviews (`kubectl auth can-i`, `can-i --list`), answered by RBAC over the stored roles.
+"""RBAC as kube-apiserver authorizes: every request, the access reviews (`kubectl auth can-i`) and impersonation.
 
-The twin's bearer token stands for kubeadm's admin.conf identity (1.29+): user kubernetes-admin in the
-group kubeadm:cluster-admins, which the ClusterRoleBinding of that name binds to cluster-admin. At start
-the twin stores those objects and the bootstrap roles every authenticated user has (system:basic-user,
-system:discovery, system:public-info-viewer), so the reviews are evaluated as the real RBAC authorizer
-does it (plugin/pkg/auth/authorizer/rbac): the first binding whose role allows the request gives the
-reason; the rules review lists every rule of every binding that applies. The twin itself lets the token
-do anything, whatever the bindings say (docs/twin.md, limits).
+The admin token stands for kubeadm's admin.conf identity (twin/authentication.py), which the
+ClusterRoleBinding kubeadm:cluster-admins binds to cluster-admin. At start the twin stores those objects
+and the bootstrap roles every authenticated user has (system:basic-user, system:discovery,
+system:public-info-viewer), so requests and reviews are evaluated as the real RBAC authorizer does it
+(plugin/pkg/auth/authorizer/rbac): the first binding whose role allows the request gives the reason; the
+rules review lists every rule of every binding that applies. The group system:masters is allowed before
+RBAC is asked, as kube-apiserver's privileged-group authorizer does.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from . import errors
+from .authentication import Identity, split_sa_user
 from .resources import ResourceType
 
-USER = "kubernetes-admin"
-GROUPS = ("kubeadm:cluster-admins", "system:authenticated")
-REVIEW_KINDS = {"selfsubjectaccessreviews": "SelfSubjectAccessReview", "selfsubjectrulesreviews": "SelfSubjectRulesReview"}
+PRIVILEGED_GROUP = "system:masters"
 
 _BOOTSTRAP_META = {"labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
                    "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
@@ -89,20 +88,27 @@ def _allows(rule: dict, attrs: dict, resource_request: bool) -> bool:
             and (not names or attrs.get("name", "") in names))
 
 
-def _applies(subject: dict) -> bool:
+def _applies(subject: dict, who: Identity, binding_ns: str) -> bool:
+    """appliesToUser: a User by name, a Group by membership, a ServiceAccount by its user name (the subject's
+    namespace defaults to the RoleBinding's)."""
     kind, name = subject.get("kind"), subject.get("name")
     if kind == "User":
-        return name == USER
+        return name == who.user
     if kind == "Group":
-        return name in GROUPS
-    return False  # ServiceAccount subjects never name the admin user
+        return name in who.groups
+    if kind == "ServiceAccount":
+        sa_ns = subject.get("namespace") or binding_ns
+        return bool(sa_ns) and split_sa_user(who.user) == (sa_ns, name)
+    return False
 
 
-def _describe(subject: dict) -> str:
+def _describe(subject: dict, binding_ns: str) -> str:
+    if subject["kind"] == "ServiceAccount":  # describeSubject: name/namespace
+        return f'ServiceAccount "{subject["name"]}/{subject.get("namespace") or binding_ns}"'
     return f'{subject["kind"]} "{subject["name"]}"'
 
 
-def _visit(store: Any, namespace: str):
+def _visit(store: Any, who: Identity, namespace: str):
     """(source, rules, error) per binding that applies to the user, cluster bindings first (the resolver's order);
     a binding whose role is missing gives the lister's NotFound as its error, as GetRoleReferenceRules does."""
     cluster_roles = store.rt(_RBAC, "v1", "clusterroles")
@@ -111,7 +117,7 @@ def _visit(store: Any, namespace: str):
         scopes.append(("RoleBinding", "rolebindings", namespace))
     for kind, plural, ns in scopes:
         for b in sorted(store.list(store.rt(_RBAC, "v1", plural), ns), key=lambda x: x["metadata"]["name"]):
-            subject = next((s for s in b.get("subjects") or [] if _applies(s)), None)
+            subject = next((s for s in b.get("subjects") or [] if _applies(s, who, ns or "")), None)
             if subject is None:
                 continue
             ref = b.get("roleRef") or {}
@@ -127,8 +133,81 @@ def _visit(store: Any, namespace: str):
                 yield "", [], f'{rt.singular}.{_RBAC} "{role_name}" not found'
                 continue
             where = b["metadata"]["name"] + (f"/{ns}" if ns else "")
-            yield (f'{kind} "{where}" of {role_kind} "{role_name}" to {_describe(subject)}',
+            yield (f'{kind} "{where}" of {role_kind} "{role_name}" to {_describe(subject, ns or "")}',
                    store.get(rt, role_ns, role_name).get("rules") or [], "")
+
+
+def evaluate(store: Any, who: Identity, attrs: dict, resource_request: bool) -> tuple[bool, str]:
+    """(allowed, reason) as the union of the privileged-group and RBAC authorizers answers: a denial's reason
+    is empty unless a binding could not be resolved."""
+    if PRIVILEGED_GROUP in who.groups:
+        return True, ""
+    namespace = attrs.get("namespace", "") if resource_request else ""
+    errs: list[str] = []
+    for source, rules, err in _visit(store, who, namespace):
+        if any(_allows(r, attrs, resource_request) for r in rules):
+            return True, f"RBAC: allowed by {source}"
+        if err:
+            errs.append(err)
+    return False, f"RBAC: {_aggregate(errs)}" if errs else ""
+
+
+class Authorizer:
+    """evaluate() behind a cache of decisions, dropped whenever an RBAC object changes (store.on_change): the
+    hot path of a request is one dict lookup."""
+
+    MAX_ENTRIES = 20000
+
+    def __init__(self, store: Any):
+        self.store = store
+        self.cache: dict[tuple, tuple[bool, str]] = {}
+        store.on_change.append(self._changed)
+
+    def _changed(self, rtype: ResourceType, _etype: str, _obj: dict, _old: dict | None) -> None:
+        if rtype.group == _RBAC:
+            self.cache.clear()
+
+    def authorize(self, who: Identity, attrs: dict, resource_request: bool = True) -> tuple[bool, str]:
+        if resource_request:
+            key: tuple = (who, attrs.get("verb", ""), attrs.get("group", ""), attrs.get("resource", ""),
+                          attrs.get("subresource", ""), attrs.get("namespace", ""), attrs.get("name", ""))
+        else:
+            key = (who, attrs.get("verb", ""), attrs.get("path", ""))
+        hit = self.cache.get(key)
+        if hit is None:
+            if len(self.cache) >= self.MAX_ENTRIES:
+                self.cache.clear()
+            hit = self.cache[key] = evaluate(self.store, who, attrs, resource_request)
+        return hit
+
+    def check(self, who: Identity, attrs: dict, resource_request: bool = True) -> None:
+        """403 Forbidden as responsewriters.Forbidden writes it, unless allowed."""
+        allowed, reason = self.authorize(who, attrs, resource_request)
+        if not allowed:
+            raise forbidden(who, attrs, resource_request, reason)
+
+
+def forbidden(who: Identity, attrs: dict, resource_request: bool, reason: str) -> errors.ApiError:
+    """forbiddenMessage + apierrors.NewForbidden: the qualified resource (no subresource) and name lead the
+    message; details carry name, group and the resource as kind."""
+    verb = attrs.get("verb", "")
+    if not resource_request:
+        msg = f'User "{who.user}" cannot {verb} path "{attrs.get("path", "")}"'
+    else:
+        resource, sub = attrs.get("resource", ""), attrs.get("subresource", "")
+        msg = (f'User "{who.user}" cannot {verb} resource "{resource}{"/" + sub if sub else ""}" '
+               f'in API group "{attrs.get("group", "")}"')
+        ns = attrs.get("namespace", "")
+        msg += f' in the namespace "{ns}"' if ns else " at the cluster scope"
+    if reason:
+        msg = f"{msg}: {reason}"
+    if not resource_request:
+        return errors.forbidden(f"forbidden: {msg}")
+    group, resource, name = attrs.get("group", ""), attrs.get("resource", ""), attrs.get("name", "")
+    qualified = f"{resource}.{group}" if group else resource
+    lead = f'{qualified} "{name}"' if name else qualified
+    details = {k: v for k, v in (("name", name), ("group", group), ("kind", resource)) if v}
+    return errors.forbidden(f"{lead} is forbidden: {msg}", details)
 
 
 def _aggregate(errs: list[str]) -> str:
@@ -149,34 +228,49 @@ def _metadata_must_be_empty(rtype: ResourceType, body: dict) -> None:
         raise _invalid(rtype, "metadata", '"' + ", ".join(sorted(md)) + '"', "must be empty")
 
 
-def access_review(store: Any, rtype: ResourceType, body: dict) -> dict:
-    """SelfSubjectAccessReview: the request echoed with status allowed / reason (selfsubjectaccessreview/rest.go)."""
-    spec = body.get("spec") or {}
+def _review_attrs(rtype: ResourceType, spec: dict) -> tuple[dict, bool]:
     res, nonres = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if res is not None and nonres is not None:
         raise _invalid(rtype, "spec.nonResourceAttributes", "{}", "cannot be specified in combination with resourceAttributes")
     if res is None and nonres is None:
         raise _invalid(rtype, "spec.resourceAttributes", '"null"',
                        "exactly one of nonResourceAttributes or resourceAttributes must be specified")
+    return (res if res is not None else nonres) or {}, res is not None
+
+
+def _review_status(authz: Authorizer, who: Identity, attrs: dict, resource_request: bool) -> dict:
+    allowed, reason = authz.authorize(who, attrs, resource_request)
+    status: dict[str, Any] = {"allowed": allowed}
+    if reason:
+        status["reason"] = reason
+    return status
+
+
+def access_review(authz: Authorizer, who: Identity, rtype: ResourceType, body: dict) -> dict:
+    """SelfSubjectAccessReview: the request echoed with status allowed / reason (selfsubjectaccessreview/rest.go)."""
+    spec = body.get("spec") or {}
+    attrs, resource_request = _review_attrs(rtype, spec)
     _metadata_must_be_empty(rtype, body)
-    attrs: dict = (res if res is not None else nonres) or {}
-    namespace = attrs.get("namespace", "") if res is not None else ""
-    status: dict[str, Any] = {"allowed": False}
-    errs: list[str] = []
-    for source, rules, err in _visit(store, namespace):
-        if any(_allows(r, attrs, res is not None) for r in rules):
-            status = {"allowed": True, "reason": f"RBAC: allowed by {source}"}
-            break
-        if err:
-            errs.append(err)
-    else:
-        if errs:  # denied: the resolution errors are the reason (no opinion, no evaluationError)
-            status["reason"] = f"RBAC: {_aggregate(errs)}"
     return {"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
-            "metadata": {"creationTimestamp": None}, "spec": spec, "status": status}
+            "metadata": {"creationTimestamp": None}, "spec": spec,
+            "status": _review_status(authz, who, attrs, resource_request)}
 
 
-def rules_review(store: Any, body: dict) -> dict:
+def subject_access_review(authz: Authorizer, rtype: ResourceType, body: dict) -> dict:
+    """SubjectAccessReview: the same evaluation for the user and groups the spec names, taken as they are
+    (subjectaccessreview/rest.go adds no group)."""
+    spec = body.get("spec") or {}
+    attrs, resource_request = _review_attrs(rtype, spec)
+    user, groups = spec.get("user") or "", spec.get("groups") or []
+    if not user and not groups:
+        raise _invalid(rtype, "spec.user", '""', "at least one of user or group must be specified")
+    _metadata_must_be_empty(rtype, body)
+    return {"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+            "metadata": {"creationTimestamp": None}, "spec": spec,
+            "status": _review_status(authz, Identity(user, tuple(groups)), attrs, resource_request)}
+
+
+def rules_review(store: Any, who: Identity, body: dict) -> dict:
     """SelfSubjectRulesReview: a new object holding only the status (selfsubjectrulesreview/rest.go)."""
     namespace = (body.get("spec") or {}).get("namespace") or ""
     if not namespace:
@@ -184,7 +278,7 @@ def rules_review(store: Any, body: dict) -> dict:
     resource_rules: list[dict] = []
     non_resource_rules: list[dict] = []
     errs: list[str] = []
-    for _source, rules, err in _visit(store, namespace):
+    for _source, rules, err in _visit(store, who, namespace):
         if err:
             errs.append(err)
         for r in rules:
@@ -199,3 +293,37 @@ def rules_review(store: Any, body: dict) -> dict:
         status["evaluationError"] = _aggregate(errs)
     return {"kind": "SelfSubjectRulesReview", "apiVersion": "authorization.k8s.io/v1",
             "metadata": {"creationTimestamp": None}, "spec": {}, "status": status}
+
+
+# impersonation (endpoints/filters/impersonation.go) ----------------------------------------------------
+def impersonate(authz: Authorizer, who: Identity, headers: Any) -> Identity:
+    """The identity Impersonate-User / Impersonate-Group ask for, each one authorized by the `impersonate` verb
+    on users, groups or serviceaccounts for the requester; the requester's own identity without them."""
+    user = headers.get("Impersonate-User", "")
+    groups = headers.getall("Impersonate-Group", [])
+    uid = headers.get("Impersonate-Uid", "")
+    if not user:
+        if groups or uid:
+            raise errors.internal(f"requested groups {groups} without impersonating a user")
+        return who
+    checks: list[dict] = []
+    new_groups: list[str] = []
+    sa = split_sa_user(user)
+    if sa is not None:
+        checks.append({"verb": "impersonate", "group": "", "resource": "serviceaccounts", "namespace": sa[0],
+                       "name": sa[1]})
+        if not groups:
+            new_groups = ["system:serviceaccounts", f"system:serviceaccounts:{sa[0]}"]
+    else:
+        checks.append({"verb": "impersonate", "group": "", "resource": "users", "name": user})
+    for g in groups:
+        checks.append({"verb": "impersonate", "group": "", "resource": "groups", "name": g})
+        new_groups.append(g)
+    if uid:
+        checks.append({"verb": "impersonate", "group": "authentication.k8s.io", "resource": "uids", "name": uid})
+    for attrs in checks:
+        authz.check(who, attrs)
+    if user != "system:anonymous" and not any(g in ("system:authenticated", "system:unauthenticated")
+                                              for g in new_groups):
+        new_groups.append("system:authenticated")
+    return Identity(user, tuple(new_groups))

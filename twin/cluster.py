@@ -68,6 +68,7 @@ class Cluster:
         self.store = Store()
         self.faults = Faults()
         self.token = secrets.token_hex(24)
+        self.super_token = secrets.token_hex(24)  # kubeadm's super-admin.conf (system:masters)
         self.nodes: list[dict] = []
         self.controllers: list[Any] = []
         self.tasks: list[asyncio.Task] = []
@@ -109,7 +110,8 @@ class Cluster:
         admission.bind(self)
         backing.bind(self)
         exec_runner.bind(self)
-        api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),))
+        api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),),
+                        super_token=self.super_token)
         server_url = await self.serve_app(api.app)
         self.api_runner = self.runners[-1]
         for cls in all_controllers():
@@ -159,13 +161,15 @@ class Cluster:
     def _write_kubeconfig(self, server: str, ca: Path) -> None:
         import base64
 
-        cfg = {"apiVersion": "v1", "kind": "Config", "preferences": {},
-               "clusters": [{"name": "twin", "cluster": {"server": server, "certificate-authority-data":
-                                                         base64.b64encode(ca.read_bytes()).decode()}}],
-               "users": [{"name": "twin-admin", "user": {"token": self.token}}],
-               "contexts": [{"name": "twin", "context": {"cluster": "twin", "user": "twin-admin", "namespace": "default"}}],
-               "current-context": "twin"}
-        write_atomic(self.dir / "kubeconfig", yaml.safe_dump(cfg, sort_keys=False))
+        for file, user, token in (("kubeconfig", "twin-admin", self.token),
+                                  ("super-admin.conf", "twin-super-admin", self.super_token)):
+            cfg = {"apiVersion": "v1", "kind": "Config", "preferences": {},
+                   "clusters": [{"name": "twin", "cluster": {"server": server, "certificate-authority-data":
+                                                             base64.b64encode(ca.read_bytes()).decode()}}],
+                   "users": [{"name": user, "user": {"token": token}}],
+                   "contexts": [{"name": "twin", "context": {"cluster": "twin", "user": user, "namespace": "default"}}],
+                   "current-context": "twin"}
+            write_atomic(self.dir / file, yaml.safe_dump(cfg, sort_keys=False))
 
     # admin (the twin's own control door: faults, settings) ------------------------------------
     async def _admin(self, request: web.Request) -> web.Response:

@@ -57,6 +57,9 @@ def _sub(r: ResourceType, sub: str) -> dict:
     if sub == "portforward":
         return {"name": f"{r.plural}/portforward", "singularName": "", "namespaced": True, "kind": "PodPortForwardOptions",
                 "verbs": ["create", "get"]}
+    if sub == "token":
+        return {"name": f"{r.plural}/token", "singularName": "", "namespaced": True, "group": "authentication.k8s.io",
+                "version": "v1", "kind": "TokenRequest", "verbs": ["create"]}
     if sub == "binding":
         return {"name": f"{r.plural}/binding", "singularName": "", "namespaced": True, "kind": "Binding", "verbs": ["create"]}
     if sub == "eviction":

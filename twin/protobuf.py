@@ -226,7 +226,7 @@ def decode(body: bytes) -> dict:
 # regeneration of protobuf_fields.json from a kubectl binary -------------------------------------
 _PROTO_FILES = [f"k8s.io/api/{p}/generated.proto" for p in (
     "core/v1", "apps/v1", "batch/v1", "storage/v1", "rbac/v1", "coordination/v1", "policy/v1", "scheduling/v1",
-    "autoscaling/v1", "networking/v1", "authorization/v1")] + [
+    "autoscaling/v1", "networking/v1", "authorization/v1", "authentication/v1")] + [
     "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto", "k8s.io/apimachinery/pkg/api/resource/generated.proto",
     "k8s.io/apimachinery/pkg/util/intstr/generated.proto", "k8s.io/apimachinery/pkg/runtime/generated.proto",
     "k8s.io/apimachinery/pkg/runtime/schema/generated.proto"]

@@ -64,7 +64,7 @@ BUILTIN = [
     _r("", "v1", "configmaps", "ConfigMap", True, ["cm"]),
     _r("", "v1", "secrets", "Secret", True),
     _r("", "v1", "events", "Event", True, ["ev"]),
-    _r("", "v1", "serviceaccounts", "ServiceAccount", True, ["sa"]),
+    _r("", "v1", "serviceaccounts", "ServiceAccount", True, ["sa"], ["token"]),
     _r("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ["pvc"], ["status"]),
     _r("", "v1", "persistentvolumes", "PersistentVolume", False, ["pv"], ["status"]),
     _r("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ["sc"]),
@@ -92,6 +92,7 @@ BUILTIN = [
     _r("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ["pc"]),
     _r("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=["create"]),
     _r("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=["create"]),
+    _r("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False, verbs=["create"]),
 ]
 
 # Groups that exist for subresources only (none: Scale's autoscaling/v1 also serves HPAs).

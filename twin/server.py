@@ -23,6 +23,8 @@ import yaml
 from aiohttp import web
 
 from . import authorization, discovery, errors, podlogs, portforward, protobuf, streaming, tables
+from .authentication import Authenticator
+from .requestinfo import request_info
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
@@ -44,6 +46,9 @@ _STOP = "__STOP__"
 _TICK = "__TICK__"
 TICK = 1.0
 NOT_FOUND = "the server could not find the requested resource"
+# WebSocket upgrades are GETs; kube-apiserver 1.32 (AuthorizePodWebsocketUpgradeCreatePermission) also asks for create
+_STREAMING_SUBRESOURCES = ("exec", "attach", "portforward")
+_TOKEN_REQUEST = ResourceType("authentication.k8s.io", "v1", "tokenrequests", "TokenRequest", True)
 
 
 def _json(data: Any, status: int = 200, headers: dict | None = None) -> web.Response:
@@ -77,10 +82,12 @@ def _wants(request: web.Request, what: str) -> str | None:
 
 
 class ApiServer:
-    def __init__(self, store: Store, token: str, faults: Any = None, extra_routes: tuple = ()):
+    def __init__(self, store: Store, token: str, faults: Any = None, extra_routes: tuple = (), super_token: str = ""):
         self.store = store
         self.token = token
         self.faults = faults
+        self.authn = Authenticator(store, token, super_token)
+        self.authz = authorization.Authorizer(store)
         self.app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         for method, path, handler in extra_routes:
             self.app.router.add_route(method, path, handler)
@@ -103,9 +110,7 @@ class ApiServer:
         self.store.request_count += 1
         try:
             if request.path not in ANONYMOUS and not request.path.startswith("/_twin/"):
-                auth = request.headers.get("Authorization", "")
-                if auth != f"Bearer {self.token}":
-                    raise errors.unauthorized()
+                request["identity"] = self._authorize(request)
                 if self.faults is not None:
                     injected = self.faults.api_error(request.method, request.path)
                     if injected:
@@ -122,6 +127,17 @@ class ApiServer:
         except Exception as e:  # a bug in the twin: answer like the real server does, and log it
             log.exception("internal error serving %s %s", request.method, request.path)
             return _status_response(errors.internal(f"{type(e).__name__}: {e}"))
+
+    def _authorize(self, request: web.Request) -> authorization.Identity:
+        """Authentication, impersonation and RBAC, in kube-apiserver's filter order: 401, then 403."""
+        who = self.authn.authenticate(request.headers.get("Authorization", ""))
+        if "Impersonate-User" in request.headers or "Impersonate-Group" in request.headers:
+            who = authorization.impersonate(self.authz, who, request.headers)
+        attrs, resource_request = request_info(request.method, request.path, request.query)
+        self.authz.check(who, attrs, resource_request)
+        if request.method == "GET" and attrs.get("subresource") in _STREAMING_SUBRESOURCES and attrs["resource"] == "pods":
+            self.authz.check(who, {**attrs, "verb": "create"})
+        return who
 
     async def _body(self, request: web.Request) -> Any:
         raw = await request.read()
@@ -250,6 +266,8 @@ class ApiServer:
             return await portforward.port_forward(request, kubelet_mod.for_store(self.store), ns or "", name)
         if sub == "binding":
             return await self._binding(request, rtype, ns, name)
+        if sub == "token":
+            return await self._token(request, ns or "", name)
         if sub == "eviction":
             return await self._eviction(request, rtype, ns, name)
         if request.method == "GET":
@@ -596,9 +614,19 @@ class ApiServer:
         body = await self._body(request)
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request was not a {rtype.kind} object")
+        who = request["identity"]
         if rtype.plural == "selfsubjectaccessreviews":
-            return _json(authorization.access_review(self.store, rtype, body), 201)
-        return _json(authorization.rules_review(self.store, body), 201)
+            return _json(authorization.access_review(self.authz, who, rtype, body), 201)
+        if rtype.plural == "subjectaccessreviews":
+            return _json(authorization.subject_access_review(self.authz, rtype, body), 201)
+        return _json(authorization.rules_review(self.store, who, body), 201)
+
+    async def _token(self, request: web.Request, ns: str, name: str) -> web.Response:
+        """serviceaccounts/<name>/token (`kubectl create token`): create-only, answered and never stored."""
+        if request.method != "POST":
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        body = await self._body(request)
+        return _json(self.authn.token_request(_TOKEN_REQUEST, ns, name, body), 201)
 
     async def _log(self, request: web.Request, ns: str | None, name: str) -> web.StreamResponse:
         pod = self.store.get(self.store.rt("", "v1", "pods"), ns, name)

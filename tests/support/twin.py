@@ -90,17 +90,32 @@ class Twin:
         return cfg["users"][0]["user"]["token"]
 
     # clients ---------------------------------------------------------------------------
-    def env(self) -> dict[str, str]:
+    @property
+    def super_admin_kubeconfig(self) -> Path:
+        """kubeadm's break-glass identity (system:masters): allowed whatever the RBAC objects say."""
+        return self.dir / "super-admin.conf"
+
+    def kubeconfig_for(self, token: str, path: Path) -> Path:
+        """A copy of the kubeconfig whose user is `token` (a ServiceAccount's, from `kubectl create token`)."""
+        import yaml
+
+        cfg = yaml.safe_load(self.kubeconfig.read_text())
+        cfg["users"][0]["user"] = {"token": token}
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        return path
+
+    def env(self, kubeconfig: Path | None = None) -> dict[str, str]:
         env = dict(os.environ)
-        env["KUBECONFIG"] = str(self.kubeconfig)
-        env["K8S_AUTH_KUBECONFIG"] = str(self.kubeconfig)
+        env["KUBECONFIG"] = str(kubeconfig or self.kubeconfig)
+        env["K8S_AUTH_KUBECONFIG"] = str(kubeconfig or self.kubeconfig)
         env["STORAGEPERF_TWIN_DIR"] = str(self.dir)
         env["HOME"] = str(self.dir / "home")  # kubectl's discovery cache stays per twin
         env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
         return env
 
-    def kubectl(self, *args: str, input: str | None = None, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(["kubectl", *args], env=self.env(), input=input, text=True,
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True, timeout: float = 120,
+                kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(["kubectl", *args], env=self.env(kubeconfig), input=input, text=True,
                               capture_output=True, timeout=timeout)
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")

@@ -22,7 +22,8 @@ ADMIN_REASON = ('RBAC: allowed by ClusterRoleBinding "kubeadm:cluster-admins" of
 
 @contextlib.contextmanager
 def without_admin_binding(twin):
-    """kubeadm's cluster-admin binding deleted for the block, then put back as it was."""
+    """kubeadm's cluster-admin binding deleted for the block, then put back as it was by the super-admin (the
+    admin has no right left to do it, as on a real cluster)."""
     binding = twin.kubectl_json("get", "clusterrolebinding", "kubeadm:cluster-admins")
     twin.kubectl("delete", "clusterrolebinding", "kubeadm:cluster-admins")
     try:
@@ -30,7 +31,7 @@ def without_admin_binding(twin):
     finally:
         for k in ("uid", "resourceVersion", "creationTimestamp"):
             binding["metadata"].pop(k, None)
-        twin.kubectl("apply", "-f", "-", input=json.dumps(binding))
+        twin.kubectl("apply", "-f", "-", input=json.dumps(binding), kubeconfig=twin.super_admin_kubeconfig)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,137 @@
+"""Who a request is: kubeadm's admin tokens and ServiceAccount tokens from TokenRequest.
+
+The admin token stands for kubeadm's admin.conf identity (1.29+): user kubernetes-admin in the group
+kubeadm:cluster-admins; the super-admin token (super-admin.conf next to the kubeconfig) for kubeadm's
+break-glass identity, user kubernetes-super-admin in system:masters, which no RBAC change locks out.
+`kubectl create token` (POST serviceaccounts/<sa>/token) issues a JWT whose claims are kube-apiserver's
+(iss, sub, aud, exp, iat, nbf, kubernetes.io.namespace/serviceaccount); it is signed with a per-twin HMAC
+key instead of the real server's RSA key, which no client verifies anyway. A token is valid while it has not
+expired and its ServiceAccount exists with the uid it was issued for (deleted or recreated SA: 401), as the
+real token authenticator's lookup does.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from typing import Any, NamedTuple
+
+from . import errors
+
+ISSUER = "https://kubernetes.default.svc.cluster.local"
+AUDIENCES = [ISSUER]
+DEFAULT_EXPIRATION = 3600
+MIN_EXPIRATION = 600  # validation.go: "may not specify a duration less than 10 minutes"
+MAX_EXPIRATION = 1 << 32
+SA_PREFIX = "system:serviceaccount:"
+
+
+class Identity(NamedTuple):
+    user: str
+    groups: tuple[str, ...]
+
+
+ADMIN = Identity("kubernetes-admin", ("kubeadm:cluster-admins", "system:authenticated"))
+SUPER_ADMIN = Identity("kubernetes-super-admin", ("system:masters", "system:authenticated"))
+
+
+def service_account(namespace: str, name: str) -> Identity:
+    """serviceaccount.UserInfo: the SA's user name and the groups every SA token carries."""
+    return Identity(f"{SA_PREFIX}{namespace}:{name}",
+                    ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"))
+
+
+def split_sa_user(user: str) -> tuple[str, str] | None:
+    """serviceaccount.SplitUsername: (namespace, name) of a system:serviceaccount:<ns>:<name> user, else None."""
+    if not user.startswith(SA_PREFIX):
+        return None
+    parts = user[len(SA_PREFIX):].split(":")
+    if len(parts) != 2 or not all(parts):
+        return None
+    return parts[0], parts[1]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Authenticator:
+    def __init__(self, store: Any, admin_token: str, super_admin_token: str = ""):
+        self.store = store
+        self.admin_token = admin_token
+        self.super_admin_token = super_admin_token
+        self._key = secrets.token_bytes(32)
+        self._sa_rt = store.rt("", "v1", "serviceaccounts")
+
+    def authenticate(self, header: str) -> Identity:
+        """The identity of an `Authorization: Bearer ...` header, or 401 Unauthorized."""
+        if not header.startswith("Bearer "):
+            raise errors.unauthorized()
+        token = header[7:]
+        if token == self.admin_token:
+            return ADMIN
+        if self.super_admin_token and token == self.super_admin_token:
+            return SUPER_ADMIN
+        claims = self._verify(token)
+        k8s = claims.get("kubernetes.io") or {}
+        ns, sa = k8s.get("namespace", ""), k8s.get("serviceaccount") or {}
+        if not self.store.exists(self._sa_rt, ns, sa.get("name", "")):
+            raise errors.unauthorized()
+        if self.store.get(self._sa_rt, ns, sa["name"])["metadata"]["uid"] != sa.get("uid"):
+            raise errors.unauthorized()
+        return service_account(ns, sa["name"])
+
+    def _verify(self, token: str) -> dict:
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise errors.unauthorized()
+        want = hmac.new(self._key, f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest()
+        try:
+            if not hmac.compare_digest(want, _unb64(parts[2])):
+                raise errors.unauthorized()
+            claims = json.loads(_unb64(parts[1]))
+        except (ValueError, TypeError) as e:
+            raise errors.unauthorized() from e
+        if not isinstance(claims, dict) or claims.get("exp", 0) <= time.time():
+            raise errors.unauthorized()
+        return claims
+
+    def token_request(self, tr_rtype: Any, namespace: str, name: str, body: Any) -> dict:
+        """POST serviceaccounts/<name>/token: a TokenRequest with status.token and expirationTimestamp."""
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request was not a TokenRequest object")
+        spec = dict(body.get("spec") or {})
+        seconds = spec.get("expirationSeconds")
+        if seconds is None:
+            seconds = DEFAULT_EXPIRATION
+        if not isinstance(seconds, int) or isinstance(seconds, bool):
+            raise errors.bad_request("spec.expirationSeconds must be an integer number of seconds")
+        why = ("may not specify a duration less than 10 minutes" if seconds < MIN_EXPIRATION else
+               "may not specify a duration larger than 2^32 seconds" if seconds > MAX_EXPIRATION else "")
+        if why:
+            raise errors.invalid(tr_rtype, "", [{"reason": "FieldValueInvalid", "field": "spec.expirationSeconds",
+                                                 "message": f"Invalid value: {seconds}: {why}"}])
+        sa = self.store.get(self._sa_rt, namespace, name)  # 404 serviceaccounts "<name>" not found
+        now = int(time.time())
+        audiences = spec.get("audiences") or AUDIENCES
+        claims = {"aud": audiences, "exp": now + seconds, "iat": now, "iss": ISSUER,
+                  "jti": secrets.token_hex(16),
+                  "kubernetes.io": {"namespace": namespace,
+                                    "serviceaccount": {"name": name, "uid": sa["metadata"]["uid"]}},
+                  "nbf": now, "sub": f"{SA_PREFIX}{namespace}:{name}"}
+        head = _b64(json.dumps({"alg": "HS256", "kid": "twin"}, separators=(",", ":")).encode())
+        payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
+        sig = _b64(hmac.new(self._key, f"{head}.{payload}".encode(), hashlib.sha256).digest())
+        spec.update({"audiences": audiences, "expirationSeconds": seconds})
+        spec.setdefault("boundObjectRef", None)
+        expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + seconds))
+        return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+                "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
+                "spec": spec, "status": {"token": f"{head}.{payload}.{sig}", "expirationTimestamp": expires}}
