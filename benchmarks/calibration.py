@@ -344,6 +344,7 @@ def lifecycle(c: Cluster, sc: str, on: bool, volumes: int = 100, per_pod: int = 
         submit()
         t0 = c.release(controller)
         out[name] = (done() - t0) / c.scale
+        print(f"{ns} {name}: {fmt(out[name])}", file=sys.stderr)  # a long run shows its figures as they come
 
     def pod(i: int) -> dict[str, Any]:
         claims = names[i * per_pod:(i + 1) * per_pod]
