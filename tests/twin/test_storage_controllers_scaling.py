@@ -1,7 +1,7 @@
-"""The snapshot-controller and csi-snapshotter do O(1) store reads per snapshot, so a batch of N snapshots costs
-O(N): they used to scan every PV (csi-snapshotter, per content) and every snapshot of the namespace
-(snapshot-controller, per PVC release), which made the twin's 1000-volume snapshot steps cost N^2 reads.
-Counted in store entries read, not in time (docs/calibration.md)."""
+"""The storage controllers do O(1) store reads per volume, so a batch of N costs O(N): the csi-snapshotter used
+to scan every PV per content, the snapshot-controller every snapshot of the namespace per PVC release, and the
+attach-detach controller every VolumeAttachment per detached volume, which made the twin's 1000-volume steps
+cost N^2 reads. Counted in store entries read, not in time (docs/calibration.md)."""
 from __future__ import annotations
 
 import asyncio
@@ -132,3 +132,26 @@ def test_pvc_release_waits_for_another_snapshot_of_the_same_claim():
     ctl.index("DELETED", other)
     asyncio.run(ctl._release_pvc(store.get(ctl.vs_rt, "ns", "snap-0")))
     assert PVC_SOURCE not in (store.get(ctl.pvc_rt, "ns", "vol-0")["metadata"].get("finalizers") or [])
+
+
+def test_detach_release_reads_o1_entries():
+    from twin.controllers.attach_detach import AttachDetachController, attachment_name
+
+    per_volume = {}
+    for n in (100, 400):
+        store = CountingStore()
+        deleted = []
+        store.delete = lambda rt, ns, name: deleted.append(name)
+        ctl = AttachDetachController.__new__(AttachDetachController)
+        ctl.store = store
+        for i in range(n):
+            store.put(ctl.pv_rt, _pv(i))
+            store.put(ctl.va_rt, {"metadata": {"name": attachment_name(f"pvc-{i}", DRIVER, "node-0")},
+                                  "spec": {"nodeName": "node-0", "source": {"persistentVolumeName": f"pvc-{i}"}}})
+        store.reads = 0
+        for i in range(n):
+            ctl._release((f"pvc-{i}", "node-0"))
+        assert len(deleted) == n
+        per_volume[n] = store.reads / n
+    assert per_volume[400] <= per_volume[100] * 1.2, per_volume
+    assert per_volume[400] < 4, per_volume
