@@ -140,8 +140,8 @@ def test_detach_release_reads_o1_entries():
     per_volume = {}
     for n in (100, 400):
         store = CountingStore()
-        deleted = []
-        store.delete = lambda rt, ns, name: deleted.append(name)
+        deleted: list[str] = []
+        store.delete = lambda rt, ns, name, deleted=deleted: deleted.append(name)
         ctl = AttachDetachController.__new__(AttachDetachController)
         ctl.store = store
         for i in range(n):

@@ -387,7 +387,7 @@ class CSISnapshotter(Controller):
         self.queues: dict[str, WorkQueue] = {}
         # (driver, volumeHandle) -> PV name, refilled by one scan when a lookup misses: one scan per content
         # made a batch of N snapshots cost N^2 (docs/calibration.md, 1000 volumes)
-        self.pv_names: dict[tuple[str, str | None], str] = {}
+        self.pv_names: dict[tuple[str | None, str | None], str] = {}
         if self.enabled:
             self.vsc_rt = self.store.rt(G, V, "volumesnapshotcontents")
             self.class_rt = self.store.rt(G, V, "volumesnapshotclasses")
