@@ -1,7 +1,7 @@
-"""Print the twin's storage figures beside the seeds' (seed 000 attach-stress, seed 002 Trident 100 volumes).
+"""Print the twin's storage figures beside the seeds' (seed 000 attach-stress, seed 002 Trident at 100 or 1000 volumes).
 
     .venv/bin/python benchmarks/calibration.py [--time-scale 0.01] [--only seed000,seed002,snapshot]
-                                                [--drivers ontap-nas] [--json FILE] [--markdown]
+                                                [--drivers ontap-nas] [--volumes 100|1000] [--json FILE] [--markdown]
     .venv/bin/python benchmarks/calibration.py --from-json FILE --markdown   # tables of a saved run, no twin
 
 Every figure is measured on a fresh twin through real clients (kubectl for the seed 000 manifest, the
@@ -36,14 +36,28 @@ sys.path.insert(0, str(REPO))
 from tests.support.twin import Twin  # noqa: E402
 
 SEED000 = {"serial": 199.0, "parallel": 37.0}  # 3 min 19 s, 37 s (seed 000 expected output)
-# seed 002, 100 volumes: (OFF seconds, ON seconds) per driver and step
+# seed 002: (OFF seconds, ON seconds) per batch size, driver and step; a run at N volumes is compared with the
+# table for N only (the seed's ON rates do not scale linearly from 100 to 1000, so no table stands for another)
 SEED002 = {
-    "ontap-nas": {"create": (417, 41), "publish": (140, 21), "unpublish": (140, 26), "snapshot": (183, 16),
-                  "clone": (460, 42), "delete_clone": (127, 32), "delete_snapshot": (124, 16), "delete_volume": (124, 26)},
-    "ontap-nas-economy": {"create": (693, 89), "publish": (250, 125), "unpublish": (193, 32), "delete_volume": (116, 21)},
-    "ontap-san": {"create": (156, 58), "publish": (83, 31), "unpublish": (22, 22), "snapshot": (182, 16),
-                  "clone": (238, 32), "delete_clone": (121, 43), "delete_snapshot": (124, 15), "delete_volume": (125, 21)},
-    "ontap-san-economy": {"create": (198, 58), "publish": (83, 31), "unpublish": (27, 22), "delete_volume": (273, 73)},
+    100: {  # "Trident CSI benchmark at 100 volumes (100 vols, 25 pods, 4 PVCs/pod)"
+        "ontap-nas": {"create": (417, 41), "publish": (140, 21), "unpublish": (140, 26), "snapshot": (183, 16),
+                      "clone": (460, 42), "delete_clone": (127, 32), "delete_snapshot": (124, 16), "delete_volume": (124, 26)},
+        "ontap-nas-economy": {"create": (693, 89), "publish": (250, 125), "unpublish": (193, 32), "delete_volume": (116, 21)},
+        "ontap-san": {"create": (156, 58), "publish": (83, 31), "unpublish": (22, 22), "snapshot": (182, 16),
+                      "clone": (238, 32), "delete_clone": (121, 43), "delete_snapshot": (124, 15), "delete_volume": (125, 21)},
+        "ontap-san-economy": {"create": (198, 58), "publish": (83, 31), "unpublish": (27, 22), "delete_volume": (273, 73)},
+    },
+    1000: {  # "Trident CSI benchmark at 1000 volumes (1000 vols, 250 pods, 4 PVCs/pod)"
+        "ontap-nas": {"create": (3451, 630), "publish": (1384, 167), "unpublish": (1420, 156), "snapshot": (1805, 159),
+                      "clone": (6060, 401), "delete_clone": (1452, 302), "delete_snapshot": (1244, 124),
+                      "delete_volume": (1236, 318)},
+        "ontap-nas-economy": {"create": (4287, 710), "publish": (2595, 1141), "unpublish": (1386, 155),
+                              "delete_volume": (1165, 163)},
+        "ontap-san": {"create": (1648, 477), "publish": (777, 155), "unpublish": (233, 157), "snapshot": (1803, 164),
+                      "clone": (3384, 805), "delete_clone": (1454, 257), "delete_snapshot": (1238, 123),
+                      "delete_volume": (1238, 263)},
+        "ontap-san-economy": {"create": (2689, 581), "publish": (827, 173), "unpublish": (295, 157), "delete_volume": (2815, 333)},
+    },
 }
 STEPS = ("create", "publish", "unpublish", "snapshot", "clone", "delete_clone", "delete_snapshot", "delete_volume")
 ISSUE_1344 = {"default": 143.0, "tuned": 17.0}  # 80 snapshots (external-snapshotter #1344)
@@ -330,6 +344,7 @@ def lifecycle(c: Cluster, sc: str, on: bool, volumes: int = 100, per_pod: int = 
         submit()
         t0 = c.release(controller)
         out[name] = (done() - t0) / c.scale
+        print(f"{ns} {name}: {fmt(out[name])}", file=sys.stderr)  # a long run shows its figures as they come
 
     def pod(i: int) -> dict[str, Any]:
         claims = names[i * per_pod:(i + 1) * per_pod]
@@ -427,6 +442,15 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
+def seed_table(volumes: int) -> dict[str, dict[str, tuple[int, int]]]:
+    """Seed 002's figures for a batch of `volumes`; a size the seed did not measure is refused, not scaled."""
+    if volumes not in SEED002:
+        sizes = " or ".join(f"--volumes {n}" for n in sorted(SEED002))
+        raise ValueError(f"--volumes {volumes}: seed 002 has tables for {' and '.join(map(str, sorted(SEED002)))} volumes "
+                         f"only, and a twin run is compared with the seed's table for the same size; use {sizes}")
+    return SEED002[volumes]
+
+
 def report(res: dict[str, Any], time_scale: float, heading: str = "##") -> str:
     """The tables; `heading` is the Markdown level of each table's title."""
     out = [f"Twin at --time-scale {time_scale}, figures scaled back to cluster seconds.", ""]
@@ -449,12 +473,14 @@ def report(res: dict[str, Any], time_scale: float, heading: str = "##") -> str:
         out += [f"{heading} external-snapshotter #1344: 80 VolumeSnapshots (Trident concurrency on; default = QPS 5 / "
                 "burst 10 with 100 workers as in the issue, tuned = 25 workers, QPS 75, burst 150)", "",
                 table(rows, ["snapshot-controller", "issue", "twin", "twin/issue"]), ""]
+    volumes = int(res.get("volumes", 100))  # runs saved before the key existed were all at 100 volumes
     for sc, r in (res.get("seed002") or {}).items():
+        seed_figures = seed_table(volumes)[sc]
         rows = []
         for step_name in STEPS:
             if step_name not in r.get("off", r.get("on", {})):
                 continue
-            seed = SEED002[sc].get(step_name)
+            seed = seed_figures.get(step_name)
             off, on = r.get("off", {}).get(step_name, float("nan")), r.get("on", {}).get(step_name, float("nan"))
             if seed:
                 rows.append([step_name, fmt(seed[0]), fmt(off), ratio(off, seed[0]), fmt(seed[1]), fmt(on),
@@ -464,7 +490,7 @@ def report(res: dict[str, Any], time_scale: float, heading: str = "##") -> str:
         tot_off = sum(r.get("off", {}).values()) or float("nan")
         tot_on = sum(r.get("on", {}).values()) or float("nan")
         rows.append(["sum", "", fmt(tot_off), "", "", fmt(tot_on), "", "", ratio(tot_off, tot_on, "x")])
-        out += [f"{heading} Seed 002: {sc}, 100 volumes (25 pods x 4 PVCs), concurrency OFF vs ON", "",
+        out += [f"{heading} Seed 002: {sc}, {volumes} volumes ({volumes // 4} pods x 4 PVCs), concurrency OFF vs ON", "",
                 table(rows, ["step", "seed OFF", "twin OFF", "twin/seed", "seed ON", "twin ON", "twin/seed",
                              "seed ratio", "twin ratio"]), ""]
         d = r.get("on_default_snapshot_controller")
@@ -480,7 +506,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-scale", type=float, default=0.01)
     p.add_argument("--only", default="seed000,snapshot,seed002")
     p.add_argument("--drivers", default="ontap-nas,ontap-nas-economy,ontap-san,ontap-san-economy")
-    p.add_argument("--volumes", type=int, default=100)
+    p.add_argument("--volumes", type=int, default=100,
+                   help=f"PVCs per seed 002 run; the seed has tables for {' and '.join(map(str, sorted(SEED002)))} only")
     p.add_argument("--modes", default="off,on", help="Trident concurrency runs of seed 002 (off,on)")
     p.add_argument("--json", metavar="FILE", help="also write the raw figures here")
     p.add_argument("--markdown", action="store_true",
@@ -493,10 +520,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main() -> int:
-    a = build_parser().parse_args()
-    if a.from_json:
-        res = json.loads(Path(a.from_json).read_text())
-    else:
+    parser = build_parser()
+    a = parser.parse_args()
+    res = json.loads(Path(a.from_json).read_text()) if a.from_json else {}
+    res.setdefault("volumes", a.volumes)  # a saved run records its size; older saves take --volumes
+    try:  # before a twin starts: a size without a seed table would only fail at the report, after a long run
+        seed_table(int(res["volumes"]))
+    except ValueError as e:
+        parser.error(str(e))
+    if not a.from_json:
         res = measure(a)
     if not a.json and not a.from_json:
         # the raw figures first, so a report bug cannot lose a long run (to stderr when stdout is to be Markdown)
@@ -508,7 +540,7 @@ def main() -> int:
 def measure(a: argparse.Namespace) -> dict[str, Any]:
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` prints where a run waits
     only = set(a.only.split(","))
-    res: dict[str, Any] = {}
+    res: dict[str, Any] = {"volumes": a.volumes}
     if "seed000" in only:
         res["seed000"] = seed000(a.time_scale)
     if "snapshot" in only:

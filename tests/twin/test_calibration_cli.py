@@ -89,3 +89,49 @@ def test_markdown_prints_the_tables_as_the_docs_hold_them(tmp_path):
 
     plain = _run("--from-json", str(saved), "--time-scale", "0.01").stdout
     assert "## Seed 000" in plain and "#### Seed 000" not in plain
+
+
+def test_each_size_is_compared_with_the_seed_table_for_that_size(tmp_path):
+    on_1000 = {"create": 640.0, "publish": 170.0, "unpublish": 160.0, "snapshot": 160.0, "clone": 410.0,
+               "delete_clone": 300.0, "delete_snapshot": 125.0, "delete_volume": 320.0}
+    saved = tmp_path / "figures-1000.json"
+    saved.write_text(json.dumps({"volumes": 1000, "seed002": {"ontap-nas": {"on": on_1000}}}))
+    printed = _tables(_run("--from-json", str(saved), "--markdown", "--time-scale", "0.1").stdout)
+    title = "#### Seed 002: ontap-nas, 1000 volumes (250 pods x 4 PVCs), concurrency OFF vs ON"
+    assert title in printed, sorted(printed)
+    rows = {row[0]: row for row in printed[title][2:]}
+    # seed ON at 1000 volumes: publish 2m47s (not 10 x the 100-volume 21 s), create 10m30s, delete snapshot 2m04s
+    assert rows["publish"][4:7] == ["2m47s", "2m50s", "1.02"]
+    assert rows["create"][4] == "10m30s" and rows["delete_snapshot"][4] == "2m04s"
+    assert rows["create"][1] == "57m31s"
+
+    old = tmp_path / "figures-100.json"  # saved before runs recorded their size: 100 volumes
+    old.write_text(json.dumps({"seed002": FIGURES["seed002"]}))
+    printed = _tables(_run("--from-json", str(old), "--markdown").stdout)
+    rows = {row[0]: row for row in printed["#### Seed 002: ontap-nas, 100 volumes (25 pods x 4 PVCs), concurrency OFF vs ON"][2:]}
+    assert rows["publish"][4] == "21s"
+
+
+@pytest.mark.parametrize("args", [["--volumes", "500"], ["--volumes", "10", "--only", "seed002"]])
+def test_a_size_the_seed_has_no_table_for_is_refused_before_a_twin_starts(args):
+    out = subprocess.run([str(VENV_BIN / "python"), str(SCRIPT), *args], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2, out
+    assert f"--volumes {args[1]}" in out.stderr
+    assert "--volumes 100 or --volumes 1000" in out.stderr, out.stderr
+    assert "twin up" not in out.stdout + out.stderr
+
+
+def test_seed_tables_are_per_size(cli):
+    assert set(cli.SEED002) == {100, 1000}
+    for n, table in cli.SEED002.items():
+        assert set(table) == {"ontap-nas", "ontap-nas-economy", "ontap-san", "ontap-san-economy"}, n
+        for steps in table.values():
+            assert set(steps) <= set(cli.STEPS)
+            assert all(off >= on > 0 for off, on in steps.values())
+    assert set(cli.SEED002[100]["ontap-nas"]) == set(cli.SEED002[1000]["ontap-nas"])
+    # the seed's point: ON throughput at 1000 holds or beats 100 for publish, snapshot, delete snapshot
+    for step in ("publish", "snapshot", "delete_snapshot"):
+        assert 1000 / cli.SEED002[1000]["ontap-nas"][step][1] >= 100 / cli.SEED002[100]["ontap-nas"][step][1]
+    with pytest.raises(ValueError, match="--volumes 250"):
+        cli.seed_table(250)

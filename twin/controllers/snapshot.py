@@ -88,6 +88,10 @@ class SnapshotController(Controller):
         self.conflict_retries = cal.limit("snapshot-controller", "conflict_retries")
         self.queue = WorkQueue(self.name, self.sync, self.throttle.pool, self.cluster.time_scale, *self.retry, gate=self._gate)
         self.ready = 0
+        # (namespace, claim) -> names of the snapshots taken of it, from the snapshot watch: the controller's
+        # informer index, so releasing a PVC looks at that PVC's snapshots, not at every snapshot of the namespace
+        # (a scan per snapshot made a batch of N snapshots cost N^2: docs/calibration.md, 1000 volumes)
+        self.by_claim: dict[tuple[str, str], set[str]] = {}
         if self.enabled:
             self.vs_rt = self.store.rt(G, V, "volumesnapshots")
             self.vsc_rt = self.store.rt(G, V, "volumesnapshotcontents")
@@ -110,8 +114,22 @@ class SnapshotController(Controller):
 
     async def _snapshots(self) -> None:
         async for etype, vs in self.watch(G, V, "volumesnapshots"):
+            self.index(etype, vs)
             if etype != "DELETED":
                 self.queue.add((vs["metadata"]["namespace"], vs["metadata"]["name"]))
+
+    def index(self, etype: str, vs: dict) -> None:
+        ns, name = vs["metadata"]["namespace"], vs["metadata"]["name"]
+        claim = (vs["spec"].get("source") or {}).get("persistentVolumeClaimName")
+        if not claim:
+            return
+        names = self.by_claim.setdefault((ns, claim), set())
+        if etype == "DELETED":
+            names.discard(name)
+            if not names:
+                del self.by_claim[(ns, claim)]
+        else:
+            names.add(name)
 
     async def _contents(self) -> None:
         async for _etype, c in self.watch(G, V, "volumesnapshotcontents"):
@@ -314,8 +332,10 @@ class SnapshotController(Controller):
         pvc = self.store.get(self.pvc_rt, ns, claim)
         if PVC_SOURCE not in (pvc["metadata"].get("finalizers") or []):
             return
-        for e in self.store.list_entries(self.vs_rt, ns):
-            o = e.obj
+        for other in sorted(self.by_claim.get((ns, claim), ())):
+            if not self.store.exists(self.vs_rt, ns, other):
+                continue
+            o = self.store.get(self.vs_rt, ns, other)
             if (o["spec"].get("source") or {}).get("persistentVolumeClaimName") == claim \
                     and not (o.get("status") or {}).get("readyToUse") and not o["metadata"].get("deletionTimestamp"):
                 return  # another snapshot of this PVC is still being taken
@@ -365,6 +385,9 @@ class CSISnapshotter(Controller):
         self.enabled = "snapshot" in self.cluster.crd_sets
         self.cal = calibration.load()
         self.queues: dict[str, WorkQueue] = {}
+        # (driver, volumeHandle) -> PV name, refilled by one scan when a lookup misses: one scan per content
+        # made a batch of N snapshots cost N^2 (docs/calibration.md, 1000 volumes)
+        self.pv_names: dict[tuple[str | None, str | None], str] = {}
         if self.enabled:
             self.vsc_rt = self.store.rt(G, V, "volumesnapshotcontents")
             self.class_rt = self.store.rt(G, V, "volumesnapshotclasses")
@@ -401,10 +424,18 @@ class CSISnapshotter(Controller):
                 self.queue(drv).add(c["metadata"]["name"])
 
     def _pv_by_handle(self, driver: str, handle: str | None) -> dict | None:
-        for e in self.store.list_entries(self.pv_rt):
-            csi = e.obj["spec"].get("csi") or {}
-            if csi.get("driver") == driver and csi.get("volumeHandle") == handle:
-                return self.store.get(self.pv_rt, None, e.obj["metadata"]["name"])
+        for attempt in range(2):
+            name = self.pv_names.get((driver, handle))
+            if name is not None and self.store.exists(self.pv_rt, None, name):
+                pv = self.store.get(self.pv_rt, None, name)
+                csi = pv["spec"].get("csi") or {}
+                if csi.get("driver") == driver and csi.get("volumeHandle") == handle:
+                    return pv
+            if attempt == 0:  # missing or stale: re-read every PV once
+                self.pv_names = {}
+                for e in self.store.list_entries(self.pv_rt):
+                    csi = e.obj["spec"].get("csi") or {}
+                    self.pv_names.setdefault((csi.get("driver"), csi.get("volumeHandle")), e.obj["metadata"]["name"])
         return None
 
     def _status(self, name: str, status: dict[str, Any], merge: bool = False) -> None:
