@@ -19,6 +19,9 @@ def test_interrupted_run_is_cleaned_up_completely(twin, tmp_path):
     env = dict(twin.env(), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS))
     cmd = [str(VENV_BIN / "ansible-playbook"), str(LIFECYCLE), "-i", str(REPO / "inventories" / "twin"),
            "-e", json.dumps({"volumes": 40, "reports_dir": str(tmp_path / "reports")})]
+    # hold the run inside its publish step: with the attacher stalled no volume attaches, so the step cannot end
+    # before the interrupt lands (without it the repetition sometimes finished first, and was rightly "ok")
+    twin.twin_cmd("fault", "--name", "stall:csi-attacher", "--rule", "{}")
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
@@ -37,6 +40,8 @@ def test_interrupted_run_is_cleaned_up_completely(twin, tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             raise
+        finally:
+            twin.twin_cmd("fault", "--clear", "--name", "stall:csi-attacher")
     [run_dir] = [p for p in (tmp_path / "reports" / "localhost").iterdir() if p.is_dir()]
     run_id = run_dir.name
     doc = json.loads((run_dir / "result.json").read_text())

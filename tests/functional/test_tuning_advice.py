@@ -105,6 +105,8 @@ def test_fresh_cluster_then_the_same_tunings_on_after_their_playbooks(twin, tmp_
 def test_old_versions_disks_without_serial_and_old_trident_are_blocked_with_the_reason(twin, tmp_path):
     admin(twin, "cloud", {"addon": "csi-plugin", "version": "v1.28.2-1f6a8b2-aliyun"})
     seeded = admin(twin, "alibaba", {"legacy_disk": {"name": "mysql-0", "namespace": "default"}})["legacy_disk"]
+    # the operator's own Installing -> Installed write on a fresh twin would replace the old version set below
+    twin.kubectl("wait", "--for=jsonpath={.status.status}=Installed", "tridentorchestrator/trident", "--timeout=60s")
     twin.kubectl("patch", "tridentorchestrator", "trident", "--subresource=status", "--type=merge",
                  "-p", json.dumps({"status": {"version": "25.02.1"}}))
     twin.kubectl("-n", "trident", "patch", "tridentversion", "trident", "--type=merge",
