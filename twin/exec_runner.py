@@ -462,7 +462,7 @@ def _new_netns(key: tuple[str, str], shared: bool) -> NetNS:
 
 async def _netns_for(pod: dict) -> NetNS:
     host_net = bool(pod["spec"].get("hostNetwork"))
-    key = ("node", pod["spec"].get("nodeName", "")) if host_net else ("pod", pod["metadata"].get("uid", pod["metadata"]["name"]))
+    key = _netns_key(pod)
     ns = _netns.get(key)
     if ns is None or not _alive(ns.proc.pid):
         ns = _netns[key] = _new_netns(key, shared=host_net)
@@ -470,11 +470,16 @@ async def _netns_for(pod: dict) -> NetNS:
     return ns
 
 
+def _netns_key(pod: dict) -> tuple[str, str]:
+    """A host-network pod shares its node's namespace; any other pod has its own."""
+    if pod["spec"].get("hostNetwork"):
+        return ("node", pod["spec"].get("nodeName", ""))
+    return ("pod", pod["metadata"].get("uid", pod["metadata"]["name"]))
+
+
 def netns_path(pod: dict) -> str | None:
     """The network namespace the pod's running processes share (port-forward connects inside it), if any."""
-    host_net = bool(pod["spec"].get("hostNetwork"))
-    key = ("node", pod["spec"].get("nodeName", "")) if host_net else ("pod", pod["metadata"].get("uid", pod["metadata"]["name"]))
-    ns = _netns.get(key)
+    ns = _netns.get(_netns_key(pod))
     return ns.path if ns is not None and _alive(ns.proc.pid) else None
 
 

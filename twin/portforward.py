@@ -108,7 +108,7 @@ async def _serve_channels(ws: web.WebSocketResponse, pod: dict, ports: list[int]
         try:
             r, w = await asyncio.open_connection(sock=await _connect_in_pod(pod, port))
         except ConnectionError as e:
-            await send(2 * i + 1, f"error forwarding port {port} to pod {_sandbox(pod)}, uid : {e}".encode())
+            await send(2 * i + 1, _forward_error(port, pod, e))
             return
 
         async def to_pod() -> None:
@@ -188,8 +188,7 @@ async def _forward(data: spdy.Stream, error: spdy.Stream, pod: dict) -> None:
             raise ConnectionError(f"unable to parse '{port_text}' as a port") from None
         sock = await _connect_in_pod(pod, port)
     except ConnectionError as e:
-        # the CRI streaming server's wording: it knows the sandbox, not the pod's uid
-        await error.write(f"error forwarding port {port_text} to pod {_sandbox(pod)}, uid : {e}".encode())
+        await error.write(_forward_error(port_text, pod, e))
         await error.close()
         await data.close()
         return
@@ -215,6 +214,11 @@ async def _forward(data: spdy.Stream, error: spdy.Stream, pod: dict) -> None:
         w.close()
         await data.close()
         await error.close()
+
+
+def _forward_error(port: object, pod: dict, e: Exception) -> bytes:
+    # the CRI streaming server's wording: it knows the sandbox, not the pod's uid
+    return f"error forwarding port {port} to pod {_sandbox(pod)}, uid : {e}".encode()
 
 
 def _sandbox(pod: dict) -> str:
