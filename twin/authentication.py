@@ -32,16 +32,21 @@ SA_PREFIX = "system:serviceaccount:"
 class Identity(NamedTuple):
     user: str
     groups: tuple[str, ...]
+    uid: str = ""
+    # user.Info's extra, hashable: ((key, (values...)), ...) in the order the authenticator gave them
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 ADMIN = Identity("kubernetes-admin", ("kubeadm:cluster-admins", "system:authenticated"))
 SUPER_ADMIN = Identity("kubernetes-super-admin", ("system:masters", "system:authenticated"))
 
 
-def service_account(namespace: str, name: str) -> Identity:
-    """serviceaccount.UserInfo: the SA's user name and the groups every SA token carries."""
+def service_account(namespace: str, name: str, uid: str = "", jti: str = "") -> Identity:
+    """serviceaccount.UserInfo: the SA's user name and the groups every SA token carries; a token's identity also
+    has the SA's uid and the token's credential id (JTI=<jti>, ServiceAccountTokenJTI, on in 1.32)."""
+    extra = (("authentication.kubernetes.io/credential-id", (f"JTI={jti}",)),) if jti else ()
     return Identity(f"{SA_PREFIX}{namespace}:{name}",
-                    ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"))
+                    ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"), uid, extra)
 
 
 def split_sa_user(user: str) -> tuple[str, str] | None:
@@ -52,6 +57,33 @@ def split_sa_user(user: str) -> tuple[str, str] | None:
     if len(parts) != 2 or not all(parts):
         return None
     return parts[0], parts[1]
+
+
+class InvalidToken(Exception):
+    """A token no authenticator accepts; the message is the union authenticator's error."""
+
+
+def user_info(who: Identity) -> dict:
+    """authentication/v1 UserInfo of an identity, empty fields left out as the real server writes them."""
+    out: dict[str, Any] = {"username": who.user}
+    if who.uid:
+        out["uid"] = who.uid
+    out["groups"] = list(who.groups)
+    if who.extra:
+        out["extra"] = {k: list(v) for k, v in who.extra}
+    return out
+
+
+def self_subject_review(who: Identity) -> dict:
+    """SelfSubjectReview (`kubectl auth whoami`): the requester's user info, stamped with the time of the answer."""
+    return {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"creationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+            "status": {"userInfo": user_info(who)}}
+
+
+def _go_list(values: list[str]) -> str:
+    """Go's %q of a []string."""
+    return "[" + " ".join(json.dumps(v) for v in values) + "]"
 
 
 def _b64(data: bytes) -> str:
@@ -74,34 +106,68 @@ class Authenticator:
         """The identity of an `Authorization: Bearer ...` header, or 401 Unauthorized."""
         if not header.startswith("Bearer "):
             raise errors.unauthorized()
-        token = header[7:]
-        if token == self.admin_token:
-            return ADMIN
-        if self.super_admin_token and token == self.super_admin_token:
-            return SUPER_ADMIN
+        try:
+            return self._identity(header[7:], AUDIENCES)[0]
+        except InvalidToken as e:
+            raise errors.unauthorized() from e
+
+    def _identity(self, token: str, audiences: list[str]) -> tuple[Identity, list[str]]:
+        """(identity, the audiences it is valid for) of a token; InvalidToken with the authenticator's error."""
+        if token == self.admin_token or (self.super_admin_token and token == self.super_admin_token):
+            if AUDIENCES[0] not in audiences:  # audience-agnostic authenticators serve the API audiences only
+                raise InvalidToken("invalid bearer token")
+            return (ADMIN if token == self.admin_token else SUPER_ADMIN), list(audiences)
         claims = self._verify(token)
+        aud = claims.get("aud") or []
+        aud = [aud] if isinstance(aud, str) else list(aud)
+        wanted = [a for a in aud if a in audiences]
+        if not wanted:
+            raise InvalidToken(f"[invalid bearer token, token audiences {_go_list(aud)} is invalid for the target "
+                               f"audiences {_go_list(audiences)}]")
         k8s = claims.get("kubernetes.io") or {}
         ns, sa = k8s.get("namespace", ""), k8s.get("serviceaccount") or {}
         if not self.store.exists(self._sa_rt, ns, sa.get("name", "")):
-            raise errors.unauthorized()
-        if self.store.get(self._sa_rt, ns, sa["name"])["metadata"]["uid"] != sa.get("uid"):
-            raise errors.unauthorized()
-        return service_account(ns, sa["name"])
+            raise InvalidToken("[invalid bearer token, service account token has been invalidated]")
+        uid = self.store.get(self._sa_rt, ns, sa["name"])["metadata"]["uid"]
+        if uid != sa.get("uid"):
+            raise InvalidToken(f"[invalid bearer token, service account UID ({uid}) does not match claim ({sa.get('uid')})]")
+        return service_account(ns, sa["name"], uid, str(claims.get("jti") or "")), wanted
 
     def _verify(self, token: str) -> dict:
         parts = token.split(".")
         if len(parts) != 3:
-            raise errors.unauthorized()
+            raise InvalidToken("invalid bearer token")
         want = hmac.new(self._key, f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest()
         try:
             if not hmac.compare_digest(want, _unb64(parts[2])):
-                raise errors.unauthorized()
+                raise InvalidToken("[invalid bearer token, square/go-jose: error in cryptographic primitive]")
             claims = json.loads(_unb64(parts[1]))
         except (ValueError, TypeError) as e:
-            raise errors.unauthorized() from e
-        if not isinstance(claims, dict) or claims.get("exp", 0) <= time.time():
-            raise errors.unauthorized()
+            raise InvalidToken("invalid bearer token") from e
+        if not isinstance(claims, dict):
+            raise InvalidToken("invalid bearer token")
+        if claims.get("exp", 0) <= time.time():
+            raise InvalidToken("[invalid bearer token, service account token has expired]")
         return claims
+
+    def token_review(self, rtype: Any, namespace: str, body: dict) -> dict:
+        """TokenReview (tokenreview/rest.go): the spec's token authenticated for its audiences (default: the API
+        server's), the answer in status; a token that does not authenticate is a 201 with status.error."""
+        if namespace:
+            raise errors.bad_request(f"namespace is not allowed on this type: {namespace}")
+        spec = body.get("spec") or {}
+        token = spec.get("token") or ""
+        if not token:
+            raise errors.bad_request("token is required for TokenReview in authentication")
+        status: dict[str, Any] = {"user": {}}
+        try:
+            who, audiences = self._identity(token, list(spec.get("audiences") or AUDIENCES))
+        except InvalidToken as e:
+            status["error"] = str(e)
+        else:
+            status = {"authenticated": True, "user": user_info(who), "audiences": audiences}
+        return {"kind": "TokenReview", "apiVersion": "authentication.k8s.io/v1",
+                "metadata": {"creationTimestamp": None}, "spec": spec, "status": status}
 
     def token_request(self, tr_rtype: Any, namespace: str, name: str, body: Any) -> dict:
         """POST serviceaccounts/<name>/token: a TokenRequest with status.token and expirationTimestamp."""

@@ -108,10 +108,22 @@ def _describe(subject: dict, binding_ns: str) -> str:
     return f'{subject["kind"]} "{subject["name"]}"'
 
 
+def role_reference_rules(store: Any, kind: str, name: str, namespace: str) -> tuple[list[dict], str]:
+    """GetRoleReferenceRules: the rules of a roleRef, or the lister's NotFound / the unsupported kind as error."""
+    if kind == "ClusterRole":
+        rt, role_ns = store.rt(_RBAC, "v1", "clusterroles"), None
+    elif kind == "Role":
+        rt, role_ns = store.rt(_RBAC, "v1", "roles"), namespace
+    else:
+        return [], f'unsupported role reference kind: "{kind}"'
+    if not role_ns and kind == "Role" or not store.exists(rt, role_ns, name):
+        return [], f'{rt.singular}.{_RBAC} "{name}" not found'
+    return store.get(rt, role_ns, name).get("rules") or [], ""
+
+
 def _visit(store: Any, who: Identity, namespace: str):
     """(source, rules, error) per binding that applies to the user, cluster bindings first (the resolver's order);
     a binding whose role is missing gives the lister's NotFound as its error, as GetRoleReferenceRules does."""
-    cluster_roles = store.rt(_RBAC, "v1", "clusterroles")
     scopes: list[tuple[str, str, str | None]] = [("ClusterRoleBinding", "clusterrolebindings", None)]
     if namespace:
         scopes.append(("RoleBinding", "rolebindings", namespace))
@@ -122,19 +134,24 @@ def _visit(store: Any, who: Identity, namespace: str):
                 continue
             ref = b.get("roleRef") or {}
             role_kind, role_name = ref.get("kind", ""), ref.get("name", "")
-            if role_kind == "ClusterRole":
-                rt, role_ns = cluster_roles, None
-            elif role_kind == "Role" and ns:
-                rt, role_ns = store.rt(_RBAC, "v1", "roles"), ns
-            else:
-                yield "", [], f'unsupported role reference kind: "{role_kind}"'
-                continue
-            if not store.exists(rt, role_ns, role_name):
-                yield "", [], f'{rt.singular}.{_RBAC} "{role_name}" not found'
+            rules, err = role_reference_rules(store, role_kind, role_name, ns or "")
+            if err:
+                yield "", [], err
                 continue
             where = b["metadata"]["name"] + (f"/{ns}" if ns else "")
-            yield (f'{kind} "{where}" of {role_kind} "{role_name}" to {_describe(subject, ns or "")}',
-                   store.get(rt, role_ns, role_name).get("rules") or [], "")
+            yield f'{kind} "{where}" of {role_kind} "{role_name}" to {_describe(subject, ns or "")}', rules, ""
+
+
+def rules_for(store: Any, who: Identity, namespace: str) -> tuple[list[dict], str]:
+    """RulesFor: every rule the user holds in the namespace (cluster-wide ones only for ""), and the aggregated
+    resolution errors."""
+    rules: list[dict] = []
+    errs: list[str] = []
+    for _source, found, err in _visit(store, who, namespace):
+        rules.extend(found)
+        if err:
+            errs.append(err)
+    return rules, _aggregate(errs) if errs else ""
 
 
 def evaluate(store: Any, who: Identity, attrs: dict, resource_request: bool) -> tuple[bool, str]:
@@ -265,9 +282,27 @@ def subject_access_review(authz: Authorizer, rtype: ResourceType, body: dict) ->
     if not user and not groups:
         raise _invalid(rtype, "spec.user", '""', "at least one of user or group must be specified")
     _metadata_must_be_empty(rtype, body)
+    extra = tuple((k, tuple(v or [])) for k, v in (spec.get("extra") or {}).items())
     return {"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
             "metadata": {"creationTimestamp": None}, "spec": spec,
-            "status": _review_status(authz, Identity(user, tuple(groups)), attrs, resource_request)}
+            "status": _review_status(authz, Identity(user, tuple(groups), spec.get("uid") or "", extra), attrs,
+                                     resource_request)}
+
+
+def local_subject_access_review(authz: Authorizer, rtype: ResourceType, namespace: str, body: dict) -> dict:
+    """LocalSubjectAccessReview: a SubjectAccessReview confined to the URL's namespace (localsubjectaccessreview
+    validation and rest.go: metadata empty but for the namespace, no nonResourceAttributes, the same namespace)."""
+    spec = body.get("spec") or {}
+    nonres = spec.get("nonResourceAttributes")
+    if nonres is not None:
+        fields = ", ".join(f'{k.capitalize()}:"{nonres.get(k, "")}"' for k in ("path", "verb"))
+        raise _invalid(rtype, "spec.nonResourceAttributes", f"&authorization.NonResourceAttributes{{{fields}}}",
+                       "disallowed on this kind of request")
+    _metadata_must_be_empty(rtype, {"metadata": {k: v for k, v in (body.get("metadata") or {}).items() if k != "namespace"}})
+    if spec.get("resourceAttributes") is not None and (spec["resourceAttributes"].get("namespace") or "") != namespace:
+        raise errors.bad_request(f"spec.resourceAttributes.namespace must match namespace: {namespace}")
+    review = subject_access_review(authz, rtype, {"spec": spec})
+    return {**review, "kind": "LocalSubjectAccessReview", "metadata": {"namespace": namespace, "creationTimestamp": None}}
 
 
 def rules_review(store: Any, who: Identity, body: dict) -> dict:
@@ -293,37 +328,3 @@ def rules_review(store: Any, who: Identity, body: dict) -> dict:
         status["evaluationError"] = _aggregate(errs)
     return {"kind": "SelfSubjectRulesReview", "apiVersion": "authorization.k8s.io/v1",
             "metadata": {"creationTimestamp": None}, "spec": {}, "status": status}
-
-
-# impersonation (endpoints/filters/impersonation.go) ----------------------------------------------------
-def impersonate(authz: Authorizer, who: Identity, headers: Any) -> Identity:
-    """The identity Impersonate-User / Impersonate-Group ask for, each one authorized by the `impersonate` verb
-    on users, groups or serviceaccounts for the requester; the requester's own identity without them."""
-    user = headers.get("Impersonate-User", "")
-    groups = headers.getall("Impersonate-Group", [])
-    uid = headers.get("Impersonate-Uid", "")
-    if not user:
-        if groups or uid:
-            raise errors.internal(f"requested groups {groups} without impersonating a user")
-        return who
-    checks: list[dict] = []
-    new_groups: list[str] = []
-    sa = split_sa_user(user)
-    if sa is not None:
-        checks.append({"verb": "impersonate", "group": "", "resource": "serviceaccounts", "namespace": sa[0],
-                       "name": sa[1]})
-        if not groups:
-            new_groups = ["system:serviceaccounts", f"system:serviceaccounts:{sa[0]}"]
-    else:
-        checks.append({"verb": "impersonate", "group": "", "resource": "users", "name": user})
-    for g in groups:
-        checks.append({"verb": "impersonate", "group": "", "resource": "groups", "name": g})
-        new_groups.append(g)
-    if uid:
-        checks.append({"verb": "impersonate", "group": "authentication.k8s.io", "resource": "uids", "name": uid})
-    for attrs in checks:
-        authz.check(who, attrs)
-    if user != "system:anonymous" and not any(g in ("system:authenticated", "system:unauthenticated")
-                                              for g in new_groups):
-        new_groups.append("system:authenticated")
-    return Identity(user, tuple(new_groups))

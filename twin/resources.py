@@ -25,7 +25,7 @@ class ResourceType:
     schema: Any = field(default=None, compare=False, hash=False, repr=False)
     columns: tuple = field(default=(), compare=False, hash=False, repr=False)
     scale: Any = field(default=None, compare=False, hash=False, repr=False)
-    # create-only kinds that are answered, never stored (the authorization.k8s.io reviews)
+    # create-only kinds that are answered, never stored (the authorization.k8s.io and authentication.k8s.io reviews)
     verbs: tuple[str, ...] = ALL_VERBS
 
     @property
@@ -93,6 +93,9 @@ BUILTIN = [
     _r("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=["create"]),
     _r("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=["create"]),
     _r("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False, verbs=["create"]),
+    _r("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", True, verbs=["create"]),
+    _r("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=["create"]),
+    _r("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, verbs=["create"]),
 ]
 
 # Groups that exist for subresources only (none: Scale's autoscaling/v1 also serves HPAs).

@@ -22,8 +22,8 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import authorization, discovery, errors, podlogs, portforward, protobuf, streaming, tables
-from .authentication import Authenticator
+from . import authorization, discovery, errors, escalation, impersonation, podlogs, portforward, protobuf, streaming, tables
+from .authentication import Authenticator, self_subject_review
 from .requestinfo import request_info
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
@@ -88,6 +88,7 @@ class ApiServer:
         self.faults = faults
         self.authn = Authenticator(store, token, super_token)
         self.authz = authorization.Authorizer(store)
+        escalation.install(store, self.authz)
         self.app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         for method, path, handler in extra_routes:
             self.app.router.add_route(method, path, handler)
@@ -108,6 +109,7 @@ class ApiServer:
     async def _middleware(self, request: web.Request, handler):
         self.requests += 1
         self.store.request_count += 1
+        escalation.REQUEST.set(None)  # a keep-alive connection serves its requests in one task
         try:
             if request.path not in ANONYMOUS and not request.path.startswith("/_twin/"):
                 request["identity"] = self._authorize(request)
@@ -131,10 +133,11 @@ class ApiServer:
     def _authorize(self, request: web.Request) -> authorization.Identity:
         """Authentication, impersonation and RBAC, in kube-apiserver's filter order: 401, then 403."""
         who = self.authn.authenticate(request.headers.get("Authorization", ""))
-        if "Impersonate-User" in request.headers or "Impersonate-Group" in request.headers:
-            who = authorization.impersonate(self.authz, who, request.headers)
+        if impersonation.requested(request.headers):
+            who = impersonation.impersonate(self.authz, who, request.headers, request.path_qs)
         attrs, resource_request = request_info(request.method, request.path, request.query)
         self.authz.check(who, attrs, resource_request)
+        escalation.REQUEST.set((who, attrs))
         if request.method == "GET" and attrs.get("subresource") in _STREAMING_SUBRESOURCES and attrs["resource"] == "pods":
             self.authz.check(who, {**attrs, "verb": "create"})
         return who
@@ -227,7 +230,7 @@ class ApiServer:
         if sub and sub not in rtype.subresources:
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if not rtype.stored:
-            return await self._review(request, rtype, name)
+            return await self._review(request, rtype, ns, name)
         q = request.query
         _check_query(q)
         if name is None:
@@ -605,8 +608,9 @@ class ApiServer:
                           preconditions=opts.get("preconditions"), dry_run=bool(opts.get("dryRun")))
         return _json(_success(code=201), 201)
 
-    async def _review(self, request: web.Request, rtype: ResourceType, name: str | None) -> web.Response:
-        """The authorization.k8s.io reviews: create-only, answered and never stored (twin/authorization.py)."""
+    async def _review(self, request: web.Request, rtype: ResourceType, ns: str | None, name: str | None) -> web.Response:
+        """The authorization.k8s.io and authentication.k8s.io reviews: create-only, answered and never stored
+        (twin/authorization.py, twin/authentication.py)."""
         if name is not None:
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if request.method != "POST":
@@ -619,6 +623,12 @@ class ApiServer:
             return _json(authorization.access_review(self.authz, who, rtype, body), 201)
         if rtype.plural == "subjectaccessreviews":
             return _json(authorization.subject_access_review(self.authz, rtype, body), 201)
+        if rtype.plural == "localsubjectaccessreviews":
+            return _json(authorization.local_subject_access_review(self.authz, rtype, ns or "", body), 201)
+        if rtype.plural == "selfsubjectreviews":
+            return _json(self_subject_review(who), 201)
+        if rtype.plural == "tokenreviews":
+            return _json(self.authn.token_review(rtype, ns or "", body), 201)
         return _json(authorization.rules_review(self.store, who, body), 201)
 
     async def _token(self, request: web.Request, ns: str, name: str) -> web.Response:

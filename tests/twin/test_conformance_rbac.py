@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import base64
 import json
-import uuid
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from tests.support.service_account import Bot
 from tests.support.twin import Twin
 
 
@@ -21,26 +21,6 @@ from tests.support.twin import Twin
 def twin(tmp_path_factory):
     with Twin(tmp_path_factory.mktemp("rbac") / "twin", nodes=1, time_scale=0.01) as t:
         yield t
-
-
-class Bot:
-    """A ServiceAccount in a namespace of its own, its token, and kubectl / Python clients that use it."""
-
-    def __init__(self, twin: Twin, tmp_path, name: str = "bot"):
-        self.twin = twin
-        self.ns = f"r-{uuid.uuid4().hex[:8]}"
-        self.name = name
-        self.user = f"system:serviceaccount:{self.ns}:{name}"
-        twin.kubectl("create", "namespace", self.ns)
-        twin.kubectl("-n", self.ns, "create", "serviceaccount", name)
-        self.token = twin.kubectl("-n", self.ns, "create", "token", name).stdout.strip()
-        self.kubeconfig = twin.kubeconfig_for(self.token, tmp_path / f"{name}.kubeconfig")
-
-    def kubectl(self, *args: str, check: bool = False):
-        return self.twin.kubectl("-n", self.ns, *args, check=check, kubeconfig=self.kubeconfig)
-
-    def api(self) -> client.ApiClient:
-        return config.new_client_from_config(config_file=str(self.kubeconfig))
 
 
 @pytest.fixture

@@ -27,6 +27,9 @@ class Writes(WatchLog):
         self.last_warnings: list[str] = []
         # metadata.generateName -> name; tests replace it to force collisions
         self.generate_name: Callable[[str], str] = names.simple_name
+        # checks of a client's write before admission, (rtype, new object, old object or None); they raise to
+        # refuse it (RBAC escalation prevention, twin/escalation.py). Controllers' internal writes skip them.
+        self.before_write: list[Callable[[ResourceType, dict, dict | None], None]] = []
 
     # update removes an object whose last finalizer it drops: removal belongs to deletion.py, the
     # layer above this one (which also writes through update), so it is only declared here
@@ -73,6 +76,8 @@ class Writes(WatchLog):
         md["creationTimestamp"] = now_iso()
         if rtype.has_generation:
             md["generation"] = 1
+        for check in self.before_write:
+            check(rtype, obj, None)
         warnings = admit(self.registry, rtype, obj, strict)
         if rtype.namespaced:
             nse = self.objects[("", "namespaces")].get(("", md["namespace"]))
@@ -171,6 +176,9 @@ class Writes(WatchLog):
             for p in new["spec"].get("ports") or []:
                 if isinstance(p, dict) and not p.get("nodePort") and oports.get((p.get("port"), p.get("protocol", "TCP"))):
                     p["nodePort"] = oports[(p.get("port"), p.get("protocol", "TCP"))]
+        if not _internal:
+            for check in self.before_write:
+                check(rtype, new, old)
         warnings = admit(self.registry, rtype, new, strict, old, _internal or subresource == "status")
         self.last_warnings = warnings
         if omd.get("deletionTimestamp") and not _internal:
