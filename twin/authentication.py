@@ -7,7 +7,9 @@ break-glass identity, user kubernetes-super-admin in system:masters, which no RB
 (iss, sub, aud, exp, iat, nbf, kubernetes.io.namespace/serviceaccount); it is signed with a per-twin HMAC
 key instead of the real server's RSA key, which no client verifies anyway. A token is valid while it has not
 expired and its ServiceAccount exists with the uid it was issued for (deleted or recreated SA: 401), as the
-real token authenticator's lookup does.
+real token authenticator's lookup does. Its identity carries the SA's uid and the token's credential id.
+TokenReview answers for any token with the union authenticator's error wording; SelfSubjectReview (`kubectl
+auth whoami`) returns the requester's user info.
 """
 from __future__ import annotations
 

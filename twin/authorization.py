@@ -1,4 +1,6 @@
-"""RBAC as kube-apiserver authorizes: every request, the access reviews (`kubectl auth can-i`) and impersonation.
+"""RBAC as kube-apiserver authorizes: every request and the access reviews (`kubectl auth can-i`).
+
+Impersonation is twin/impersonation.py, escalation prevention on RBAC writes twin/escalation.py.
 
 The admin token stands for kubeadm's admin.conf identity (twin/authentication.py), which the
 ClusterRoleBinding kubeadm:cluster-admins binds to cluster-admin. At start the twin stores those objects
@@ -233,7 +235,7 @@ def _aggregate(errs: list[str]) -> str:
     return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
 
 
-# the two reviews --------------------------------------------------------------------------------------
+# the access reviews ------------------------------------------------------------------------------------
 def _invalid(rtype: ResourceType, field: str, value: str, message: str) -> errors.ApiError:
     return errors.invalid(rtype, "", [{"reason": "FieldValueInvalid", "field": field,
                                        "message": f"Invalid value: {value}: {message}"}])
