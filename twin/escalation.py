@@ -26,6 +26,7 @@ REQUEST: contextvars.ContextVar[tuple[Identity, dict] | None] = contextvars.Cont
 _ROLES = {"roles", "clusterroles"}
 _BINDINGS = {"rolebindings", "clusterrolebindings"}
 _GC_FIELDS = ("ownerReferences", "finalizers", "selfLink", "managedFields")
+FULL_AUTHORITY = [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, {"verbs": ["*"], "nonResourceURLs": ["*"]}]
 
 
 def install(store: Any, authz: Any) -> None:
@@ -38,7 +39,7 @@ def install(store: Any, authz: Any) -> None:
         if PRIVILEGED_GROUP in who.groups or (old is not None and _only_gc_fields(obj, old)):
             return
         if rtype.plural in _ROLES:
-            _check_role(store, authz, who, attrs, rtype, obj)
+            _check_role(store, authz, who, attrs, rtype, obj, old)
         else:
             _check_binding(store, authz, who, rtype, obj)
 
@@ -55,14 +56,22 @@ def _only_gc_fields(new: dict, old: dict) -> bool:
     return {**new, "metadata": md} == old
 
 
-def _check_role(store: Any, authz: Any, who: Identity, attrs: dict, rtype: ResourceType, role: dict) -> None:
-    """RoleEscalationAuthorized (escalate on the request's resource and name), else ConfirmNoEscalation."""
+def _check_role(store: Any, authz: Any, who: Identity, attrs: dict, rtype: ResourceType, role: dict,
+                old: dict | None) -> None:
+    """RoleEscalationAuthorized (escalate on the request's resource and name), else ConfirmNoEscalation; a
+    ClusterRole with an aggregationRule (before or after) also needs every right, as it can gather anything."""
     md = role.get("metadata") or {}
     namespace = md.get("namespace", "") if rtype.namespaced else ""
     allowed, _ = authz.authorize(who, {"verb": "escalate", "group": RBAC, "resource": rtype.plural,
                                        "namespace": namespace, "name": attrs.get("name", "")})
-    if not allowed:
-        _confirm_no_escalation(store, who, namespace, rtype, md.get("name", ""), role.get("rules") or [])
+    if allowed:
+        return
+    _confirm_no_escalation(store, who, namespace, rtype, md.get("name", ""), role.get("rules") or [])
+    if rtype.plural == "clusterroles" and (role.get("aggregationRule") or (old or {}).get("aggregationRule")):
+        try:
+            _confirm_no_escalation(store, who, "", rtype, md.get("name", ""), FULL_AUTHORITY)
+        except errors.ApiError as e:
+            raise _forbidden(rtype, md.get("name", ""), "must have cluster-admin privileges to use the aggregationRule") from e
 
 
 def _check_binding(store: Any, authz: Any, who: Identity, rtype: ResourceType, binding: dict) -> None:

@@ -120,6 +120,14 @@ def test_cluster_roles_and_their_bindings_are_checked_against_cluster_wide_rules
                            check=True).returncode == 0
         assert bot.kubectl("create", "clusterrolebinding", f"{bot.ns}-urls", f"--clusterrole={bot.ns}-urls",
                            "--user=alice", check=True).returncode == 0
+        # an aggregationRule can gather anything: it needs every right, even with no rules of its own
+        agg = client.V1ClusterRole(metadata=client.V1ObjectMeta(name=f"{bot.ns}-agg"), aggregation_rule=client.V1AggregationRule(
+            cluster_role_selectors=[client.V1LabelSelector(match_labels={"example.com/aggregate": "true"})]))
+        with bot.api() as api, pytest.raises(ApiException) as e:
+            client.RbacAuthorizationV1Api(api).create_cluster_role(agg)
+        assert e.value.status == 403
+        assert json.loads(e.value.body)["message"] == (f'clusterroles.rbac.authorization.k8s.io "{bot.ns}-agg" is forbidden: '
+                                                       'must have cluster-admin privileges to use the aggregationRule')
         # a member of system:masters is never checked (EscalationAllowed)
         assert twin.kubectl("create", "clusterrole", f"{bot.ns}-all", "--verb=*", "--resource=*", "--as=root",
                             "--as-group=system:masters").returncode == 0
