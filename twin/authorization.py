@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import errors
+from . import errors, rbac_aggregation
 from .authentication import Identity, split_sa_user
 from .resources import ResourceType
 
@@ -46,7 +46,9 @@ _RBAC = "rbac.authorization.k8s.io"
 
 
 def bootstrap(store: Any) -> None:
-    """Store the ClusterRoles and ClusterRoleBindings a kubeadm cluster starts with (those the reviews use)."""
+    """Store the ClusterRoles and ClusterRoleBindings a kubeadm cluster starts with (those the reviews use), and
+    keep aggregated ClusterRoles' rules (twin/rbac_aggregation.py)."""
+    rbac_aggregation.install(store)
     roles = store.rt(_RBAC, "v1", "clusterroles")
     bindings = store.rt(_RBAC, "v1", "clusterrolebindings")
     for name, rules in _CLUSTER_ROLES.items():

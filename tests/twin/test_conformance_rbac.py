@@ -204,3 +204,22 @@ def test_a_deleted_service_accounts_token_is_unauthorized(twin, bot):
     assert "error: You must be logged in to the server (Unauthorized)" in out.stderr
     twin.kubectl("-n", bot.ns, "create", "serviceaccount", bot.name)  # same name, new uid: the old token stays dead
     assert "(Unauthorized)" in bot.kubectl("get", "pods").stderr
+
+
+def test_an_aggregated_cluster_role_gathers_the_rules_of_the_roles_it_selects(twin, bot):
+    agg, part = f"{bot.ns}-agg", f"{bot.ns}-part"
+    twin.kubectl("create", "clusterrole", agg, f"--aggregation-rule=example.com/{bot.ns}=true")
+    twin.kubectl("create", "clusterrolebinding", agg, f"--clusterrole={agg}", f"--serviceaccount={bot.ns}:{bot.name}")
+    try:
+        twin.kubectl("create", "clusterrole", part, "--verb=get,list", "--resource=configmaps")
+        assert bot.kubectl("get", "configmaps").returncode == 1  # not selected yet
+        twin.kubectl("label", "clusterrole", part, f"example.com/{bot.ns}=true")
+        rules = twin.kubectl_json("get", "clusterrole", agg)["rules"]
+        assert rules == [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]
+        assert bot.kubectl("get", "configmaps", check=True).returncode == 0
+        twin.kubectl("delete", "clusterrole", part)
+        assert twin.kubectl_json("get", "clusterrole", agg)["rules"] == []
+        assert bot.kubectl("get", "configmaps").returncode == 1
+    finally:
+        twin.kubectl("delete", "clusterrolebinding", agg)
+        twin.kubectl("delete", "clusterrole", agg, part, "--ignore-not-found")
