@@ -14,6 +14,7 @@ Used by `benchmarks/calibration.py --method kubectl` and by tests/twin/test_seed
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -52,7 +53,8 @@ class Step:
     #                 kubectl's own start-up, OpenAPI and file decoding (kubectl < 1.34 decodes the group's OpenAPI v3
     #                 document once per object, kubernetes/kubernetes#127095); nothing reaches the cluster before it
     requests: int  # HTTP requests kubectl apply / delete made (-v=6), the OpenAPI and discovery ones included
-    server_ms: float  # their summed latency as kubectl logged it: the twin's share of the submit
+    server_ms: float  # their summed latency as kubectl logged it (the twin's answer, and its waits for a CPU)
+    twin_cpu: float  # CPU seconds the twin process used while kubectl ran (its controllers' work included)
     polls: int  # kubectl get runs, the last one seeing all done
     poll_wall: float  # wall seconds those kubectl get runs took in all
 
@@ -82,15 +84,22 @@ def _of_day(epoch: float) -> float:
     return t.tm_hour * 3600 + t.tm_min * 60 + t.tm_sec + epoch % 1
 
 
+def cpu_s(pid: int) -> float:
+    """utime + stime of a process (all its threads), seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_step(tw: Twin, verb: str, manifest: Path, get: list[str], done: Callable[[list[dict]], bool],
              interval: float) -> Step:
     """`kubectl <verb> -f manifest`, then `kubectl get <get> -o json` every `interval` wall seconds until
     done(items); the seed's shell loop sleeps between polls, so the interval runs from one poll's end."""
-    t0, epoch0 = time.monotonic(), time.time()
+    pid = int((tw.dir / "twin.pid").read_text())
+    c0, t0, epoch0 = cpu_s(pid), time.monotonic(), time.time()
     # delete: --wait=false, as the seed must have: kubectl's wait for deletion GETs each object through a client
     # limited to 5 QPS (burst 10), 18 s for 100 objects, longer than the seed's 15-16 s ON delete-snapshot steps
     proc = _run(tw, verb, "-f", str(manifest), "-v=6", *(["--wait=false"] if verb == "delete" else []))
-    submit = time.monotonic() - t0
+    submit, twin_cpu = time.monotonic() - t0, cpu_s(pid) - c0
     polls, poll_wall = 0, 0.0
     while True:
         p0 = time.monotonic()
@@ -102,7 +111,7 @@ def run_step(tw: Twin, verb: str, manifest: Path, get: list[str], done: Callable
         time.sleep(interval)  # the seed's poll cadence (one cluster second), not a wait for state
     wall = time.monotonic() - t0
     requests, server_ms, prepare = _requests(proc.stderr, _of_day(epoch0))
-    return Step(wall, submit, min(prepare, submit), requests, server_ms, polls, poll_wall)
+    return Step(wall, submit, min(prepare, submit), requests, server_ms, twin_cpu, polls, poll_wall)
 
 
 # manifests ----------------------------------------------------------------------------------------------
@@ -231,7 +240,8 @@ def lifecycle(tw: Twin, sc: str, on: bool, volumes: int = 100, per_pod: int = 4,
             if log:
                 s = out[name]
                 log(f"{ns} {name}: {s.wall / tw.time_scale:.1f} s (kubectl {verb} {s.submit:.2f} s wall, of which "
-                    f"{s.prepare:.2f} s before its first object; {s.requests} requests {s.server_ms:.0f} ms; {s.polls} polls)")
+                    f"{s.prepare:.2f} s before its first object; {s.requests} requests {s.server_ms:.0f} ms; twin CPU "
+                    f"{s.twin_cpu:.2f} s; {s.polls} polls)")
     return out
 
 
