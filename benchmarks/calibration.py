@@ -66,7 +66,7 @@ SEED002 = {
 }
 STEPS = ("create", "publish", "unpublish", "snapshot", "clone", "delete_clone", "delete_snapshot", "delete_volume")
 ISSUE_1344 = {"default": 143.0, "tuned": 17.0}  # 80 snapshots (external-snapshotter #1344)
-TUNED_ARGS = ["--v=5", "--leader-election=true", "--worker-threads=25", "--kube-api-qps=75", "--kube-api-burst=150"]
+TUNED_ARGS = seed_method.TUNED_ARGS  # the seed's snapshot-controller (its "Note on snapshot performance")
 
 
 # clients ------------------------------------------------------------------------------------------
@@ -352,13 +352,7 @@ def lifecycle(c: Cluster, sc: str, on: bool, volumes: int = 100, per_pod: int = 
         print(f"{ns} {name}: {fmt(out[name])}", file=sys.stderr)  # a long run shows its figures as they come
 
     def pod(i: int) -> dict[str, Any]:
-        claims = names[i * per_pod:(i + 1) * per_pod]
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}"},
-                "spec": {"containers": [{"name": "c", "image": "busybox", "command": ["sleep", "infinity"],
-                                         "volumeMounts": [{"name": f"v{j}", "mountPath": f"/mnt/{j}"}
-                                                          for j in range(len(claims))]}],
-                         "terminationGracePeriodSeconds": 0,
-                         "volumes": [{"name": f"v{j}", "persistentVolumeClaim": {"claimName": n}} for j, n in enumerate(claims)]}}
+        return seed_method.pod(i, ns, names[i * per_pod:(i + 1) * per_pod])  # the same pods as the seed's method
 
     def attached(o: dict[str, dict]) -> int:
         return sum(1 for v in o.values() if (v.get("status") or {}).get("attached")
