@@ -10,6 +10,10 @@ kubernetes Python client with watches elsewhere) at the given time scale and sca
 controller under test: they are submitted while that controller is stalled (`python -m twin fault --name
 stall:<controller>`), because the time the client needs to send a hundred requests is not scaled by
 --time-scale and would otherwise dominate at 0.01. Ratios (OFF/ON, serial/parallel) come from one run each.
+With --method kubectl, seed 002 is timed by the seed's own method instead (benchmarks/seed_method.py): one
+`kubectl apply -f` / `kubectl delete -f` per step, then `kubectl get` once per cluster second until all are
+done; its tables add the same figures with the clock started at kubectl's first request for the step's
+objects, and what kubectl itself took. Twin/seed outside 0.8-1.2 is flagged with "!".
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.support.twin import Twin  # noqa: E402
+from benchmarks import seed_method  # noqa: E402
 
 SEED000 = {"serial": 199.0, "parallel": 37.0}  # 3 min 19 s, 37 s (seed 000 expected output)
 # seed 002: (OFF seconds, ON seconds) per batch size, driver and step; a run at N volumes is compared with the
@@ -61,7 +66,7 @@ SEED002 = {
 }
 STEPS = ("create", "publish", "unpublish", "snapshot", "clone", "delete_clone", "delete_snapshot", "delete_volume")
 ISSUE_1344 = {"default": 143.0, "tuned": 17.0}  # 80 snapshots (external-snapshotter #1344)
-TUNED_ARGS = ["--v=5", "--leader-election=true", "--worker-threads=25", "--kube-api-qps=75", "--kube-api-burst=150"]
+TUNED_ARGS = seed_method.TUNED_ARGS  # the seed's snapshot-controller (its "Note on snapshot performance")
 
 
 # clients ------------------------------------------------------------------------------------------
@@ -347,13 +352,7 @@ def lifecycle(c: Cluster, sc: str, on: bool, volumes: int = 100, per_pod: int = 
         print(f"{ns} {name}: {fmt(out[name])}", file=sys.stderr)  # a long run shows its figures as they come
 
     def pod(i: int) -> dict[str, Any]:
-        claims = names[i * per_pod:(i + 1) * per_pod]
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}"},
-                "spec": {"containers": [{"name": "c", "image": "busybox", "command": ["sleep", "infinity"],
-                                         "volumeMounts": [{"name": f"v{j}", "mountPath": f"/mnt/{j}"}
-                                                          for j in range(len(claims))]}],
-                         "terminationGracePeriodSeconds": 0,
-                         "volumes": [{"name": f"v{j}", "persistentVolumeClaim": {"claimName": n}} for j, n in enumerate(claims)]}}
+        return seed_method.pod(i, ns, names[i * per_pod:(i + 1) * per_pod])  # the same pods as the seed's method
 
     def attached(o: dict[str, dict]) -> int:
         return sum(1 for v in o.values() if (v.get("status") or {}).get("attached")
@@ -474,31 +473,76 @@ def report(res: dict[str, Any], time_scale: float, heading: str = "##") -> str:
                 "burst 10 with 100 workers as in the issue, tuned = 25 workers, QPS 75, burst 150)", "",
                 table(rows, ["snapshot-controller", "issue", "twin", "twin/issue"]), ""]
     volumes = int(res.get("volumes", 100))  # runs saved before the key existed were all at 100 volumes
+    by_kubectl = res.get("method") == "kubectl"
     for sc, r in (res.get("seed002") or {}).items():
         seed_figures = seed_table(volumes)[sc]
-        rows = []
-        for step_name in STEPS:
-            if step_name not in r.get("off", r.get("on", {})):
-                continue
-            seed = seed_figures.get(step_name)
-            off, on = r.get("off", {}).get(step_name, float("nan")), r.get("on", {}).get(step_name, float("nan"))
-            if seed:
-                rows.append([step_name, fmt(seed[0]), fmt(off), ratio(off, seed[0]), fmt(seed[1]), fmt(on),
-                             ratio(on, seed[1]), ratio(seed[0], seed[1], "x"), ratio(off, on, "x")])
-            else:
-                rows.append([step_name, "-", fmt(off), "-", "-", fmt(on), "-", "-", ratio(off, on, "x")])
-        tot_off = sum(r.get("off", {}).values()) or float("nan")
-        tot_on = sum(r.get("on", {}).values()) or float("nan")
-        rows.append(["sum", "", fmt(tot_off), "", "", fmt(tot_on), "", "", ratio(tot_off, tot_on, "x")])
-        out += [f"{heading} Seed 002: {sc}, {volumes} volumes ({volumes // 4} pods x 4 PVCs), concurrency OFF vs ON", "",
-                table(rows, ["step", "seed OFF", "twin OFF", "twin/seed", "seed ON", "twin ON", "twin/seed",
-                             "seed ratio", "twin ratio"]), ""]
+        title = f"{heading} Seed 002: {sc}, {volumes} volumes ({volumes // 4} pods x 4 PVCs), concurrency OFF vs ON"
+        if by_kubectl:
+            out += [f"{title}, kubectl apply + poll", "", off_on_table(r.get("off", {}), r.get("on", {}), seed_figures), "",
+                    f"{title}, kubectl apply + poll, clock from kubectl's first request for the step's objects", "",
+                    off_on_table(r.get("off_sent", {}), r.get("on_sent", {}), seed_figures), "",
+                    f"{title}, what kubectl itself took", "", kubectl_share_table(r), ""]
+            continue
+        out += [title, "", off_on_table(r.get("off", {}), r.get("on", {}), seed_figures), ""]
         d = r.get("on_default_snapshot_controller")
         if d:
             out += [f"Snapshot step with concurrency ON but the snapshot-controller at its defaults (QPS 5, burst 10, "
                     f"10 workers): {fmt(d['snapshot'])} vs {fmt(r['on']['snapshot'])} tuned (25/75/150) and "
                     f"{fmt(r.get('off', {}).get('snapshot'))} with concurrency OFF.", ""]
     return "\n".join(out)
+
+
+FLAG = " !"  # marks a twin/seed (or twin ratio / seed ratio) outside 20 %
+
+
+def flagged(text: str, twin: float, seed: float) -> str:
+    """`text`, flagged when twin / seed is outside 0.8-1.2 (the calibration's bar); unflagged when either is missing."""
+    if text == "-" or not seed or twin != twin:
+        return text
+    return text + FLAG if abs(twin / seed - 1) > 0.2 else text
+
+
+def off_on_table(off_figures: dict[str, float], on_figures: dict[str, float], seed_figures: dict[str, tuple[int, int]]) -> str:
+    """Seed vs twin per step, OFF, ON and OFF/ON, cluster seconds."""
+    rows = []
+    for step_name in STEPS:
+        if step_name not in (off_figures or on_figures):
+            continue
+        seed = seed_figures.get(step_name)
+        off, on = off_figures.get(step_name, float("nan")), on_figures.get(step_name, float("nan"))
+        if seed:
+            rows.append([step_name, fmt(seed[0]), fmt(off), flagged(ratio(off, seed[0]), off, seed[0]), fmt(seed[1]), fmt(on),
+                         flagged(ratio(on, seed[1]), on, seed[1]), ratio(seed[0], seed[1], "x"),
+                         flagged(ratio(off, on, "x"), off / on if on else float("nan"), seed[0] / seed[1])])
+        else:
+            rows.append([step_name, "-", fmt(off), "-", "-", fmt(on), "-", "-", ratio(off, on, "x")])
+    tot_off = sum(off_figures.values()) or float("nan")
+    tot_on = sum(on_figures.values()) or float("nan")
+    rows.append(["sum", "", fmt(tot_off), "", "", fmt(tot_on), "", "", ratio(tot_off, tot_on, "x")])
+    return table(rows, ["step", "seed OFF", "twin OFF", "twin/seed", "seed ON", "twin ON", "twin/seed",
+                        "seed ratio", "twin ratio"])
+
+
+def kubectl_share_table(r: dict[str, Any]) -> str:
+    """Per step and mode: kubectl apply/delete's own wall time as a share of the step's, the part of it before its
+    first request for an object (nothing of the step has reached the twin yet), the twin's CPU while kubectl ran as
+    a share of kubectl's wall time (an upper bound of the twin's share: it includes what the controllers did with
+    the objects meanwhile; issue 18's bar is under 10 %), and the number of polls."""
+    rows = []
+    for step_name in STEPS:
+        row = [step_name]
+        for mode in ("off", "on"):
+            s = (r.get(f"{mode}_kubectl") or {}).get(step_name)
+            if not s:
+                row += ["-"] * 4
+                continue
+            row += [f"{s['submit']:.2f} s ({100 * s['submit'] / s['wall']:.0f} %)",
+                    f"{s['prepare']:.2f} s ({100 * s['prepare'] / s['wall']:.0f} %)",
+                    f"{100 * s['twin_cpu'] / s['submit']:.0f} %" if s["submit"] and "twin_cpu" in s else "-", str(s["polls"])]
+        if len(row) > 1 and set(row[1:]) != {"-"}:
+            rows.append(row)
+    return table(rows, ["step", "OFF kubectl (of step)", "OFF before 1st object", "OFF twin CPU/kubectl", "OFF polls",
+                        "ON kubectl (of step)", "ON before 1st object", "ON twin CPU/kubectl", "ON polls"])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -509,6 +553,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--volumes", type=int, default=100,
                    help=f"PVCs per seed 002 run; the seed has tables for {' and '.join(map(str, sorted(SEED002)))} only")
     p.add_argument("--modes", default="off,on", help="Trident concurrency runs of seed 002 (off,on)")
+    p.add_argument("--method", choices=("release", "kubectl"), default="release",
+                   help="how seed 002's steps are timed: release = objects submitted to a stalled controller by the "
+                        "Python client, clock from the release, watches; kubectl = the seed's own: kubectl apply / "
+                        "delete -f of one file, then kubectl get once per cluster second until all are done "
+                        "(benchmarks/seed_method.py)")
+    p.add_argument("--poll-wall", type=float, metavar="SECONDS",
+                   help="with --method kubectl: wall seconds between polls (default: the time scale, one cluster second)")
     p.add_argument("--json", metavar="FILE", help="also write the raw figures here")
     p.add_argument("--markdown", action="store_true",
                    help="print the tables as docs/calibration.md has them (titles at level 4, under a run's heading); "
@@ -545,9 +596,13 @@ def measure(a: argparse.Namespace) -> dict[str, Any]:
         res["seed000"] = seed000(a.time_scale)
     if "snapshot" in only:
         res["snapshot"] = snapshot_issue(a.time_scale)
-    if "seed002" in only:
-        res["seed002"] = seed002(a.time_scale, a.drivers.split(","), a.volumes,
-                                 tuple(m == "on" for m in a.modes.split(",")))
+    modes = tuple(m == "on" for m in a.modes.split(","))
+    if "seed002" in only and a.method == "kubectl":
+        res["method"] = "kubectl"
+        res["seed002"] = seed_method.seed002(a.time_scale, a.drivers.split(","), a.volumes, modes, a.poll_wall,
+                                             log=lambda line: print(line, file=sys.stderr))
+    elif "seed002" in only:
+        res["seed002"] = seed002(a.time_scale, a.drivers.split(","), a.volumes, modes)
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=2))
     return res
