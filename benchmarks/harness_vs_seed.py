@@ -38,9 +38,9 @@ ATTACH_MODES = {"parallel attach off": "serial", "parallel attach on": "parallel
 ECONOMY_STEPS = "create_volume,publish,unpublish,delete_volume"  # what seed 002 measured of the economy drivers
 
 
-def results(reports: Path, benchmark: str) -> list[dict[str, Any]]:
-    """Every result document of `benchmark` under `reports` (a reports dir or one cluster's), oldest first."""
-    docs = [json.loads(p.read_text()) for p in reports.rglob("result.json")]
+def results(reports: list[Path], benchmark: str) -> list[dict[str, Any]]:
+    """Every result document of `benchmark` under `reports` (reports dirs, one cluster's, or runs'), oldest first."""
+    docs = [json.loads(p.read_text()) for r in reports for p in r.rglob("result.json")]
     return sorted((d for d in docs if d.get("benchmark") == benchmark), key=lambda d: d.get("started", ""))
 
 
@@ -115,7 +115,7 @@ def worst(res: dict[str, Any], attach: dict[str, float]) -> list[str]:
             + ", ".join(f"{name} {v:.2f}" for v, name in out[:6])] if dev else []
 
 
-def print_tables(reports: Path, time_scale: float, heading: str, save: str | None) -> None:
+def print_tables(reports: list[Path], time_scale: float, heading: str, save: str | None) -> None:
     volumes, lifecycle = lifecycle_figures(results(reports, "csi_lifecycle"), time_scale)
     attach = attach_figures(results(reports, "attach_stress"), time_scale)
     res = {"volumes": volumes, "seed002": lifecycle}
@@ -156,18 +156,19 @@ def main() -> int:
     p.add_argument("--volumes", type=int, default=100)
     p.add_argument("--no-attach", dest="attach", action="store_false", help="leave out the attach-stress run")
     p.add_argument("--hog", action="store_true", help="one CPU-bound process beside the twin and the playbooks")
-    p.add_argument("--reports", metavar="DIR", help="print the result.json files under DIR instead of running")
+    p.add_argument("--reports", metavar="DIR", nargs="+",
+                   help="print the result.json files under these directories instead of running (the newest run of each)")
     p.add_argument("--keep", metavar="DIR", help="write the runs' reports here (default: a temporary directory)")
     p.add_argument("--json", metavar="FILE", help="also write the figures (cluster seconds) here")
     p.add_argument("--heading", default="####", help="Markdown level of each table's title")
     a = p.parse_args()
     if a.reports:
-        print_tables(Path(a.reports), a.time_scale, a.heading, a.json)
+        print_tables([Path(r) for r in a.reports], a.time_scale, a.heading, a.json)
         return 0
     with tempfile.TemporaryDirectory(prefix="harness-reports-") as d:
         reports = Path(a.keep or d)
         measure(a, reports)
-        print_tables(reports, a.time_scale, a.heading, a.json)
+        print_tables([reports], a.time_scale, a.heading, a.json)
     return 0
 
 

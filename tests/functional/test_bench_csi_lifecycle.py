@@ -41,12 +41,14 @@ def _seed002_ontap_nas_100() -> dict[str, tuple[int, int]]:
 
 
 SEED002_NAS = _seed002_ontap_nas_100()
-# At time scale 0.05 (the demo's) a step's wall time also holds the client's and the twin's own CPU for 100 objects,
-# which no time scale shrinks: ~0.3-0.8 s on a loaded 2-core machine (docs/calibration.md "Through the collection").
-# Every OFF step is 6-23 s of wall time, so OFF is dominated by the simulated delays; of the ON steps, these are the
-# ones whose simulated time stays dominant (21-42 cluster s, few requests or long per object). Create (100 requests
-# against 2 s), publish (25 pods through scheduler, attacher and kubelet) and the two 16 s snapshot steps are not.
-ON_DOMINATED = ("unpublish", "clone_from_snapshot", "delete_clone", "delete_volume")
+# At time scale 0.05 (the demo's) a step's wall time also holds the client's and the twin's own CPU, which no time
+# scale shrinks: 0.3-1.2 s for 100 objects on a loaded 2-core machine (docs/calibration.md "Through the collection").
+# Every OFF step is 6-23 s of wall time, so OFF is dominated by the simulated delays. Of the ON steps, unpublish
+# (25 requests) and delete clone keep theirs dominant in every run measured, loaded or with a CPU hog beside it (within
+# 0.99-1.15 of the seed). Create and clone (100 creates each, the twin's provisioning CPU), publish (25 pods through
+# scheduler, attacher and kubelet), delete volume and the two 16 s snapshot steps went 1.25-2.9x the seed on a
+# machine at load 7, so their ON figure is not the twin's model alone at 0.05.
+ON_DOMINATED = ("unpublish", "delete_clone")
 
 
 def test_lifecycle_compare_at_100_volumes(twin_factory, tmp_path):
@@ -82,6 +84,8 @@ def test_lifecycle_compare_at_100_volumes(twin_factory, tmp_path):
     assert all(0.8 <= v <= 1.2 for v in shares.values()), ("each OFF step's share of the OFF sum / the seed's", shares)
     ratios = {name: (off[name] / on[name]) / (SEED002_NAS[name][0] / SEED002_NAS[name][1]) for name in ON_DOMINATED}
     assert all(0.8 <= v <= 1.2 for v in ratios.values()), ("OFF/ON per step / the seed's", ratios)
+    # and concurrency on is faster in every step (the seed: 4.0x to 11.4x)
+    assert all(off[name] / on[name] > 2 for name in STEPS), {name: off[name] / on[name] for name in STEPS}
     # the report, the facts, the live progress lines, and nothing left in the cluster
     run_dir = tmp_path / "reports" / "localhost" / doc["run_id"]
     assert (run_dir / "report.md").exists() and (run_dir / "report.html").exists()
