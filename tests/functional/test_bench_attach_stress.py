@@ -3,16 +3,18 @@ from __future__ import annotations
 
 import json
 
+from benchmarks.calibration import SEED000
 from tests.support.twin import REPO
 
 PLAYBOOK = REPO / "playbooks" / "bench_attach_stress.yml"
 
 
 def test_attach_stress_compare_parallel_is_faster_than_serial(twin_factory, tmp_path):
-    # Time scale 0.03, not 0.01: 56 serial attaches then take ~6 s against ~1.2 s in parallel, so the CPU time
+    # Time scale 0.05, the demo's: 56 serial attaches then take ~10 s against ~2 s in parallel, so the CPU time
     # the twin and the harness need for 28 pods (seconds on a busy 2-CPU machine, not scaled) cannot hide the
-    # difference the test is about.
-    twin = twin_factory(nodes=3, time_scale=0.03)
+    # difference the test is about (serial/parallel 0.92-0.95 of the seed's at 0.05, loaded or with a CPU hog
+    # beside it; 0.83-0.86 at 0.01 and 0.03, and 0.50 at 0.01 with the hog: docs/calibration.md).
+    twin = twin_factory(nodes=3, time_scale=0.05)
     reports = tmp_path / "reports"
     run = twin.playbook(PLAYBOOK, extra_vars={"compare": True, "reports_dir": str(reports)})
     assert run.rc == 0, run.stdout[-4000:]
@@ -33,8 +35,10 @@ def test_attach_stress_compare_parallel_is_faster_than_serial(twin_factory, tmp_
         for a in up["attachments"]:
             assert a["attached"] is not None and a["attached"] <= ends[a["item"]] + 1e-6
         assert all(a["detached"] is not None for a in down["attachments"])
+    # parallel attach starts the pods faster, by the seed's ratio within 20 % (a ratio from one run)
     ratio = off["scale_up"]["wall_s"] / on["scale_up"]["wall_s"]
-    assert ratio > 1.5, "parallel attach should start the pods faster (serial/parallel = %.2f)" % ratio
+    seed = SEED000["serial"] / SEED000["parallel"]
+    assert 0.8 <= ratio / seed <= 1.2, "serial/parallel = %.2f, seed 000 %.2f" % (ratio, seed)
     # the seed's StatefulSet and StorageClass are gone with everything else of the run
     sel = "storageperf.k8s/run-id=" + doc["run_id"]
     assert twin.kubectl_json("get", "namespaces", "-l", sel)["items"] == []
