@@ -1,6 +1,6 @@
 """The twin's Kubernetes API server: HTTP routing onto the store, as real clients expect it.
 
-Serves discovery and OpenAPI v3 (discovery.py), CRUD on every registered resource, list with
+Serves discovery and OpenAPI v3 (discovery.py) and v2 (openapi_v2.py), CRUD on every registered resource, list with
 label/field selectors and limit/continue, watch (chunked JSON lines, replay from a
 resourceVersion, 410 Expired, bookmarks, sendInitialEvents), merge/JSON/strategic merge patch and
 server-side apply, the status, scale, log, binding, eviction and finalize subresources, Table and
@@ -22,7 +22,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import authorization, discovery, errors, podlogs, portforward, protobuf, streaming, tables
+from . import authorization, discovery, errors, openapi_v2, podlogs, portforward, protobuf, streaming, tables
 from .authentication import Authenticator
 from .requestinfo import request_info
 from .resources import ResourceType
@@ -184,6 +184,8 @@ class ApiServer:
             if doc is None:
                 raise errors.ApiError(404, "NotFound", "openapi document not found")
             return _json(doc)
+        if path == "/openapi/v2":
+            return openapi_v2.respond(request, reg)
         if segs and segs[0] == "openapi":
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if segs[:1] == ["api"]:
