@@ -45,17 +45,17 @@ def _entry(r: ResourceType) -> dict:
             "storageVersionHash": hashlib.sha256(f"{r.group}/{r.version}/{r.kind}".encode()).hexdigest()[:12]}
 
 
+_CONNECT_KINDS = {"exec": "PodExecOptions", "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions"}
+
+
 def _sub(r: ResourceType, sub: str) -> dict:
     if sub == "scale":
         return {"name": f"{r.plural}/scale", "singularName": "", "namespaced": r.namespaced, "group": "autoscaling",
                 "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}
     if sub == "log":
         return {"name": f"{r.plural}/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]}
-    if sub == "exec":  # kind PodExecOptions, get and create (WebSocket and SPDY upgrades), as kube-apiserver lists it
-        return {"name": f"{r.plural}/exec", "singularName": "", "namespaced": True, "kind": "PodExecOptions",
-                "verbs": ["create", "get"]}
-    if sub == "portforward":
-        return {"name": f"{r.plural}/portforward", "singularName": "", "namespaced": True, "kind": "PodPortForwardOptions",
+    if sub in _CONNECT_KINDS:  # get and create (WebSocket and SPDY upgrades), as kube-apiserver lists them
+        return {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": True, "kind": _CONNECT_KINDS[sub],
                 "verbs": ["create", "get"]}
     if sub == "token":
         return {"name": f"{r.plural}/token", "singularName": "", "namespaced": True, "group": "authentication.k8s.io",

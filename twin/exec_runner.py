@@ -71,6 +71,34 @@ _cluster: Any = None
 _procs: dict[int, asyncio.subprocess.Process] = {}   # pid -> running container process (its own group)
 _netns: dict[tuple[str, str], NetNS] = {}
 _mains: dict[tuple[str, str], int] = {}  # (pod uid, container) -> pid of its running main process
+_attachable: dict[tuple[str, str], Attachable] = {}  # (pod uid, container) -> its main process's streams
+
+
+class Attachable:
+    """A running main process's stdio as `kubectl attach` meets it (containerd's ContainerIO.Attach): output
+    produced while a client is attached goes to it (stdout and stderr arrive merged, as the log has them);
+    stdin exists only for a container with `stdin: true`, shared by every attached client. With `stdinOnce`
+    the container's stdin closes when the first attached client's stdin ends."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, container: dict) -> None:
+        self.proc = proc
+        self.stdin = proc.stdin
+        self.stdin_once = bool(container.get("stdinOnce"))
+        self.clients: set[asyncio.Queue[bytes | None]] = set()
+
+    def output(self, data: bytes) -> None:
+        for q in self.clients:
+            q.put_nowait(data)
+
+    def ended(self) -> None:
+        for q in self.clients:
+            q.put_nowait(None)
+        self.clients.clear()
+
+
+def attachable(pod: dict, container: str) -> Attachable | None:
+    md = pod["metadata"]
+    return _attachable.get((md.get("uid", md["name"]), container))
 
 
 def bind(cluster: Any) -> None:
@@ -133,12 +161,18 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
         cmd = ["nsenter", f"--net={ns.path}", "--", "unshare", "--mount", "--uts", "--propagation", "private", "--",
                "/bin/sh", "-c", _SETUP, "storageperf-container", str(rootdir), host[:63] or "pod",
                container.get("workingDir") or "/", *pairs, "--", *argv]
+        # stdin: true keeps the container's stdin open for `kubectl attach -i`, else it reads /dev/null
         proc = await asyncio.create_subprocess_exec(
-            *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            *cmd, stdin=asyncio.subprocess.PIPE if container.get("stdin") else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             env=env, start_new_session=True, preexec_fn=_die_with_parent, limit=1 << 20)
         _procs[proc.pid] = proc
         _mains[(md.get("uid", md["name"]), container["name"])] = proc.pid
-        await _pump(proc.stdout, log_line)
+        hub = _attachable[(md.get("uid", md["name"]), container["name"])] = Attachable(proc, container)
+        try:
+            await _pump(proc.stdout, log_line, hub.output)
+        finally:
+            hub.ended()
         code = await proc.wait()
     except asyncio.CancelledError:
         if proc is not None:
@@ -149,6 +183,7 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
             _procs.pop(proc.pid, None)
             if _mains.get((md.get("uid", md["name"]), container["name"])) == proc.pid:
                 del _mains[(md.get("uid", md["name"]), container["name"])]
+                _attachable.pop((md.get("uid", md["name"]), container["name"]), None)
         ns.release()
         shutil.rmtree(rootdir, ignore_errors=True)
         with contextlib.suppress(OSError):
@@ -156,7 +191,8 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
     return 128 - code if code < 0 else code
 
 
-async def _pump(stream: asyncio.StreamReader | None, log_line: Callable[[str], None]) -> None:
+async def _pump(stream: asyncio.StreamReader | None, log_line: Callable[[str], None],
+                attached: Callable[[bytes], None] | None = None) -> None:
     if stream is None:
         return
     while True:
@@ -166,6 +202,8 @@ async def _pump(stream: asyncio.StreamReader | None, log_line: Callable[[str], N
             line = await stream.read(1 << 20)
         if not line:
             return
+        if attached is not None:
+            attached(line)
         log_line(line.decode("utf-8", "replace").rstrip("\n"))
 
 

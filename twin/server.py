@@ -260,6 +260,12 @@ class ApiServer:
             from .controllers import kubelet as kubelet_mod
 
             return await streaming.exec_stream(request, kubelet_mod.for_store(self.store), ns or "", name)
+        if sub == "attach":
+            if request.method not in ("GET", "POST"):
+                raise errors.method_not_allowed(f"{request.method} is not supported on pods/attach")
+            from .controllers import kubelet as kubelet_mod
+
+            return await streaming.attach_stream(request, kubelet_mod.for_store(self.store), ns or "", name)
         if sub == "portforward":
             if request.method not in ("GET", "POST"):
                 raise errors.method_not_allowed(f"{request.method} is not supported on pods/portforward")
