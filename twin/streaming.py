@@ -248,9 +248,11 @@ async def _serve(request: web.Request, start: Callable[[], Awaitable[Streamed]],
 
 async def _receive_ws(ws: web.WebSocketResponse, command: Streamed) -> None:
     async for msg in ws:
-        if msg.type != WSMsgType.BINARY or not msg.data:
+        # text frames too: the apiserver's wsstream reads either kind, and the Python client sends str stdin as text
+        raw = msg.data.encode() if msg.type == WSMsgType.TEXT else msg.data if msg.type == WSMsgType.BINARY else b""
+        if not raw:
             continue
-        channel, data = msg.data[0], msg.data[1:]
+        channel, data = raw[0], raw[1:]
         if channel == STDIN and data:
             await command.stdin(data)
         elif channel == RESIZE:

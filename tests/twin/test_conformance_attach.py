@@ -148,3 +148,27 @@ def test_attach_needs_create_on_pods_attach(twin, tmp_path):
     assert ('User "system:serviceaccount:default:watcher" cannot create resource "pods/attach" in API group "" '
             'in the namespace "default"') in out.stderr
     twin.kubectl("delete", "pod", name, "--wait=false")
+
+
+@needs_host
+def test_the_python_clients_attach(twin):
+    from kubernetes import client
+    from kubernetes.stream import stream
+
+    name = _started(twin, "pyattach", 'echo ready; while read l; do echo "got $l"; done', stdin=True)
+    api = client.CoreV1Api(twin.api_client())
+    # the client writes a str as a WebSocket text frame, which the real server reads like a binary one
+    ws = stream(api.connect_get_namespaced_pod_attach, name, "default", container="main", stdin=True, stdout=True,
+                stderr=True, tty=False, _preload_content=False)
+    try:
+        ws.write_stdin("hello\n")
+        out = ""
+        for _ in range(60):  # a bound for a server that never answers; each update returns with the next frame
+            if "got hello\n" in out or not ws.is_open():
+                break
+            ws.update(timeout=5)
+            out += ws.read_stdout()
+    finally:
+        ws.close()
+    assert out == "got hello\n"
+    twin.kubectl("delete", "pod", name, "--wait=false")
