@@ -56,6 +56,12 @@ def exit_status(code: int, argv: list[str]) -> dict:
             "reason": "NonZeroExitCode", "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
 
 
+def _set_size(master: int | None, size: dict) -> None:
+    if master is not None:
+        with contextlib.suppress(ValueError, KeyError, OSError, TypeError):
+            fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", int(size["Height"]), int(size["Width"]), 0, 0))
+
+
 class Command:
     """One exec'd command and the client's input to it, whatever protocol carries the bytes."""
 
@@ -80,10 +86,8 @@ class Command:
             self.proc.stdin.close()
 
     def resize(self, size: dict) -> None:
-        if self.tty and self.ex.master is not None:
-            with contextlib.suppress(ValueError, KeyError, OSError, TypeError):
-                fcntl.ioctl(self.ex.master, termios.TIOCSWINSZ,
-                            struct.pack("HHHH", int(size["Height"]), int(size["Width"]), 0, 0))
+        if self.tty:
+            _set_size(self.ex.master, size)
 
     def client_gone(self) -> None:
         if self.proc.returncode is None:
@@ -144,7 +148,8 @@ class Attachment:
     """One `kubectl attach` session on a running container's main process (exec_runner.Attachable), with
     containerd's semantics: without `stdin: true` on the container the client's stdin goes nowhere and
     the session lasts until the container exits; with it, the client's stdin ending closes the container's
-    stdin when the container has `stdinOnce` (output then flows until it exits), else detaches the client.
+    stdin when the container has `stdinOnce` and no tty (output then flows until it exits), else detaches
+    the client. A tty: true container's terminal takes the client's resizes.
     The kubelet ends every attach with a Success status."""
 
     def __init__(self, hub, want_stdin: bool) -> None:
@@ -153,22 +158,19 @@ class Attachment:
         hub.clients.add(self.queue)
 
     async def stdin(self, data: bytes) -> None:
-        pipe = self.hub.stdin
-        if self.want_stdin and pipe is not None and not pipe.is_closing():
-            with contextlib.suppress(ConnectionError):
-                pipe.write(data)
-                await pipe.drain()
+        if self.want_stdin:
+            await self.hub.write(data)
 
     def stdin_closed(self) -> None:
-        if not self.want_stdin or self.hub.stdin is None:
+        if not self.want_stdin or not self.hub.has_stdin:
             return
-        if self.hub.stdin_once:
-            self.hub.stdin.close()
-        else:
+        if self.hub.stdin_once and self.hub.master is None:
+            self.hub.close_stdin()
+        else:  # containerd keeps a terminal's stdin open: the client just detaches
             self.client_gone()
 
     def resize(self, size: dict) -> None:
-        pass  # the twin runs no container on a terminal
+        _set_size(self.hub.master, size)
 
     def client_gone(self) -> None:
         if self.queue in self.hub.clients:

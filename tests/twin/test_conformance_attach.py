@@ -36,7 +36,7 @@ def _started(twin, name: str, script: str, **container) -> str:
     """Create the pod and wait for its process's first line ("ready") in its log."""
     twin.kubectl("apply", "-f", "-", input=_pod(name, script, **container))
     twin.kubectl("wait", f"pod/{name}", "--for=condition=Ready", "--timeout=60s")
-    _log_until(twin, name, "ready")
+    _log_until(twin, name, "ready\r" if container.get("tty") else "ready")  # a terminal ends lines with \r\n
     return name
 
 
@@ -54,12 +54,13 @@ def test_attach_with_stdin_once_feeds_the_process_until_it_exits(twin, transport
 
 def _log_until(twin, name: str, line: str) -> list[str]:
     """The pod's log lines up to `line` (followed: waits for the process to write it)."""
-    logs = subprocess.Popen(["kubectl", "logs", "-f", name], env=twin.env(), stdout=subprocess.PIPE, text=True)
+    # bytes: text mode would turn a terminal's \r\n into \n
+    logs = subprocess.Popen(["kubectl", "logs", "-f", name], env=twin.env(), stdout=subprocess.PIPE)
     seen: list[str] = []
     try:
         assert logs.stdout is not None
         for got in logs.stdout:
-            seen.append(got.rstrip("\n"))
+            seen.append(got.decode().rstrip("\n"))
             if seen[-1] == line:
                 return seen
     finally:
@@ -171,4 +172,17 @@ def test_the_python_clients_attach(twin):
     finally:
         ws.close()
     assert out == "got hello\n"
+    twin.kubectl("delete", "pod", name, "--wait=false")
+
+
+@needs_host
+def test_a_tty_container_runs_on_a_terminal_that_attach_reaches(twin):
+    # kubectl forces a tty for a tty: true container; the terminal echoes the input and ends lines with \r\n,
+    # and the client's stdin ending detaches it without closing the terminal's input
+    name = _started(twin, "term", 'echo ready; [ -t 0 ] && echo on-a-tty; while read l; do echo "got $l"; done; echo bye',
+                    stdin=True, stdinOnce=True, tty=True)
+    out = _kubectl(twin, "attach", "-i", name, input="hello\n")
+    assert out.returncode == 0, out.stderr
+    assert _log_until(twin, name, "got hello\r") == ["ready\r", "on-a-tty\r", "hello\r", "got hello\r"]
+    assert twin.kubectl_json("get", "pod", name)["status"]["phase"] == "Running"
     twin.kubectl("delete", "pod", name, "--wait=false")
