@@ -45,17 +45,17 @@ def _entry(r: ResourceType) -> dict:
             "storageVersionHash": hashlib.sha256(f"{r.group}/{r.version}/{r.kind}".encode()).hexdigest()[:12]}
 
 
+_CONNECT_KINDS = {"exec": "PodExecOptions", "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions"}
+
+
 def _sub(r: ResourceType, sub: str) -> dict:
     if sub == "scale":
         return {"name": f"{r.plural}/scale", "singularName": "", "namespaced": r.namespaced, "group": "autoscaling",
                 "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}
     if sub == "log":
         return {"name": f"{r.plural}/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]}
-    if sub == "exec":  # kind PodExecOptions, get and create (WebSocket and SPDY upgrades), as kube-apiserver lists it
-        return {"name": f"{r.plural}/exec", "singularName": "", "namespaced": True, "kind": "PodExecOptions",
-                "verbs": ["create", "get"]}
-    if sub == "portforward":
-        return {"name": f"{r.plural}/portforward", "singularName": "", "namespaced": True, "kind": "PodPortForwardOptions",
+    if sub in _CONNECT_KINDS:  # get and create (WebSocket and SPDY upgrades), as kube-apiserver lists them
+        return {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": True, "kind": _CONNECT_KINDS[sub],
                 "verbs": ["create", "get"]}
     if sub == "token":
         return {"name": f"{r.plural}/token", "singularName": "", "namespaced": True, "group": "authentication.k8s.io",
@@ -115,30 +115,37 @@ _PARAMS = [{"name": n, "in": "query", "schema": {"type": "string", "uniqueItems"
 _REF = "#/components/schemas/"
 
 
-def _convert(schema: Any) -> Any:
-    """A kubernetes-validate JSON Schema node as the OpenAPI v3 the real server publishes."""
+def _convert(schema: Any, ref: str = _REF) -> Any:
+    """A kubernetes-validate JSON Schema node as the real server publishes it: OpenAPI v3 wraps a
+    reference in allOf (ref "#/components/schemas/"), Swagger 2.0 keeps a bare $ref ("#/definitions/")."""
     if isinstance(schema, list):
-        return [_convert(x) for x in schema]
+        return [_convert(x, ref) for x in schema]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     for k, v in schema.items():
         if k == "$ref":
-            out["allOf"] = [{"$ref": _REF + v.rsplit("/", 1)[-1]}]
+            target = ref + v.rsplit("/", 1)[-1]
+            if ref == _REF:
+                out["allOf"] = [{"$ref": target}]
+            else:
+                out["$ref"] = target
         elif k == "type" and isinstance(v, list):
             types = [t for t in v if t != "null"]
             out["type"] = types[0] if len(types) == 1 else types
         elif k == "additionalProperties" and v is False:
             continue
         elif k in ("properties",):
-            out[k] = {pk: _convert(pv) for pk, pv in v.items()}
+            out[k] = {pk: _convert(pv, ref) for pk, pv in v.items()}
         else:
-            out[k] = _convert(v)
+            out[k] = _convert(v, ref)
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def _builtin_components() -> dict[str, dict]:
+@functools.lru_cache(maxsize=2)
+def builtin_definitions(ref: str = _REF) -> dict[str, dict]:
+    """Every built-in type's schema (one per Go type, named like io.k8s.api.core.v1.Pod), from the
+    kubernetes-validate schemas the twin validates with, with references in the document's style."""
     from . import validation
 
     out: dict[str, dict] = {}
@@ -148,8 +155,39 @@ def _builtin_components() -> dict[str, dict]:
         elif name.endswith("api.resource.Quantity"):
             out[name] = {"description": s.get("description", ""), "type": "string"}
         else:
-            out[name] = _convert(s)
+            out[name] = _convert(s, ref)
     return out
+
+
+def crd_definition_name(r: ResourceType) -> str:
+    return f"{'.'.join(reversed(r.group.split('.')))}.{r.version}.{r.kind}"
+
+
+def crd_definition(reg: Registry, r: ResourceType, ref: str = _REF, schema: dict | None = None) -> dict:
+    """A custom resource's published schema: its openAPIV3Schema with the GVK extension and ObjectMeta."""
+    body = _convert(schema if schema is not None else reg.crd_openapi.get((r.group, r.version, r.plural))
+                    or {"type": "object"}, ref)
+    body = dict(body, **{"x-kubernetes-group-version-kind": [{"group": r.group, "version": r.version, "kind": r.kind}]})
+    props = dict(body.get("properties") or {})
+    props.setdefault("apiVersion", {"type": "string"})
+    props.setdefault("kind", {"type": "string"})
+    meta = ref + "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    props["metadata"] = {"allOf": [{"$ref": meta}]} if ref == _REF else {"$ref": meta}
+    body["properties"] = props
+    return body
+
+
+def resource_operations(r: ResourceType) -> list[tuple[str, str, str, bool]]:
+    """(path under the group version, HTTP method, operationId, takes a body) of one resource, as
+    both OpenAPI documents list them."""
+    base = "/namespaces/{namespace}" if r.namespaced else ""
+    ops = [(f"{base}/{r.plural}", "post", f"create{r.kind}", True)]
+    if r.stored:
+        item = f"{base}/{r.plural}/{{name}}"
+        ops += [(f"{base}/{r.plural}", "get", f"list{r.kind}", False), (item, "get", f"read{r.kind}", False),
+                (item, "put", f"replace{r.kind}", True), (item, "patch", f"patch{r.kind}", False),
+                (item, "delete", f"delete{r.kind}", False)]
+    return ops
 
 
 def _closure(root: str, comps: dict[str, dict], into: dict[str, dict]) -> None:
@@ -176,37 +214,24 @@ def openapi_gv(reg: Registry, group: str, version: str) -> dict:
 
     paths: dict[str, dict] = {}
     schemas: dict[str, dict] = {}
-    comps = _builtin_components()
+    comps = builtin_definitions()
     for r in sorted(reg.in_group_version(group, version), key=lambda x: x.plural):
         gvk = {"group": r.group, "version": r.version, "kind": r.kind}
         if r.crd:
-            name = f"{'.'.join(reversed(r.group.split('.')))}.{r.version}.{r.kind}"
-            body = _convert(reg.crd_openapi.get((r.group, r.version, r.plural)) or {"type": "object"})
-            body = dict(body, **{"x-kubernetes-group-version-kind": [gvk]})
-            props = dict(body.get("properties") or {})
-            props.setdefault("apiVersion", {"type": "string"})
-            props.setdefault("kind", {"type": "string"})
-            props["metadata"] = {"allOf": [{"$ref": _REF + "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]}
-            body["properties"] = props
-            schemas[name] = body
+            name = crd_definition_name(r)
+            schemas[name] = crd_definition(reg, r)
             _closure("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", comps, schemas)
         else:
             name = validation._gvk_index().get((r.group, r.version, r.kind), "")
             if name:
                 _closure(name, comps, schemas)
         ref = {"content": {"application/json": {"schema": {"$ref": _REF + name}}}} if name else {}
-        base = f"/{_gv_path(group, version)}" + ("/namespaces/{namespace}" if r.namespaced else "")
         op = {"x-kubernetes-group-version-kind": gvk, "parameters": _PARAMS,
               "responses": {"200": dict({"description": "OK"}, **ref)}}
         body_op = dict(op, requestBody=dict({"required": True}, **ref)) if ref else op
-        if not r.stored:
-            paths[f"{base}/{r.plural}"] = {"post": dict(body_op, operationId=f"create{r.kind}")}
-            continue
-        paths[f"{base}/{r.plural}"] = {"post": dict(body_op, operationId=f"create{r.kind}"),
-                                       "get": dict(op, operationId=f"list{r.kind}")}
-        paths[f"{base}/{r.plural}/{{name}}"] = {
-            "get": dict(op, operationId=f"read{r.kind}"), "put": dict(body_op, operationId=f"replace{r.kind}"),
-            "patch": dict(op, operationId=f"patch{r.kind}"), "delete": dict(op, operationId=f"delete{r.kind}")}
+        for sub, method, op_id, body in resource_operations(r):
+            paths.setdefault(f"/{_gv_path(group, version)}{sub}", {})[method] = dict(body_op if body else op,
+                                                                                     operationId=op_id)
     doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": VERSION_INFO["gitVersion"]},
            "paths": paths, "components": {"schemas": schemas}}
     _GV_CACHE[key] = (reg.generation, doc)

@@ -21,6 +21,8 @@ How a container runs (run):
   sysbench pod with hostNetwork on the same node reaches it at 127.0.0.1:3306, exactly as in the seed and
   on a real cluster. Other pods get a namespace of their own (shared by their containers), loopback only:
   traffic between pods is not modelled, so benchmark clients run on the server's node with hostNetwork.
+- stdin is /dev/null unless the container has `stdin: true` (then a pipe that `kubectl attach -i` writes to,
+  see Attachable); a `tty: true` container runs on a pseudo-terminal.
 - stdout and stderr go line by line to the pod log (the kubelet's log callback); the exit code is the
   program's, or 128 + signal. When the kubelet kills the container (pod deleted) the process group gets
   SIGTERM, then SIGKILL after the grace period (at most KILL_GRACE_SECONDS); every process started here
@@ -71,6 +73,51 @@ _cluster: Any = None
 _procs: dict[int, asyncio.subprocess.Process] = {}   # pid -> running container process (its own group)
 _netns: dict[tuple[str, str], NetNS] = {}
 _mains: dict[tuple[str, str], int] = {}  # (pod uid, container) -> pid of its running main process
+_attachable: dict[tuple[str, str], Attachable] = {}  # (pod uid, container) -> its main process's streams
+
+
+class Attachable:
+    """A running main process's stdio as `kubectl attach` meets it (containerd's ContainerIO.Attach): output
+    produced while a client is attached goes to it (stdout and stderr arrive merged, as the log has them);
+    stdin exists only for a container with `stdin: true`, shared by every attached client; a `tty: true`
+    container runs on a terminal (master). With `stdinOnce` (and no tty) the container's stdin closes when
+    the first attached client's stdin ends."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, container: dict, master: int | None) -> None:
+        self.proc = proc
+        self.master = master
+        self.has_stdin = bool(container.get("stdin"))
+        self.stdin_once = bool(container.get("stdinOnce"))
+        self.clients: set[asyncio.Queue[bytes | None]] = set()
+
+    async def write(self, data: bytes) -> None:
+        if not self.has_stdin:
+            return
+        if self.master is not None:
+            with contextlib.suppress(OSError):
+                os.write(self.master, data)
+        elif self.proc.stdin is not None and not self.proc.stdin.is_closing():
+            with contextlib.suppress(ConnectionError):
+                self.proc.stdin.write(data)
+                await self.proc.stdin.drain()
+
+    def close_stdin(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+
+    def output(self, data: bytes) -> None:
+        for q in self.clients:
+            q.put_nowait(data)
+
+    def ended(self) -> None:
+        for q in self.clients:
+            q.put_nowait(None)
+        self.clients.clear()
+
+
+def attachable(pod: dict, container: str) -> Attachable | None:
+    md = pod["metadata"]
+    return _attachable.get((md.get("uid", md["name"]), container))
 
 
 def bind(cluster: Any) -> None:
@@ -129,16 +176,35 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
     ns = await _netns_for(pod)
     rootdir = Path(tempfile.mkdtemp(prefix=f"{container['name']}-", dir=_runtime_dir(pod)))
     proc = None
+    master: int | None = None
+    pty_reader: asyncio.ReadTransport | None = None
     try:
         cmd = ["nsenter", f"--net={ns.path}", "--", "unshare", "--mount", "--uts", "--propagation", "private", "--",
                "/bin/sh", "-c", _SETUP, "storageperf-container", str(rootdir), host[:63] or "pod",
                container.get("workingDir") or "/", *pairs, "--", *argv]
-        proc = await asyncio.create_subprocess_exec(
-            *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            env=env, start_new_session=True, preexec_fn=_die_with_parent, limit=1 << 20)
+        if container.get("tty"):  # a terminal, as the runtime gives a tty: true container (kubectl attach -t)
+            master, slave = os.openpty()
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *cmd, stdin=slave, stdout=slave, stderr=slave, env=dict(env, TERM=env.get("TERM") or "xterm"),
+                    start_new_session=True, preexec_fn=_controlling_tty)
+            finally:
+                os.close(slave)
+            output = asyncio.StreamReader(limit=1 << 20)
+            pty_reader, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(output), os.fdopen(master, "rb", 0))
+        else:  # stdin: true keeps the container's stdin open for `kubectl attach -i`, else it reads /dev/null
+            proc = await asyncio.create_subprocess_exec(
+                *cmd, stdin=asyncio.subprocess.PIPE if container.get("stdin") else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                env=env, start_new_session=True, preexec_fn=_die_with_parent, limit=1 << 20)
         _procs[proc.pid] = proc
         _mains[(md.get("uid", md["name"]), container["name"])] = proc.pid
-        await _pump(proc.stdout, log_line)
+        hub = _attachable[(md.get("uid", md["name"]), container["name"])] = Attachable(proc, container, master)
+        try:
+            await _pump(proc.stdout if master is None else output, log_line, hub.output)
+        finally:
+            hub.ended()
         code = await proc.wait()
     except asyncio.CancelledError:
         if proc is not None:
@@ -149,6 +215,9 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
             _procs.pop(proc.pid, None)
             if _mains.get((md.get("uid", md["name"]), container["name"])) == proc.pid:
                 del _mains[(md.get("uid", md["name"]), container["name"])]
+                _attachable.pop((md.get("uid", md["name"]), container["name"]), None)
+        if pty_reader is not None:
+            pty_reader.close()  # closes the master
         ns.release()
         shutil.rmtree(rootdir, ignore_errors=True)
         with contextlib.suppress(OSError):
@@ -156,7 +225,8 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
     return 128 - code if code < 0 else code
 
 
-async def _pump(stream: asyncio.StreamReader | None, log_line: Callable[[str], None]) -> None:
+async def _pump(stream: asyncio.StreamReader | None, log_line: Callable[[str], None],
+                attached: Callable[[bytes], None] | None = None) -> None:
     if stream is None:
         return
     while True:
@@ -164,8 +234,12 @@ async def _pump(stream: asyncio.StreamReader | None, log_line: Callable[[str], N
             line = await stream.readline()
         except ValueError:  # a line longer than the limit: take what there is
             line = await stream.read(1 << 20)
+        except OSError:  # EIO on a terminal's master once the process's side is closed
+            return
         if not line:
             return
+        if attached is not None:
+            attached(line)
         log_line(line.decode("utf-8", "replace").rstrip("\n"))
 
 

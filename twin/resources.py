@@ -58,7 +58,7 @@ def _r(group, version, plural, kind, namespaced, short=(), sub=(), gen=False, ca
 BUILTIN = [
     _r("", "v1", "namespaces", "Namespace", False, ["ns"], ["status", "finalize"]),
     _r("", "v1", "nodes", "Node", False, ["no"], ["status"]),
-    _r("", "v1", "pods", "Pod", True, ["po"], ["status", "log", "exec", "portforward", "binding", "eviction"], cats=["all"]),
+    _r("", "v1", "pods", "Pod", True, ["po"], ["status", "log", "exec", "attach", "portforward", "binding", "eviction"], cats=["all"]),
     _r("", "v1", "services", "Service", True, ["svc"], ["status"], cats=["all"]),
     _r("", "v1", "endpoints", "Endpoints", True, ["ep"]),
     _r("", "v1", "configmaps", "ConfigMap", True, ["cm"]),

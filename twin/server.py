@@ -1,6 +1,6 @@
 """The twin's Kubernetes API server: HTTP routing onto the store, as real clients expect it.
 
-Serves discovery and OpenAPI v3 (discovery.py), CRUD on every registered resource, list with
+Serves discovery and OpenAPI v3 (discovery.py) and v2 (openapi_v2.py), CRUD on every registered resource, list with
 label/field selectors and limit/continue, watch (chunked JSON lines, replay from a
 resourceVersion, 410 Expired, bookmarks, sendInitialEvents), merge/JSON/strategic merge patch and
 server-side apply, the status, scale, log, binding, eviction and finalize subresources, Table and
@@ -22,7 +22,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import authorization, discovery, errors, escalation, impersonation, podlogs, portforward, protobuf, streaming, tables
+from . import authorization, discovery, errors, escalation, impersonation, openapi_v2, podlogs, portforward, protobuf, streaming, tables
 from .authentication import Authenticator, self_subject_review
 from .requestinfo import request_info
 from .resources import ResourceType
@@ -187,6 +187,8 @@ class ApiServer:
             if doc is None:
                 raise errors.ApiError(404, "NotFound", "openapi document not found")
             return _json(doc)
+        if path == "/openapi/v2":
+            return openapi_v2.respond(request, reg)
         if segs and segs[0] == "openapi":
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if segs[:1] == ["api"]:
@@ -261,6 +263,12 @@ class ApiServer:
             from .controllers import kubelet as kubelet_mod
 
             return await streaming.exec_stream(request, kubelet_mod.for_store(self.store), ns or "", name)
+        if sub == "attach":
+            if request.method not in ("GET", "POST"):
+                raise errors.method_not_allowed(f"{request.method} is not supported on pods/attach")
+            from .controllers import kubelet as kubelet_mod
+
+            return await streaming.attach_stream(request, kubelet_mod.for_store(self.store), ns or "", name)
         if sub == "portforward":
             if request.method not in ("GET", "POST"):
                 raise errors.method_not_allowed(f"{request.method} is not supported on pods/portforward")

@@ -1,4 +1,4 @@
-"""`kubectl exec` (and `kubectl cp`, tar over exec) over the Kubernetes remotecommand WebSocket protocol.
+"""`kubectl exec` (and `kubectl cp`, tar over exec) and `kubectl attach` over the Kubernetes remotecommand WebSocket protocol.
 
 kubectl 1.32 opens GET .../pods/<name>/exec?command=..&container=..&stdin=..&stdout=..&stderr=..&tty=..
 as a WebSocket with subprotocol v5.channel.k8s.io (v4 accepted too). Every binary message starts with a
@@ -9,10 +9,15 @@ command ends: Success, or Failure with reason NonZeroExitCode and causes [{reaso
 
 The same command runs over SPDY/3.1 (twin/spdy.py) when the client upgrades to it: kubectl falls back to
 SPDY when the WebSocket upgrade fails, uses it with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false, and older
-clients only speak it. Protocol v4.channel.k8s.io, as the kubelet serves it (pkg/kubelet/cri/streaming/
-remotecommand): one client-opened stream per channel, told apart by their `streamtype` header (error,
-stdin, stdout, stderr, resize); the command starts once every stream the query asked for is open; the
-exit status is the same metav1.Status JSON on the error stream; stdin ends with the stream's FIN.
+clients only speak it. Protocols v4.channel.k8s.io, v3, v2 and channel.k8s.io (v1), as the kubelet serves
+them (pkg/kubelet/cri/streaming/remotecommand): one client-opened stream per channel, told apart by their
+`streamtype` header (error, stdin, stdout, stderr, resize from v3 on); the command starts once every stream
+the query asked for is open; stdin ends with the stream's FIN. v4 writes the exit status as the same
+metav1.Status JSON on the error stream; v1-v3 write nothing on success and the Status's message as text
+on failure (no exit code reaches the client).
+
+`kubectl attach` (pods/attach) uses the same transports on the container's running main process
+(Attachment below, exec_runner.Attachable).
 """
 from __future__ import annotations
 
@@ -30,7 +35,9 @@ from aiohttp import WSMsgType, web
 from . import errors, spdy, upgrade
 
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
-SPDY_PROTOCOLS = ("v4.channel.k8s.io",)
+# the kubelet's order (remotecommand SupportedStreamingProtocols); the client's order picks among them
+SPDY_PROTOCOLS = ("v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io")
+_RESIZING = ("v4.channel.k8s.io", "v3.channel.k8s.io")  # v1 and v2 have no resize stream
 STREAM_CREATION_TIMEOUT = 30  # the kubelet's default (--streaming-connection... DefaultStreamCreationTimeout)
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 CHUNK = 32 * 1024
@@ -47,6 +54,12 @@ def exit_status(code: int, argv: list[str]) -> dict:
             "message": f"command terminated with non-zero exit code: error executing command [{' '.join(argv)}], "
                        f"exit code {code}",
             "reason": "NonZeroExitCode", "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
+
+
+def _set_size(master: int | None, size: dict) -> None:
+    if master is not None:
+        with contextlib.suppress(ValueError, KeyError, OSError, TypeError):
+            fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", int(size["Height"]), int(size["Width"]), 0, 0))
 
 
 class Command:
@@ -73,15 +86,16 @@ class Command:
             self.proc.stdin.close()
 
     def resize(self, size: dict) -> None:
-        if self.tty and self.ex.master is not None:
-            with contextlib.suppress(ValueError, KeyError, OSError, TypeError):
-                fcntl.ioctl(self.ex.master, termios.TIOCSWINSZ,
-                            struct.pack("HHHH", int(size["Height"]), int(size["Width"]), 0, 0))
+        if self.tty:
+            _set_size(self.ex.master, size)
 
     def client_gone(self) -> None:
         if self.proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, 9)
+
+    def close(self) -> None:
+        self.ex.close()
 
     async def run(self, send: Callable[[int, bytes], Awaitable[None]]) -> None:
         """Stream stdout/stderr through send(channel, data) until the command ends, then its exit status."""
@@ -130,6 +144,51 @@ def _query(request: web.Request) -> tuple[list[str], bool, bool]:
     return argv, _flag(q, "tty"), _flag(q, "stdin")
 
 
+class Attachment:
+    """One `kubectl attach` session on a running container's main process (exec_runner.Attachable), with
+    containerd's semantics: without `stdin: true` on the container the client's stdin goes nowhere and
+    the session lasts until the container exits; with it, the client's stdin ending closes the container's
+    stdin when the container has `stdinOnce` and no tty (output then flows until it exits), else detaches
+    the client. A tty: true container's terminal takes the client's resizes.
+    The kubelet ends every attach with a Success status."""
+
+    def __init__(self, hub, want_stdin: bool) -> None:
+        self.hub, self.want_stdin = hub, want_stdin
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        hub.clients.add(self.queue)
+
+    async def stdin(self, data: bytes) -> None:
+        if self.want_stdin:
+            await self.hub.write(data)
+
+    def stdin_closed(self) -> None:
+        if not self.want_stdin or not self.hub.has_stdin:
+            return
+        if self.hub.stdin_once and self.hub.master is None:
+            self.hub.close_stdin()
+        else:  # containerd keeps a terminal's stdin open: the client just detaches
+            self.client_gone()
+
+    def resize(self, size: dict) -> None:
+        _set_size(self.hub.master, size)
+
+    def client_gone(self) -> None:
+        if self.queue in self.hub.clients:
+            self.hub.clients.discard(self.queue)
+            self.queue.put_nowait(None)
+
+    def close(self) -> None:
+        self.client_gone()
+
+    async def run(self, send: Callable[[int, bytes], Awaitable[None]]) -> None:
+        while (data := await self.queue.get()) is not None:
+            await send(STDOUT, data)
+        await send(ERROR, json.dumps(exit_status(0, [])).encode())
+
+
+Streamed = Command | Attachment  # what a remote-command session drives
+
+
 async def exec_stream(request: web.Request, kubelet, ns: str, name: str) -> web.StreamResponse:
     """pods/exec: the command's errors first (as API errors), then the upgrade the client asked for."""
     argv, tty, want_stdin = _query(request)
@@ -137,15 +196,36 @@ async def exec_stream(request: web.Request, kubelet, ns: str, name: str) -> web.
         raise errors.ApiError(500, "InternalError", "no kubelet serves this cluster's pods")
     container = request.query.get("container", "")
     await kubelet.exec(ns, name, container, argv, tty, start=False)  # the pod's errors come first
+
+    async def start() -> Streamed:
+        return Command(await kubelet.exec(ns, name, container, argv, tty), argv, tty, want_stdin)
+    return await _serve(request, start, tty, want_stdin)
+
+
+async def attach_stream(request: web.Request, kubelet, ns: str, name: str) -> web.StreamResponse:
+    """pods/attach: the running container's own stdio, over the same transports as exec."""
+    tty, want_stdin = _flag(request.query, "tty"), _flag(request.query, "stdin")
+    if kubelet is None:
+        raise errors.ApiError(500, "InternalError", "no kubelet serves this cluster's pods")
+    container = request.query.get("container", "")
+    kubelet.attach(ns, name, container)  # the pod's errors come first
+
+    async def start() -> Streamed:
+        return Attachment(kubelet.attach(ns, name, container)[0], want_stdin)
+    return await _serve(request, start, tty, want_stdin)
+
+
+async def _serve(request: web.Request, start: Callable[[], Awaitable[Streamed]], tty: bool,
+                 want_stdin: bool) -> web.StreamResponse:
     if upgrade.wants_spdy(request):
-        return await _exec_spdy(request, kubelet, ns, name, container, argv, tty, want_stdin)
+        return await _serve_spdy(request, start, tty, want_stdin)
     if request.headers.get("Upgrade", "").lower() != "websocket":
         raise errors.bad_request("Upgrade request required")
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
     if not any(p in PROTOCOLS for p in offered):
         raise errors.bad_request(f"unable to upgrade: none of the offered subprotocols {offered} is supported; "
                                  f"supported: {', '.join(PROTOCOLS)}")
-    command = Command(await kubelet.exec(ns, name, container, argv, tty), argv, tty, want_stdin)
+    command = await start()
     ws = web.WebSocketResponse(protocols=PROTOCOLS, max_msg_size=0, autoping=True)
     send_lock = asyncio.Lock()
 
@@ -164,15 +244,17 @@ async def exec_stream(request: web.Request, kubelet, ns: str, name: str) -> web.
             with contextlib.suppress(Exception):
                 await ws.close()
     finally:
-        command.ex.close()
+        command.close()
     return ws
 
 
-async def _receive_ws(ws: web.WebSocketResponse, command: Command) -> None:
+async def _receive_ws(ws: web.WebSocketResponse, command: Streamed) -> None:
     async for msg in ws:
-        if msg.type != WSMsgType.BINARY or not msg.data:
+        # text frames too: the apiserver's wsstream reads either kind, and the Python client sends str stdin as text
+        raw = msg.data.encode() if msg.type == WSMsgType.TEXT else msg.data if msg.type == WSMsgType.BINARY else b""
+        if not raw:
             continue
-        channel, data = msg.data[0], msg.data[1:]
+        channel, data = raw[0], raw[1:]
         if channel == STDIN and data:
             await command.stdin(data)
         elif channel == RESIZE:
@@ -183,7 +265,7 @@ async def _receive_ws(ws: web.WebSocketResponse, command: Command) -> None:
     command.client_gone()  # the client went away: the command goes too
 
 
-def _expected_streams(request: web.Request, tty: bool, want_stdin: bool) -> set[str]:
+def _expected_streams(request: web.Request, tty: bool, want_stdin: bool, version: str) -> set[str]:
     q = request.query
     wanted = {"error"}
     if want_stdin:
@@ -192,13 +274,20 @@ def _expected_streams(request: web.Request, tty: bool, want_stdin: bool) -> set[
         wanted.add("stdout")
     if _flag(q, "stderr") and not tty:
         wanted.add("stderr")
-    if tty:
+    if tty and version in _RESIZING:
         wanted.add("resize")
     return wanted
 
 
-async def _exec_spdy(request: web.Request, kubelet, ns: str, name: str, container: str, argv: list[str], tty: bool,
-                     want_stdin: bool) -> web.StreamResponse:
+def _v1_status(data: bytes) -> bytes:
+    """The error stream before v4 (the kubelet's v1WriteStatusFunc): nothing on success, else the
+    Status's message as text, which the client reports as "error executing remote command: <message>"."""
+    status = json.loads(data)
+    return b"" if status.get("status") == "Success" else str(status.get("message", "")).encode()
+
+
+async def _serve_spdy(request: web.Request, start: Callable[[], Awaitable[Streamed]], tty: bool,
+                      want_stdin: bool) -> web.StreamResponse:
     refused = upgrade.refusal(request, SPDY_PROTOCOLS)
     if refused is not None:
         return refused
@@ -206,8 +295,9 @@ async def _exec_spdy(request: web.Request, kubelet, ns: str, name: str, containe
     session = conn.session
     reader = asyncio.ensure_future(session.serve())
     streams: dict[str, spdy.Stream] = {}
-    wanted = _expected_streams(request, tty, want_stdin)
-    command = None
+    wanted = _expected_streams(request, tty, want_stdin, conn.version)
+    status = (lambda data: data) if conn.version == "v4.channel.k8s.io" else _v1_status
+    command: Streamed | None = None
     tasks: list[asyncio.Future] = []
     try:
         with contextlib.suppress(asyncio.TimeoutError):
@@ -223,20 +313,23 @@ async def _exec_spdy(request: web.Request, kubelet, ns: str, name: str, containe
             return await conn.close()
         error = streams["error"]
         try:
-            command = Command(await kubelet.exec(ns, name, container, argv, tty), argv, tty, want_stdin)
+            command = await start()
         except errors.ApiError as e:
-            await error.write(json.dumps(e.status()).encode())
+            await error.write(status(json.dumps(e.status()).encode()))
             return await conn.close()
+        running = command
 
         async def send(channel: int, data: bytes) -> None:
             stream = streams.get({STDOUT: "stdout", STDERR: "stderr", ERROR: "error"}[channel])
-            if stream is not None:
+            if channel == ERROR:
+                data = status(data)
+            if stream is not None and data:
                 await stream.write(data)
 
         async def read_stdin(stream) -> None:
             while data := await stream.read():
-                await command.stdin(data)
-            command.stdin_closed()
+                await running.stdin(data)
+            running.stdin_closed()
 
         async def read_resize(stream) -> None:
             decoder, pending = json.JSONDecoder(), ""
@@ -246,7 +339,7 @@ async def _exec_spdy(request: web.Request, kubelet, ns: str, name: str, containe
                     while pending.strip():
                         size, end = decoder.raw_decode(pending.lstrip())
                         pending = pending.lstrip()[end:]
-                        command.resize(size)
+                        running.resize(size)
 
         if "stdin" in streams:
             tasks.append(asyncio.ensure_future(read_stdin(streams["stdin"])))
@@ -264,9 +357,9 @@ async def _exec_spdy(request: web.Request, kubelet, ns: str, name: str, containe
             t.cancel()
         reader.cancel()
         if command is not None:
-            command.ex.close()
+            command.close()
 
 
-async def _when_session_ends(reader: asyncio.Future, command: Command) -> None:
+async def _when_session_ends(reader: asyncio.Future, command: Streamed) -> None:
     await asyncio.shield(reader)
     command.client_gone()

@@ -3,7 +3,7 @@
 REFERENCE.md, "What real clients need from a Kubernetes API server": /version answers minor 32
 anonymously; legacy discovery (/api, /apis, group versions) with shortNames and subresources such
 as statefulsets/scale (autoscaling/v1 Scale); OpenAPI v3 root and group-version documents with
-x-kubernetes-group-version-kind and a fieldValidation parameter; /openapi/v2 left 404.
+x-kubernetes-group-version-kind and a fieldValidation parameter (/openapi/v2: test_conformance_openapi_v2.py).
 """
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ def twin(tmp_path_factory):
         yield t
 
 
-def raw(t: Twin, path: str, *, token: str | None = "", accept: str = "application/json") -> tuple[int, dict, bytes]:
+def raw(t: Twin, path: str, *, token: str | None = "", accept: str = "application/json",
+        extra: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
     ctx = ssl.create_default_context(cafile=str(t.dir / "pki" / "ca.crt"))
-    headers = {"Accept": accept}
+    headers = {"Accept": accept, **(extra or {})}
     if token is not None:
         headers["Authorization"] = f"Bearer {token or t.token}"
     req = urllib.request.Request(t.server + path, headers=headers)
@@ -115,8 +116,6 @@ def test_openapi_v3_root_and_group_version_documents(twin):
     post = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/statefulsets"]["post"]
     assert post["x-kubernetes-group-version-kind"] == {"group": "apps", "version": "v1", "kind": "StatefulSet"}
     assert "fieldValidation" in {p["name"] for p in post["parameters"]}
-    # /openapi/v2 is asked for as protobuf; leaving it 404 makes kubectl use v3
-    assert raw(twin, "/openapi/v2", accept="application/com.github.proto-openapi.spec.v2@v1.0+protobuf")[0] == 404
 
 
 def test_kubectl_apply_sends_strict_field_validation(twin):

@@ -7,6 +7,7 @@ port-forward, whose default is SPDY inside a WebSocket. Waits read kubectl's own
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from twin import exec_runner, spdy
 needs_host = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in exec_runner.HOST_TOOLS),
                                 reason="host-run containers need root, nsenter, unshare, ip, mount and chroot")
 SPDY = {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false", "KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}
+SPDY_VERSIONS = ("v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io")  # the kubelet's
 WEB = """
 apiVersion: v1
 kind: Pod
@@ -104,7 +106,7 @@ def test_exec_offering_no_common_protocol_is_refused_with_the_servers_list(twin)
     with pytest.raises(urllib.request.HTTPError) as err:
         urllib.request.urlopen(req, context=ctx, timeout=30)
     assert err.value.code == 403, err.value.read()
-    assert err.value.headers.get_all("X-Accepted-Stream-Protocol-Versions") == ["v4.channel.k8s.io"]
+    assert err.value.headers.get_all("X-Accepted-Stream-Protocol-Versions") == list(SPDY_VERSIONS)
     assert "unable to negotiate protocol: client supports [v1.example]" in err.value.read().decode()
     twin.kubectl("delete", "pod", "idle", "--wait=false")
 
@@ -189,3 +191,78 @@ def test_args_alone_replace_a_shell_images_cmd(twin):
     twin.kubectl("wait", "pod/echoer", "--for=jsonpath={.status.phase}=Succeeded", "--timeout=60s")
     assert twin.kubectl("logs", "echoer").stdout == "hello\n"
     twin.kubectl("delete", "pod", "echoer", "--wait=false")
+
+
+def _spdy_exec(twin, pod: str, argv: list[str], versions: list[str]) -> tuple[str, dict[str, bytes]]:
+    """exec over SPDY/3.1 as an old client-go does it: offer `versions`, open the error, stdout and stderr
+    streams, read until the server ends the session. Returns the version the server chose and the bytes
+    each stream carried."""
+    import ssl
+    import struct
+    import zlib
+    from urllib.parse import urlencode, urlparse
+
+    url = urlparse(twin.server)
+    query = urlencode([("command", a) for a in argv] + [("stdout", "true"), ("stderr", "true")])
+    ctx = ssl.create_default_context(cafile=str(twin.dir / "pki" / "ca.crt"))
+    sock = ctx.wrap_socket(socket.create_connection((url.hostname, url.port), timeout=60), server_hostname=url.hostname)
+    head = (f"POST /api/v1/namespaces/default/pods/{pod}/exec?{query} HTTP/1.1\r\nHost: {url.netloc}\r\n"
+            f"Authorization: Bearer {twin.token}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+            + "".join(f"X-Stream-Protocol-Version: {v}\r\n" for v in versions) + "Content-Length: 0\r\n\r\n")
+    sock.sendall(head.encode())
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(4096)
+        assert chunk, buf
+        buf += chunk
+    reply, buf = buf.split(b"\r\n\r\n", 1)
+    lines = reply.decode().split("\r\n")
+    assert lines[0].startswith("HTTP/1.1 101"), reply
+    chosen = next(x.split(":", 1)[1].strip() for x in lines if x.lower().startswith("x-stream-protocol-version:"))
+    deflate = zlib.compressobj(9, zdict=spdy.DICTIONARY)
+    ids = {1: "error", 3: "stdout", 5: "stderr"}
+    for sid, kind in ids.items():
+        block = deflate.compress(spdy.encode_headers({"streamtype": kind})) + deflate.flush(zlib.Z_SYNC_FLUSH)
+        payload = struct.pack(">IIH", sid, 0, 0) + block
+        sock.sendall(struct.pack(">HHI", 0x8003, spdy.SYN_STREAM, len(payload)) + payload)
+    got = dict.fromkeys(ids.values(), b"")
+    while True:
+        while len(buf) < 8:
+            chunk = sock.recv(65536)
+            if not chunk:
+                sock.close()
+                return chosen, got
+            buf += chunk
+        word, flags_len = struct.unpack(">II", buf[:8])
+        length = flags_len & 0xFFFFFF
+        while len(buf) < 8 + length:
+            buf += sock.recv(65536)
+        payload, buf = buf[8:8 + length], buf[8 + length:]
+        if word & 0x80000000:
+            if (word & 0xFFFF) == spdy.GOAWAY:
+                sock.close()
+                return chosen, got
+        else:
+            got[ids[word & 0x7FFFFFFF]] += payload
+
+
+@needs_host
+@pytest.mark.parametrize("version", SPDY_VERSIONS[1:])
+def test_older_spdy_protocols_report_failure_as_text_and_success_as_nothing(twin, web, version):
+    # v1-v3 have no structured status (the kubelet's v1WriteStatusFunc): client-go then reports
+    # "error executing remote command: <message>" and no exit code
+    chosen, got = _spdy_exec(twin, web, ["sh", "-c", "echo out; echo err >&2; exit 7"], [version])
+    assert chosen == version
+    assert got["stdout"] == b"out\n" and got["stderr"] == b"err\n"
+    assert got["error"].decode() == ("command terminated with non-zero exit code: error executing command "
+                                     "[sh -c echo out; echo err >&2; exit 7], exit code 7")
+    assert _spdy_exec(twin, web, ["true"], [version])[1]["error"] == b""
+
+
+@needs_host
+def test_spdy_negotiation_takes_the_clients_first_supported_version(twin, web):
+    chosen, got = _spdy_exec(twin, web, ["sh", "-c", "exit 3"], ["v5.example", *SPDY_VERSIONS])
+    assert chosen == "v4.channel.k8s.io"
+    status = json.loads(got["error"])
+    assert status["reason"] == "NonZeroExitCode" and status["details"]["causes"] == [{"reason": "ExitCode", "message": "3"}]
+    assert _spdy_exec(twin, web, ["true"], ["v2.channel.k8s.io", "v4.channel.k8s.io"])[0] == "v2.channel.k8s.io"

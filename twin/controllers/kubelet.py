@@ -85,9 +85,8 @@ class Kubelet(Controller):
             self.on_change(self.pods_rt, "ADDED", e.obj, None)
         await asyncio.Event().wait()  # everything else arrives through the store hook
 
-    async def exec(self, ns: str, name: str, container: str, argv: list[str], tty: bool, start: bool = True):
-        """Start `kubectl exec`'s command in the container's view (twin/exec_runner.py); errors as the API's.
-        With start=False only check that it could start."""
+    def _streaming_target(self, ns: str, name: str, container: str, verb: str):
+        """The pod, container and worker a `kubectl exec|attach` names, with the API's errors when none runs."""
         pod = self.store.get(self.pods_rt, ns, name)
         cs = list(pod["spec"].get("containers") or [])
         if not container:
@@ -97,7 +96,8 @@ class Kubelet(Controller):
             raise errors.bad_request(f"container {container} is not valid for pod {name}")
         phase = (pod.get("status") or {}).get("phase")
         if phase in ("Succeeded", "Failed"):
-            raise errors.bad_request(f"cannot exec into a container in a completed pod; current phase is {phase}")
+            what = "exec into" if verb == "exec" else "attach"
+            raise errors.bad_request(f"cannot {what} a container in a completed pod; current phase is {phase}")
         if not pod["spec"].get("nodeName"):
             raise errors.bad_request(f"pod {name} does not have a host assigned")
         w = self.workers.get(pod["metadata"]["uid"])
@@ -106,12 +106,28 @@ class Kubelet(Controller):
             raise errors.bad_request(f'unable to upgrade connection: container not found ("{container}")')
         mod = kubelet_runtime.exec_runner()
         if mod is None or not mod._host_ready():
-            raise errors.ApiError(500, "InternalError", "exec needs the twin to run as root with nsenter, unshare, "
+            raise errors.ApiError(500, "InternalError", f"{verb} needs the twin to run as root with nsenter, unshare, "
                                                         "ip, mount and chroot")
+        return pod, c, w, mod
+
+    async def exec(self, ns: str, name: str, container: str, argv: list[str], tty: bool, start: bool = True):
+        """Start `kubectl exec`'s command in the container's view (twin/exec_runner.py); errors as the API's.
+        With start=False only check that it could start."""
+        pod, c, w, mod = self._streaming_target(ns, name, container, "exec")
         if not start:
             return None
         mounts = await w.host_mounts(pod, c)
         return await mod.start_exec(pod, c, mounts, argv, tty)
+
+    def attach(self, ns: str, name: str, container: str):
+        """The running container's main process streams (`kubectl attach`); errors as the API's. Only a
+        container the twin runs as a host process has them: a simulated one has no process to attach to."""
+        pod, c, _, mod = self._streaming_target(ns, name, container, "attach")
+        hub = mod.attachable(pod, c["name"])
+        if hub is None:
+            raise errors.ApiError(500, "InternalError", f"error attaching to container: container {c['name']} is "
+                                                        "simulated by the twin (no process runs it)")
+        return hub, c
 
     # node facts ---------------------------------------------------------------------------------
     def node_ip(self, node: str) -> str:
