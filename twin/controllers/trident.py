@@ -347,6 +347,7 @@ class TridentCSI(Backend):
             for b in self.state.backends.values():
                 b["max_inflight"] = b.get("inflight", 0)
             self.state.ops.clear()
+            self.state.max_run.clear()
         return self.state.doc()
 
 
