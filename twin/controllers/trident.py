@@ -15,6 +15,8 @@ Objects created at start (Trident 26.06.0 as in the seed, REFERENCE.md):
 Behaviour (read from the Deployment's args, not the CR, as the real pod would): concurrency off = ONE global
 lock around every CSI controller call; on = a lock per volume and at most 20 ONTAP API calls in flight per
 management LIF, each call also passing through its backend's serialized section (calibration.yaml, `serial`).
+A call's figures follow its rank in the busy run of its kind (the calls since the controller last had none of
+them): seed 002's 100- and 1000-volume tables are the anchors (calibration.yaml "Load", backlog_factor).
 The sidecars' client throttles and workers follow their containers' args (tokenbucket.Throttle).
 
 Registry for the ONTAP endpoint (cluster.trident): .volumes {internal name: {name, pv, size, driver, pool,
