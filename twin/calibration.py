@@ -4,6 +4,7 @@
     cal = calibration.load()                      # parsed once per process, cached
     cal.latency("diskplugin.csi.alibabacloud.com", "attach")   # one sample, in REAL-cluster seconds
     cal.serial("ontap-nas", "create_volume")      # seconds in the backend's serialized section (0 if none)
+    cal.backlog_factor("ontap-nas", "create_volume", "serial", 640)   # the 640th op of a busy run: x this
     cal.limit("diskplugin.csi.alibabacloud.com", "parallel_attach")   # -> 32
     cal.kubelet_latency("mount", driver="csi.trident.netapp.io")      # driver override, else the generic one
 
@@ -83,6 +84,36 @@ class Calibration:
 
     def mean(self, driver: str, operation: str) -> float:
         return mean(self.spec(driver, operation))
+
+    def _anchors(self, driver: str, operation: str, part: str) -> tuple[float, float, int, int] | None:
+        """(figure at the low anchor, at the high anchor, low, high) of `part`, or None if it has no second anchor."""
+        spec = self.spec(driver, operation)
+        low, high = self.limit("trident", "backlog_low"), self.limit("trident", "backlog_high")
+        if not isinstance(spec, dict) or not spec.get(part) or spec.get(f"{part}_{high}") is None:
+            return None
+        return float(spec[part]), float(spec[f"{part}_{high}"]), low, high
+
+    def batch_mean(self, driver: str, operation: str, part: str, n: int) -> float:
+        """`part` (median or serial) averaged over a run of n operations of one kind: the `part` key up to the
+        low anchor (limits.trident.backlog_low), the `part_<high>` key from the high one on, log-linear in n
+        between them (calibration.yaml, "Load")."""
+        a = self._anchors(driver, operation, part)
+        if a is None:
+            spec = self.spec(driver, operation)
+            return float((spec.get(part) if isinstance(spec, dict) else None) or 0.0)
+        base, top, low, high = a
+        return base * (top / base) ** (math.log(min(max(n, low), high) / low) / math.log(high / low))
+
+    def backlog_factor(self, driver: str, operation: str, part: str, backlog: int) -> float:
+        """Multiplier of `part` for the operation that is the `backlog`-th of its kind in one busy run: the
+        increase of the run's total, backlog x batch_mean(backlog), over its predecessor's, so a run of n costs
+        n x batch_mean(n) and both anchors' tables come out whole. 1 up to the low anchor."""
+        a = self._anchors(driver, operation, part)
+        if a is None or backlog <= a[2]:
+            return 1.0
+        n = backlog
+        return (n * self.batch_mean(driver, operation, part, n)
+                - (n - 1) * self.batch_mean(driver, operation, part, n - 1)) / a[0]
 
     def limit(self, driver: str, name: str) -> int:
         try:

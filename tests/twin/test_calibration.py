@@ -1,8 +1,9 @@
 """twin/calibration.yaml against the seeds' figures, and the calibration API other controllers read.
 
 The figures checked here are what the file predicts from its means (a batch of N operations under a global lock
-takes N x (median + serial); under Trident's concurrent core N x serial); benchmarks/calibration.py measures
-what the running twin does (docs/calibration.md)."""
+takes N x (median + serial); under Trident's concurrent core N x serial, each call's figures scaled by its rank
+in the busy run, backlog_factor); benchmarks/calibration.py measures what the running twin does
+(docs/calibration.md)."""
 from __future__ import annotations
 
 import importlib.util
@@ -13,17 +14,20 @@ from tests.support.twin import REPO
 from twin import calibration
 
 
-def _seed002_100():
-    """Seed 002's 100-volume table, as benchmarks/calibration.py states it, keyed by calibration.yaml's operations."""
+def _seed002():
+    """Seed 002's tables by batch size, as benchmarks/calibration.py states them, keyed by calibration.yaml's
+    operations."""
     spec = importlib.util.spec_from_file_location("calibration_cli", REPO / "benchmarks" / "calibration.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     names = {"create": "create_volume", "snapshot": "create_snapshot", "clone": "clone_volume"}
-    return {driver: {names.get(step, step): figures for step, figures in steps.items()}
-            for driver, steps in module.SEED002[100].items()}
+    return {n: {driver: {names.get(step, step): figures for step, figures in steps.items()}
+                for driver, steps in table.items()}
+            for n, table in module.SEED002.items()}
 
 
-SEED002_OFF_ON = _seed002_100()  # seconds with concurrency OFF and ON
+SEED002 = _seed002()  # {volumes: {driver: {operation: (seconds with concurrency OFF, ON)}}}
+SEED002_OFF_ON = SEED002[100]
 OPERATIONS = ("create_volume", "publish", "unpublish", "create_snapshot", "clone_volume", "delete_clone",
               "delete_snapshot", "delete_volume")
 
@@ -38,17 +42,42 @@ def serial_mean(cal, driver, op):
     return calibration.mean({"median": spec["serial"], "sigma": spec.get("sigma", 0)})
 
 
+def predicted(cal, driver, op, volumes):
+    """(OFF, ON) seconds of a batch of `volumes` calls: the k-th call of the busy run has backlog k."""
+    median = sum(cal.backlog_factor(driver, op, "median", k) for k in range(1, volumes + 1)) * cal.mean(driver, op)
+    serial = sum(cal.backlog_factor(driver, op, "serial", k) for k in range(1, volumes + 1)) * serial_mean(cal, driver, op)
+    return median + serial, serial
+
+
+@pytest.mark.parametrize("volumes", sorted(SEED002))
 @pytest.mark.parametrize("driver", sorted(SEED002_OFF_ON))
-def test_trident_tables_follow_seed_002(cal, driver):
+def test_trident_tables_follow_seed_002(cal, driver, volumes):
     for op in OPERATIONS:
         assert cal.spec(driver, op)["serial"] > 0  # every CSI call is calibrated, also those the seed lacks
-    for op, (off, on) in SEED002_OFF_ON[driver].items():
-        predicted_off = 100 * (cal.mean(driver, op) + serial_mean(cal, driver, op))
-        predicted_on = 100 * serial_mean(cal, driver, op)
+        assert cal.spec(driver, op)["serial_1000"] > 0
+    assert set(SEED002[volumes][driver]) == set(SEED002_OFF_ON[driver])  # every step the seed has, at both sizes
+    for op, (off, on) in SEED002[volumes][driver].items():
+        predicted_off, predicted_on = predicted(cal, driver, op, volumes)
         # both leave room for what the rest of the pipeline adds (sidecars, binding, kubelet): a few seconds,
         # which weigh most in the shortest steps (SAN unpublish, 22 s)
         assert 0.75 * off < predicted_off < 1.05 * off, (driver, op, predicted_off, off)
         assert 0.65 * on < predicted_on < 1.05 * on, (driver, op, predicted_on, on)
+
+
+def test_backlog_factor_keeps_100_and_clamps_past_1000(cal):
+    d, op = "ontap-nas", "create_volume"
+    spec = cal.spec(d, op)
+    # up to the low anchor every call pays the 100-volume figure, so 100-volume runs are what they were
+    assert all(cal.backlog_factor(d, op, part, k) == 1.0 for part in ("median", "serial") for k in (1, 50, 100))
+    # the n-th call pays the run's increase: 1000 calls total 1000 x serial_1000 to rounding
+    total = sum(cal.backlog_factor(d, op, "serial", k) for k in range(1, 1001)) * spec["serial"]
+    assert abs(total - 1000 * spec["serial_1000"]) < 0.01
+    # past the high anchor each call pays the 1000-volume figure, no extrapolation
+    assert abs(cal.backlog_factor(d, op, "serial", 5000) * spec["serial"] - spec["serial_1000"]) < 1e-9
+    # the seed's nas create gets slower per volume with the batch, its unpublish faster
+    assert cal.backlog_factor(d, op, "serial", 500) > 1 > cal.backlog_factor(d, "unpublish", "serial", 500)
+    # operations without a second anchor (ACK) do not depend on load
+    assert cal.backlog_factor("diskplugin.csi.alibabacloud.com", "attach", "median", 900) == 1.0
 
 
 def test_disk_attach_follows_seed_000(cal):

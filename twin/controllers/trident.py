@@ -15,6 +15,8 @@ Objects created at start (Trident 26.06.0 as in the seed, REFERENCE.md):
 Behaviour (read from the Deployment's args, not the CR, as the real pod would): concurrency off = ONE global
 lock around every CSI controller call; on = a lock per volume and at most 20 ONTAP API calls in flight per
 management LIF, each call also passing through its backend's serialized section (calibration.yaml, `serial`).
+A call's figures follow its rank in the busy run of its kind (the calls since the controller last had none of
+them): seed 002's 100- and 1000-volume tables are the anchors (calibration.yaml "Load", backlog_factor).
 The sidecars' client throttles and workers follow their containers' args (tokenbucket.Throttle).
 
 Registry for the ONTAP endpoint (cluster.trident): .volumes {internal name: {name, pv, size, driver, pool,
@@ -112,10 +114,11 @@ class TridentState:
         self.inflight = 0
         self.max_inflight = 0
         self.ops: collections.Counter[str] = collections.Counter()
+        self.max_run: collections.Counter[str] = collections.Counter()  # longest busy run per operation
 
     def doc(self) -> dict[str, Any]:
         return {"version": self.version, "concurrency": self.concurrency, "inflight": self.inflight,
-                "max_inflight": self.max_inflight, "ops": dict(self.ops), "volumes": len(self.volumes),
+                "max_inflight": self.max_inflight, "ops": dict(self.ops), "max_run": dict(self.max_run), "volumes": len(self.volumes),
                 "pools": len(self.pools), "snapshots": len(self.snapshots),
                 "backends": {k: {kk: vv for kk, vv in v.items() if kk in ("name", "uuid", "driver", "svm",
                                                                           "managementLIF", "inflight", "max_inflight")}
@@ -135,6 +138,8 @@ class TridentCSI(Backend):
         self.lif_slots: dict[str, asyncio.Semaphore] = {}
         self.global_lane = vclock.Lane()
         self.serial: dict[str, vclock.Lane] = collections.defaultdict(vclock.Lane)
+        # (backend, operation) -> [calls of that kind in the controller now, calls since it was last without one]
+        self.runs: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
         self.sidecars: dict[str, Throttle] = {}
         self.rng = random.Random(7)
         self.vol_rt = self.cluster.store.rt("trident.netapp.io", "v1", "tridentvolumes")
@@ -148,10 +153,25 @@ class TridentCSI(Backend):
     # the lock ------------------------------------------------------------------------------------
     async def _op(self, backend: dict[str, Any], op: str, volume: str) -> None:
         """One CSI controller call's ONTAP work under Trident's locking (timing kept on Lanes: vclock.py)."""
+        run = self.runs[backend["name"], op]
+        run[0] += 1
+        run[1] += 1
+        self.state.max_run[op] = max(self.state.max_run[op], run[1])
+        try:
+            await self._timed(backend, op, volume, run[1])
+        finally:
+            run[0] -= 1
+            if run[0] == 0:
+                run[1] = 0
+
+    async def _timed(self, backend: dict[str, Any], op: str, volume: str, backlog: int) -> None:
+        """The call's delays. `backlog` is its rank in the busy run of its kind: the sidecars' worker threads and
+        the LIF's 20 API calls cap what is in flight at once at any batch size, but a run lasts as long as the
+        batch, and the seed's per-volume costs differ between its 100- and 1000-volume tables (calibration.yaml)."""
         driver = backend["driver"]
         scale = self.cluster.time_scale
-        p = self.cal.latency(driver, op) * scale
-        s = self.cal.serial(driver, op) * scale
+        p = self.cal.latency(driver, op) * self.cal.backlog_factor(driver, op, "median", backlog) * scale
+        s = self.cal.serial(driver, op) * self.cal.backlog_factor(driver, op, "serial", backlog) * scale
         self.state.ops[op] += 1
         arrival = vclock.now()
         if not self.state.concurrency:
@@ -329,6 +349,7 @@ class TridentCSI(Backend):
             for b in self.state.backends.values():
                 b["max_inflight"] = b.get("inflight", 0)
             self.state.ops.clear()
+            self.state.max_run.clear()
         return self.state.doc()
 
 
