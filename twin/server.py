@@ -110,7 +110,6 @@ class ApiServer:
     async def _middleware(self, request: web.Request, handler):
         self.requests += 1
         self.store.request_count += 1
-        escalation.REQUEST.set(None)  # a keep-alive connection serves its requests in one task
         try:
             if request.path not in ANONYMOUS and not request.path.startswith("/_twin/"):
                 request["identity"] = self._authorize(request)
@@ -138,10 +137,13 @@ class ApiServer:
             who = impersonation.impersonate(self.authz, who, request.headers, request.path_qs)
         attrs, resource_request = request_info(request.method, request.path, request.query)
         self.authz.check(who, attrs, resource_request)
-        escalation.REQUEST.set((who, attrs))
         # WebSocket upgrades are GETs; kube-apiserver 1.32 (AuthorizePodWebsocketUpgradeCreatePermission) also asks for create
         if request.method == "GET" and attrs.get("subresource") in _STREAMING and attrs["resource"] == "pods":
             self.authz.check(who, {**attrs, "verb": "create"})
+        # the only place it is set: aiohttp serves each request in a task of its own (a copy of the connection
+        # task's context), so it starts unset on every request, keep-alive or not, and stays so on the paths
+        # that skip this method (anonymous, /_twin/) and on a 401 or 403
+        escalation.REQUEST.set((who, attrs))
         return who
 
     async def _body(self, request: web.Request) -> Any:
