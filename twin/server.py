@@ -192,7 +192,7 @@ class ApiServer:
                 raise errors.ApiError(404, "NotFound", "openapi document not found")
             return _json(doc)
         if path == "/openapi/v2":
-            return openapi_v2.respond(request, reg)
+            return await openapi_v2.respond(request, reg)
         if segs and segs[0] == "openapi":
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if segs[:1] == ["api"]:
