@@ -163,10 +163,9 @@ def crd_definition_name(r: ResourceType) -> str:
     return f"{'.'.join(reversed(r.group.split('.')))}.{r.version}.{r.kind}"
 
 
-def crd_definition(reg: Registry, r: ResourceType, ref: str = _REF, schema: dict | None = None) -> dict:
+def crd_definition(r: ResourceType, schema: dict, ref: str = _REF) -> dict:
     """A custom resource's published schema: its openAPIV3Schema with the GVK extension and ObjectMeta."""
-    body = _convert(schema if schema is not None else reg.crd_openapi.get((r.group, r.version, r.plural))
-                    or {"type": "object"}, ref)
+    body = _convert(schema, ref)
     body = dict(body, **{"x-kubernetes-group-version-kind": [{"group": r.group, "version": r.version, "kind": r.kind}]})
     props = dict(body.get("properties") or {})
     props.setdefault("apiVersion", {"type": "string"})
@@ -219,7 +218,7 @@ def openapi_gv(reg: Registry, group: str, version: str) -> dict:
         gvk = {"group": r.group, "version": r.version, "kind": r.kind}
         if r.crd:
             name = crd_definition_name(r)
-            schemas[name] = crd_definition(reg, r)
+            schemas[name] = crd_definition(r, reg.crd_openapi.get((r.group, r.version, r.plural)) or {"type": "object"})
             _closure("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", comps, schemas)
         else:
             name = validation._gvk_index().get((r.group, r.version, r.kind), "")

@@ -21,7 +21,8 @@ from .resources import ResourceType
 
 RBAC = "rbac.authorization.k8s.io"
 PRIVILEGED_GROUP = "system:masters"
-# (requester, request attributes) of the request being served; unset in controllers' tasks
+# (requester, request attributes) of the authorized request being served (server.ApiServer._authorize sets it in
+# the request's own task); unset in controllers' tasks and on requests that were not authorized
 REQUEST: contextvars.ContextVar[tuple[Identity, dict] | None] = contextvars.ContextVar("twin_request", default=None)
 _ROLES = {"roles", "clusterroles"}
 _BINDINGS = {"rolebindings", "clusterrolebindings"}

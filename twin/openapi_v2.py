@@ -6,21 +6,28 @@ validates on the client: for a `kind: List`, whose items the server cannot check
 kinds whose paths lack the fieldValidation parameter. The handler negotiates as kube-openapi's does: the
 first Accept clause that matches JSON or one of the two protobuf names wins, otherwise 406 with an empty
 body; the ETag is the quoted uppercase hex SHA-512 of the JSON and If-None-Match answers 304.
+
+The document is built once per registry generation (any CRD change) in a worker thread, not on the event loop:
+the build takes 0.1-0.3 s, and kubectl asks for it right after applying a CRD, while other clients wait.
 """
 from __future__ import annotations
 
+import asyncio
+import copy
 import gzip
 import hashlib
 import json
+from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
 from . import discovery, openapi_v2_pb
 from .resources import Registry, ResourceType
 
+T = TypeVar("T")
 REF = "#/definitions/"
 PROTOBUF = "com.github.proto-openapi.spec.v2.v1.0+protobuf"
 PROTOBUF_DEPRECATED = "com.github.proto-openapi.spec.v2@v1.0+protobuf"
@@ -95,12 +102,12 @@ def _crd_list(r: ResourceType, name: str) -> dict:
             "x-kubernetes-group-version-kind": [{"group": r.group, "version": r.version, "kind": f"{r.kind}List"}]}
 
 
-def _paths(reg: Registry, definitions: dict[str, dict]) -> dict[str, dict]:
+def _paths(types: list[ResourceType], definitions: dict[str, dict]) -> dict[str, dict]:
     from . import validation
 
     paths: dict[str, dict] = {}
     gvk_names = validation._gvk_index()
-    for r in sorted(reg.all(), key=lambda x: (x.group, x.version, x.plural)):
+    for r in sorted(types, key=lambda x: (x.group, x.version, x.plural)):
         gv = f"/apis/{r.group}/{r.version}" if r.group else f"/api/{r.version}"
         tag = f"{(r.group.split('.')[0] if r.group else 'core')}_{r.version}"
         if r.crd:
@@ -135,62 +142,80 @@ def _paths(reg: Registry, definitions: dict[str, dict]) -> dict[str, dict]:
     return {k: paths[k] for k in sorted(paths)}
 
 
-def document(reg: Registry) -> dict:
-    """The Swagger 2.0 document: every built-in definition, each served CRD version's, and the paths."""
+def document(types: list[ResourceType], crd_openapi: dict[tuple[str, str, str], dict]) -> dict:
+    """The Swagger 2.0 document of the served types (a Registry's all() and crd_openapi): every built-in
+    definition, each served CRD version's, and the paths."""
     definitions = dict(discovery.builtin_definitions(REF))
-    for r in reg.all():
+    for r in types:
         if r.crd:
             name = discovery.crd_definition_name(r)
-            v3 = reg.crd_openapi.get((r.group, r.version, r.plural)) or {"type": "object"}
+            v3 = crd_openapi.get((r.group, r.version, r.plural)) or {"type": "object"}
             if v3.get("x-kubernetes-preserve-unknown-fields"):
                 # as apiextensions' buildKubeNative: not even apiVersion/kind/metadata, or kubectl's v2
                 # validator would refuse every other field
                 definitions[name] = {"type": "object", "x-kubernetes-group-version-kind": [
                     {"group": r.group, "version": r.version, "kind": r.kind}]}
             else:
-                definitions[name] = discovery.crd_definition(reg, r, REF, crd_v2_schema(v3))
+                definitions[name] = discovery.crd_definition(r, crd_v2_schema(v3), REF)
             definitions[name + "List"] = _crd_list(r, name)
     return {"swagger": "2.0",
             "info": {"title": "Kubernetes", "version": discovery.VERSION_INFO["gitVersion"]},
-            "paths": _paths(reg, definitions),
+            "paths": _paths(types, definitions),
             "definitions": {k: definitions[k] for k in sorted(definitions)},
             "securityDefinitions": {"BearerToken": {"description": "Bearer Token authentication", "type": "apiKey",
                                                     "name": "authorization", "in": "header"}},
             "security": [{"BearerToken": []}]}
 
 
+def _once(runs: dict[Any, asyncio.Future[T]], key: Hashable, start: Callable[[], Coroutine[Any, Any, T]]) -> Awaitable[T]:
+    """The run of `key`, started with start() unless one is going on or has succeeded (a failed or cancelled one
+    starts again); shielded, so a client that goes away does not cancel it for the others waiting on it."""
+    fut = runs.get(key)
+    if fut is None or (fut.done() and (fut.cancelled() or fut.exception() is not None)):
+        fut = runs[key] = asyncio.ensure_future(start())
+    return asyncio.shield(fut)
+
+
 @dataclass
 class _Served:
+    """One registry generation's document, as JSON and as protobuf (what kubectl asks for); each gzipped on first
+    demand, once, in a worker thread (gzip of ~1 MB takes tens of ms, which on the event loop would stall all)."""
     generation: int
     json: bytes
+    protobuf: bytes
     etag: str
     last_modified: str
-    protobuf: bytes | None = None
-    gzipped: dict[str, bytes] = field(default_factory=dict)  # per representation, compressed once (kubectl asks gzip)
+    _gzipped: dict[str, asyncio.Future[bytes]] = field(default_factory=dict)  # per offer
 
-    def body(self, offer: str) -> bytes:
-        if offer == "json":
-            return self.json
-        if self.protobuf is None:
-            self.protobuf = openapi_v2_pb.encode_document(json.loads(self.json))
-        return self.protobuf
-
-    def gzip(self, offer: str) -> bytes:
-        if offer not in self.gzipped:
-            self.gzipped[offer] = gzip.compress(self.body(offer), compresslevel=6, mtime=0)
-        return self.gzipped[offer]
+    async def body(self, offer: str, gzipped: bool) -> bytes:
+        raw = self.json if offer == "json" else self.protobuf
+        if not gzipped:
+            return raw
+        return await _once(self._gzipped, offer, lambda: asyncio.to_thread(gzip.compress, raw, compresslevel=6, mtime=0))
 
 
-_CACHE: dict[int, _Served] = {}
+def _build(generation: int, types: list[ResourceType], crd_openapi: dict) -> _Served:
+    """In a worker thread: it takes 0.1-0.3 s (most of it the protobuf encoding), which on the event loop would
+    stall every other request."""
+    doc = document(types, crd_openapi)
+    body = json.dumps(doc, separators=(",", ":")).encode()
+    return _Served(generation, body, openapi_v2_pb.encode_document(doc), hashlib.sha512(body).hexdigest().upper(),
+                   formatdate(usegmt=True))
 
 
-def served(reg: Registry) -> _Served:
-    cur = _CACHE.get(id(reg))
-    if cur is None or cur.generation != reg.generation:
-        body = json.dumps(document(reg), separators=(",", ":")).encode()
-        cur = _Served(reg.generation, body, hashlib.sha512(body).hexdigest().upper(), formatdate(usegmt=True))
-        _CACHE[id(reg)] = cur
-    return cur
+# (id(registry), generation) -> the build of that generation's document; a CRD change makes a new generation
+_CACHE: dict[tuple[int, int], asyncio.Future[_Served]] = {}
+
+
+async def served(reg: Registry) -> _Served:
+    """The document of the registry's generation, built once in a worker thread: requests that come while it is
+    built wait for that build (the event loop goes on serving the others)."""
+    key = (id(reg), reg.generation)
+    for old in [k for k in _CACHE if k[0] == key[0] and k != key]:
+        del _CACHE[old]  # a build still running for it ends for those waiting on it, and is then dropped
+    # what the thread reads is copied now, on the loop: the registry may change while the thread builds
+    return await _once(_CACHE, key, lambda: asyncio.to_thread(
+        _build, reg.generation, reg.all(), copy.deepcopy(reg.crd_openapi)))
 
 
 def _clauses(accept: str) -> list[tuple[str, str]]:
@@ -212,19 +237,20 @@ def _clauses(accept: str) -> list[tuple[str, str]]:
     return [(t, s) for *_, t, s in sorted(out)]
 
 
-def respond(request: web.Request, reg: Registry) -> web.Response:
+async def respond(request: web.Request, reg: Registry) -> web.Response:
     offered = [("json", "application/json"), (PROTOBUF_DEPRECATED, "application/" + PROTOBUF),
                (PROTOBUF, "application/" + PROTOBUF)]
     for typ, sub in _clauses(request.headers.get("Accept") or "*/*"):
         for offer, content_type in offered:
             if typ not in ("application", "*") or sub not in (offer, "*"):
                 continue
-            doc = served(reg)
+            doc = await served(reg)
             headers = {"Vary": "Accept", "Etag": f'"{doc.etag}"', "Last-Modified": doc.last_modified}
             if request.headers.get("If-None-Match") in (f'"{doc.etag}"', "*"):
                 return web.Response(status=304, headers=headers)
             headers["Content-Type"] = content_type
-            if "gzip" in request.headers.get("Accept-Encoding", ""):  # kube-openapi's handler is gzip-wrapped
-                return web.Response(body=doc.gzip(offer), headers=dict(headers, **{"Content-Encoding": "gzip"}))
-            return web.Response(body=doc.body(offer), headers=headers)
+            gzipped = "gzip" in request.headers.get("Accept-Encoding", "")  # kube-openapi's handler is gzip-wrapped
+            if gzipped:
+                headers["Content-Encoding"] = "gzip"
+            return web.Response(body=await doc.body(offer, gzipped), headers=headers)
     return web.Response(status=406, headers={"Vary": "Accept"})

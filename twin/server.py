@@ -24,6 +24,7 @@ from aiohttp import web
 
 from . import authorization, discovery, errors, escalation, impersonation, openapi_v2, podlogs, portforward, protobuf, streaming, tables
 from .authentication import Authenticator, self_subject_review
+from .controllers import kubelet
 from .requestinfo import request_info
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
@@ -46,8 +47,8 @@ _STOP = "__STOP__"
 _TICK = "__TICK__"
 TICK = 1.0
 NOT_FOUND = "the server could not find the requested resource"
-# WebSocket upgrades are GETs; kube-apiserver 1.32 (AuthorizePodWebsocketUpgradeCreatePermission) also asks for create
-_STREAMING_SUBRESOURCES = ("exec", "attach", "portforward")
+# pods' streaming subresources, each served by the pod's kubelet (handler(request, kubelet, namespace, name))
+_STREAMING = {"exec": streaming.exec_stream, "attach": streaming.attach_stream, "portforward": portforward.port_forward}
 _TOKEN_REQUEST = ResourceType("authentication.k8s.io", "v1", "tokenrequests", "TokenRequest", True)
 
 
@@ -109,7 +110,6 @@ class ApiServer:
     async def _middleware(self, request: web.Request, handler):
         self.requests += 1
         self.store.request_count += 1
-        escalation.REQUEST.set(None)  # a keep-alive connection serves its requests in one task
         try:
             if request.path not in ANONYMOUS and not request.path.startswith("/_twin/"):
                 request["identity"] = self._authorize(request)
@@ -137,9 +137,13 @@ class ApiServer:
             who = impersonation.impersonate(self.authz, who, request.headers, request.path_qs)
         attrs, resource_request = request_info(request.method, request.path, request.query)
         self.authz.check(who, attrs, resource_request)
-        escalation.REQUEST.set((who, attrs))
-        if request.method == "GET" and attrs.get("subresource") in _STREAMING_SUBRESOURCES and attrs["resource"] == "pods":
+        # WebSocket upgrades are GETs; kube-apiserver 1.32 (AuthorizePodWebsocketUpgradeCreatePermission) also asks for create
+        if request.method == "GET" and attrs.get("subresource") in _STREAMING and attrs["resource"] == "pods":
             self.authz.check(who, {**attrs, "verb": "create"})
+        # the only place it is set: aiohttp serves each request in a task of its own (a copy of the connection
+        # task's context), so it starts unset on every request, keep-alive or not, and stays so on the paths
+        # that skip this method (anonymous, /_twin/) and on a 401 or 403
+        escalation.REQUEST.set((who, attrs))
         return who
 
     async def _body(self, request: web.Request) -> Any:
@@ -188,7 +192,7 @@ class ApiServer:
                 raise errors.ApiError(404, "NotFound", "openapi document not found")
             return _json(doc)
         if path == "/openapi/v2":
-            return openapi_v2.respond(request, reg)
+            return await openapi_v2.respond(request, reg)
         if segs and segs[0] == "openapi":
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if segs[:1] == ["api"]:
@@ -257,24 +261,10 @@ class ApiServer:
             return await self._scale(request, rtype, ns, name)
         if sub == "log":
             return await self._log(request, ns, name)
-        if sub == "exec":
+        if sub in _STREAMING:
             if request.method not in ("GET", "POST"):
-                raise errors.method_not_allowed(f"{request.method} is not supported on pods/exec")
-            from .controllers import kubelet as kubelet_mod
-
-            return await streaming.exec_stream(request, kubelet_mod.for_store(self.store), ns or "", name)
-        if sub == "attach":
-            if request.method not in ("GET", "POST"):
-                raise errors.method_not_allowed(f"{request.method} is not supported on pods/attach")
-            from .controllers import kubelet as kubelet_mod
-
-            return await streaming.attach_stream(request, kubelet_mod.for_store(self.store), ns or "", name)
-        if sub == "portforward":
-            if request.method not in ("GET", "POST"):
-                raise errors.method_not_allowed(f"{request.method} is not supported on pods/portforward")
-            from .controllers import kubelet as kubelet_mod
-
-            return await portforward.port_forward(request, kubelet_mod.for_store(self.store), ns or "", name)
+                raise errors.method_not_allowed(f"{request.method} is not supported on pods/{sub}")
+            return await _STREAMING[sub](request, kubelet.for_store(self.store), ns or "", name)
         if sub == "binding":
             return await self._binding(request, rtype, ns, name)
         if sub == "token":

@@ -20,17 +20,6 @@ from tests.support.service_account import Bot
 from tests.support.twin import Twin
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory):
-    with Twin(tmp_path_factory.mktemp("reviews") / "twin", nodes=1, time_scale=0.01) as t:
-        yield t
-
-
-@pytest.fixture
-def bot(twin, tmp_path):
-    return Bot(twin, tmp_path)
-
-
 def _post_review(twin: Twin, token: str, headers: dict, path: str = "/apis/authentication.k8s.io/v1/selfsubjectreviews",
                  method: str = "POST") -> tuple[int, str]:
     """One request with impersonation headers the clients have no flag for; (status, body text)."""

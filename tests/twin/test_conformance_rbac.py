@@ -13,20 +13,6 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.support.service_account import Bot
-from tests.support.twin import Twin
-
-
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory):
-    with Twin(tmp_path_factory.mktemp("rbac") / "twin", nodes=1, time_scale=0.01) as t:
-        yield t
-
-
-@pytest.fixture
-def bot(twin, tmp_path):
-    return Bot(twin, tmp_path)
-
 
 def _forbidden(e: ApiException) -> dict:
     assert e.status == 403

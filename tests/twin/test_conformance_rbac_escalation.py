@@ -14,24 +14,16 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from tests.support.service_account import Bot
-from tests.support.twin import Twin
 
 RBAC = "rbac.authorization.k8s.io"
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory):
-    with Twin(tmp_path_factory.mktemp("escalation") / "twin", nodes=1, time_scale=0.01) as t:
-        yield t
-
-
 @pytest.fixture
-def bot(twin, tmp_path):
-    """A bot that may write Roles and RoleBindings in its namespace and read ConfigMaps there, nothing else."""
-    b = Bot(twin, tmp_path)
-    b.grant("rbac-writer", "--verb=get,list,create,update,patch", "--resource=roles,rolebindings")
-    b.grant("cm-reader", "--verb=get,list", "--resource=configmaps")
-    return b
+def bot(bot: Bot) -> Bot:
+    """conftest's bot, that may also write Roles and RoleBindings in its namespace and read ConfigMaps there."""
+    bot.grant("rbac-writer", "--verb=get,list,create,update,patch", "--resource=roles,rolebindings")
+    bot.grant("cm-reader", "--verb=get,list", "--resource=configmaps")
+    return bot
 
 
 def _not_held(bot: Bot, *missing: str) -> str:
