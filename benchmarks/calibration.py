@@ -478,6 +478,7 @@ def report(res: dict[str, Any], time_scale: float, heading: str = "##") -> str:
         seed_figures = seed_table(volumes)[sc]
         title = f"{heading} Seed 002: {sc}, {volumes} volumes ({volumes // 4} pods x 4 PVCs), concurrency OFF vs ON"
         if by_kubectl:
+            title += f" ({res['kubectl']})" if "kubectl" in res else ""  # runs saved before the key existed: 1.32
             out += [f"{title}, kubectl apply + poll", "", off_on_table(r.get("off", {}), r.get("on", {}), seed_figures), "",
                     f"{title}, kubectl apply + poll, clock from kubectl's first request for the step's objects", "",
                     off_on_table(r.get("off_sent", {}), r.get("on_sent", {}), seed_figures), "",
@@ -558,6 +559,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "Python client, clock from the release, watches; kubectl = the seed's own: kubectl apply / "
                         "delete -f of one file, then kubectl get once per cluster second until all are done "
                         "(benchmarks/seed_method.py)")
+    p.add_argument("--kubectl", metavar="PATH", default=seed_method.KUBECTL,
+                   help="with --method kubectl: the kubectl to run (default: KUBECTL or kubectl on PATH); before 1.34 "
+                        "kubectl spends seconds decoding OpenAPI per applied object, see scripts/fetch-kubectl.sh")
     p.add_argument("--poll-wall", type=float, metavar="SECONDS",
                    help="with --method kubectl: wall seconds between polls (default: the time scale, one cluster second)")
     p.add_argument("--json", metavar="FILE", help="also write the raw figures here")
@@ -598,7 +602,9 @@ def measure(a: argparse.Namespace) -> dict[str, Any]:
         res["snapshot"] = snapshot_issue(a.time_scale)
     modes = tuple(m == "on" for m in a.modes.split(","))
     if "seed002" in only and a.method == "kubectl":
+        seed_method.KUBECTL = a.kubectl
         res["method"] = "kubectl"
+        res["kubectl"] = seed_method.client_version()
         res["seed002"] = seed_method.seed002(a.time_scale, a.drivers.split(","), a.volumes, modes, a.poll_wall,
                                              log=lambda line: print(line, file=sys.stderr))
     elif "seed002" in only:

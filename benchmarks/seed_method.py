@@ -35,10 +35,18 @@ from tests.support.twin import Twin  # noqa: E402
 
 TUNED_ARGS = ["--v=5", "--leader-election=true", "--worker-threads=25", "--kube-api-qps=75", "--kube-api-burst=150"]
 LABEL = {"storageperf.k8s/benchmark": "seed-method"}
-# kubectl -v=6 logs one line per request: `I1204 18:18:21.497883 16245 round_trippers.go:560] POST https://host/path?q
-# 201 Created in 1 milliseconds` (klog's time of day, local time, when the response came)
-_REQUEST = re.compile(r"^I\d{4} (\d\d):(\d\d):(\d\d\.\d+) +\d+ \S+\] (GET|POST|PUT|PATCH|DELETE) https?://[^/]+(/[^?\s]*)(\S*) "
-                      r".*? in (\d+) milliseconds$", re.M)
+# kubectl -v=6 logs one line per request, at klog's time of day (local time) when the response came; up to 1.32:
+# `I1204 18:18:21.497883 16245 round_trippers.go:560] POST https://host/path?q 201 Created in 1 milliseconds`,
+# structured since 1.33: `... round_trippers.go:632] "Response" verb="POST" url="https://host/path?q" status="201
+# Created" milliseconds=1`
+_REQUEST = re.compile(r"^I\d{4} (\d\d):(\d\d):(\d\d\.\d+) +\d+ \S+\] (?:"
+                      r"(?P<verb>GET|POST|PUT|PATCH|DELETE) https?://[^/]+(?P<path>/[^?\s]*)\S* .*? in (?P<ms>\d+) milliseconds"
+                      r"|\"Response\" verb=\"(?P<sverb>[A-Z]+)\" url=\"https?://[^/]+(?P<spath>/[^?\"]*)[^\"]*\" .*?"
+                      r"milliseconds=(?P<sms>\d+))$", re.M)
+# The kubectl the seed's method runs: the one on PATH, or KUBECTL (benchmarks/calibration.py --kubectl).
+# kubectl before 1.34 decodes the OpenAPI v3 document once per object it applies (kubernetes/kubernetes#127095),
+# seconds of its own CPU before its first request that no time scale shrinks; scripts/fetch-kubectl.sh gets 1.34.
+KUBECTL = os.environ.get("KUBECTL", "kubectl")
 # what kubectl asks before it touches a step's objects: the OpenAPI documents and API discovery
 _PREPARE = re.compile(r"^/openapi/|^/apis?$|^/apis?/[^/]+(/[^/]+)?$|^/api/v1$")
 
@@ -60,7 +68,7 @@ class Step:
 
 
 def _run(tw: Twin, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["kubectl", *args], env=tw.env(), text=True, capture_output=True, timeout=timeout)
+    proc = subprocess.run([KUBECTL, *args], env=tw.env(), text=True, capture_output=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-2000:]}")
     return proc
@@ -70,9 +78,11 @@ def _requests(log: str, t0_of_day: float) -> tuple[int, float, float]:
     """Requests, their summed latency (ms) and when the first request for an object answered (seconds after
     t0_of_day, the clock's start as seconds since local midnight, as klog stamps its lines)."""
     count, ms_sum, first = 0, 0.0, None
-    for hh, mm, ss, _verb, path, _query, ms in _REQUEST.findall(log):
+    for m in _REQUEST.finditer(log):
+        hh, mm, ss = m.group(1, 2, 3)
+        path = m["path"] or m["spath"]
         count += 1
-        ms_sum += int(ms)
+        ms_sum += int(m["ms"] or m["sms"])
         if first is None and not _PREPARE.search(path):
             at = int(hh) * 3600 + int(mm) * 60 + float(ss) - t0_of_day
             first = at + 86400 if at < -3600 else at  # past midnight
@@ -243,6 +253,12 @@ def lifecycle(tw: Twin, sc: str, on: bool, volumes: int = 100, per_pod: int = 4,
                     f"{s.prepare:.2f} s before its first object; {s.requests} requests {s.server_ms:.0f} ms; twin CPU "
                     f"{s.twin_cpu:.2f} s; {s.polls} polls)")
     return out
+
+
+def client_version() -> str:
+    """The kubectl client's gitVersion, recorded with the figures: its pre-send time depends on it."""
+    proc = subprocess.run([KUBECTL, "version", "--client", "-o", "json"], text=True, capture_output=True, check=True, timeout=60)
+    return str(json.loads(proc.stdout)["clientVersion"]["gitVersion"])
 
 
 def seed002(time_scale: float, drivers: list[str], volumes: int = 100, modes: tuple[bool, ...] = (False, True),

@@ -73,3 +73,22 @@ def test_report_prints_both_clocks_and_flags_steps_outside_20_percent():
     assert sent[1:4] == ["6m57s", "6m57s", "1.00"] and sent[6] == "1.22 !" and sent[8] == "8.3x"
     assert share[5:] == ["6.00 s (60 %)", "5.00 s (50 %)", "5 %", "8"]
     assert "clock from kubectl's first request" in text
+
+
+def test_request_log_of_kubectl_before_and_since_structured_logging():
+    """kubectl 1.32's -v=6 request lines and 1.33+'s structured ones count alike, with their latency, and the first
+    request for an object (not OpenAPI or discovery) sets the start of what the cluster saw."""
+    log = "\n".join([
+        "I1204 21:43:15.011671   19364 round_trippers.go:632] \"Response\" verb=\"GET\" "
+        "url=\"https://127.0.0.1:35981/openapi/v3/api/v1?hash=AB\" status=\"200 OK\" milliseconds=8",
+        "I1204 21:43:16.500000   19364 round_trippers.go:632] \"Response\" verb=\"POST\" "
+        "url=\"https://127.0.0.1:35981/api/v1/namespaces/s/persistentvolumeclaims?fieldManager=kubectl\" "
+        "status=\"201 Created\" milliseconds=3",
+        "I1204 21:43:17.000000   16245 round_trippers.go:560] GET https://127.0.0.1:1/api/v1/namespaces/s/pods/p 200 OK "
+        "in 4 milliseconds",
+        "I1204 21:43:17.100000   16245 cmd.go:527] kubectl command headers turned on",
+    ])
+    start = 21 * 3600 + 43 * 60 + 15.0
+    count, ms, first = seed_method._requests(log, start)
+    assert (count, ms) == (3, 15.0)
+    assert abs(first - 1.5) < 1e-6
