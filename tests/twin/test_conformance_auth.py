@@ -14,7 +14,6 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.support.twin import Twin
 
 ADMIN_REASON = ('RBAC: allowed by ClusterRoleBinding "kubeadm:cluster-admins" of ClusterRole "cluster-admin" '
                 'to Group "kubeadm:cluster-admins"')
@@ -32,12 +31,6 @@ def without_admin_binding(twin):
         for k in ("uid", "resourceVersion", "creationTimestamp"):
             binding["metadata"].pop(k, None)
         twin.kubectl("apply", "-f", "-", input=json.dumps(binding), kubeconfig=twin.super_admin_kubeconfig)
-
-
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory):
-    with Twin(tmp_path_factory.mktemp("auth") / "twin", nodes=1, time_scale=0.01) as t:
-        yield t  # one twin for the module: the tests change RBAC objects only inside their own blocks
 
 
 def test_discovery_lists_the_reviews_create_only(twin):

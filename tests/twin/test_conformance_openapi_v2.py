@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from tests.support.twin import Twin
 from tests.twin.test_conformance_discovery import raw
 
 PB = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
@@ -40,12 +37,6 @@ WIDGETS = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefin
                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                         "type": "object", "properties": {"spec": {"type": "object", "properties": {
                             "size": {"type": "integer"}, "note": {"type": "string", "nullable": True}}}}}}}]}}
-
-
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory):
-    with Twin(tmp_path_factory.mktemp("openapiv2") / "twin", nodes=1, time_scale=0.01) as t:
-        yield t
 
 
 def _fields(buf: bytes) -> list[tuple[int, bytes | int]]:

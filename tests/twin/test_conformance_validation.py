@@ -16,15 +16,9 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.support.twin import COLLECTIONS, Twin
+from tests.support.twin import COLLECTIONS
 
 SUBDOMAIN = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters"
-
-
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory):
-    with Twin(tmp_path_factory.mktemp("strict") / "twin", nodes=1, time_scale=0.01) as t:
-        yield t
 
 
 def refused(call, *args) -> tuple[int, dict]:

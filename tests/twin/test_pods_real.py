@@ -20,12 +20,6 @@ needs_host = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for
                                 reason="host-run containers need root, nsenter, unshare, ip, mount and chroot")
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory):
-    with Twin(tmp_path_factory.mktemp("podsreal") / "twin", nodes=1, time_scale=0.01) as t:
-        yield t
-
-
 def test_catalogue_says_which_images_run_and_refuses_the_rest():
     assert images.lookup("mysql:5.6").runs == images.lookup("docker.io/library/mariadb:10.11").runs == "mysql"
     assert images.lookup("mysql") is not None  # latest
