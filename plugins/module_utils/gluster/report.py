@@ -89,13 +89,14 @@ def build_document(points: list[dict], modes: list[dict], run_id: str | None = N
 def summary_rows(points: list[dict], reference: bool = True) -> list[dict]:
     rows = []
     for p in sorted(points, key=lambda p: (p["mode"], p["volumes"])):
-        hs = p.get("handshake") or {}
+        hs, create = p.get("handshake") or {}, p.get("create") or {}
         rows.append({"mode": p["mode"], "volumes": p["volumes"], "measured": True,
                      "handshake_seconds": hs.get("handshake_seconds"),
                      "peers_connected_seconds": hs.get("peers_connected_seconds"),
                      "volume_status_seconds": hs.get("volume_status_seconds"),
                      "volume_info_seconds": hs.get("volume_info_seconds"),
-                     "create_seconds": (p.get("create") or {}).get("seconds"),
+                     # a count whose volumes all existed created nothing: no time to show ("-", not "0µs")
+                     "create_seconds": create.get("seconds") if create.get("created_count", 1) else None,
                      "error": p.get("error")})
     if reference:
         rows += [{"mode": r["mode"], "volumes": r["volumes"], "measured": False,

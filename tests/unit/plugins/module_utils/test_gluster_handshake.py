@@ -155,3 +155,15 @@ def test_timed_out_point_is_a_failed_step_with_the_reason_and_the_call_counts():
     assert steps["handshake_500"]["status"] == "failed" and reason in steps["handshake_500"]["reason"]
     assert steps["handshake_500"]["metrics"]["create_cli_calls"] == 999
     assert steps["handshake_50"]["status"] == "ok" and steps["handshake_50"]["metrics"]["handshake_polls"] == 30
+
+
+def test_summary_shows_no_create_time_where_every_volume_existed():
+    from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import report
+
+    points = [{"mode": "brick-multiplex on", "volumes": 2000, "create": {"seconds": 0.0, "created_count": 0},
+               "handshake": {"handshake_seconds": 14.0}},
+              {"mode": "brick-multiplex on", "volumes": 1000, "create": {"seconds": 54.6, "created_count": 999},
+               "handshake": {"handshake_seconds": 9.3}}]
+    table = report.summary_markdown(report.summary_rows(points, reference=False))
+    assert "| brick-multiplex on | 2000 | 14s | - | - | - | - |" in table, table
+    assert "| 55s |" in table and "µs" not in table, table
