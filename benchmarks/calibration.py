@@ -260,9 +260,19 @@ SNAP = "/apis/snapshot.storage.k8s.io/v1"
 
 
 def set_snapshot_controller_args(c: Cluster, args: list[str]) -> None:
-    dep = c.apps.read_namespaced_deployment("snapshot-controller", "kube-system")
-    dep.spec.template.spec.containers[0].args = args
-    c.apps.replace_namespaced_deployment("snapshot-controller", "kube-system", dep)
+    """Read, edit, replace; again on a 409 (client-go's RetryOnConflict): right after start the Deployment's
+    status is still being written, and a replace that carries the read's resourceVersion then conflicts."""
+    from kubernetes.client.exceptions import ApiException
+
+    for attempt in range(5):
+        dep = c.apps.read_namespaced_deployment("snapshot-controller", "kube-system")
+        dep.spec.template.spec.containers[0].args = args
+        try:
+            c.apps.replace_namespaced_deployment("snapshot-controller", "kube-system", dep)
+            return
+        except ApiException as e:
+            if e.status != 409 or attempt == 4:
+                raise
 
 
 def bound(pvcs: Tracker, prefix: str, n: int) -> float:

@@ -64,6 +64,20 @@ def test_trident_tables_follow_seed_002(cal, driver, volumes):
         assert 0.65 * on < predicted_on < 1.05 * on, (driver, op, predicted_on, on)
 
 
+@pytest.mark.parametrize("volumes", sorted(SEED002))
+@pytest.mark.parametrize("driver", sorted(SEED002_OFF_ON))
+def test_unpublish_with_the_kubelets_share_follows_seed_002(cal, driver, volumes):
+    """The unpublish step holds the kubelet's container stop and unmount besides the detaches, OFF as well as ON:
+    the SAN steps are 22-27 s at 100 volumes, so that ~0.8 s must be left out of the Trident figures there."""
+    kubelet = cal.section("kubelet")
+    share = calibration.mean(kubelet["container_stop"]) + calibration.mean(kubelet["unmount_by_driver"]["csi.trident.netapp.io"])
+    off, on = SEED002[volumes][driver]["unpublish"]
+    predicted_off, predicted_serial = predicted(cal, driver, "unpublish", volumes)
+    predicted_on = predicted_serial + cal.mean(driver, "unpublish") + share  # the first call's overlapping part
+    assert abs((predicted_off + share) / off - 1) < 0.05, (driver, volumes, predicted_off + share, off)
+    assert abs(predicted_on / on - 1) < 0.05, (driver, volumes, predicted_on, on)
+
+
 def test_backlog_factor_keeps_100_and_clamps_past_1000(cal):
     d, op = "ontap-nas", "create_volume"
     spec = cal.spec(d, op)
