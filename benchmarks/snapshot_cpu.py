@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/snapshot_cpu.py [--snapshots 100] [--rounds 3] [--time-scale 0.05] [--py-spy FILE]
 
 Starts its own twin (3 nodes, Trident concurrency on, the snapshot-controller tuned as seed 002's ON run:
-25 workers, QPS 75, burst 150), makes N ontap-nas PVCs and waits until they are Bound. Then, per round, with
+25 workers, QPS 75, burst 150, unless --untuned), makes N ontap-nas PVCs and waits until they are Bound. Then, per round, with
 watches open as the harness's Create/Delete Snapshot steps keep them (VolumeSnapshots and Events of the
 namespace, VolumeSnapshotContents), it creates N VolumeSnapshots of them (16 requests in flight) and waits until
 all are readyToUse, then deletes them and waits until their contents are gone. It reads the twin process's CPU
@@ -43,7 +43,7 @@ async def watch_until(s: aiohttp.ClientSession, path: str, rv: str, done, ready:
         async for line in r.content:
             if line.strip():
                 ev = json.loads(line)
-                if done(ev["type"], ev["object"]):
+                if ev["type"] != "BOOKMARK" and done(ev["type"], ev["object"]):
                     ready.set()
                     return
 
@@ -162,6 +162,8 @@ def main() -> int:
     ap.add_argument("--snapshots", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--time-scale", type=float, default=0.05)
+    ap.add_argument("--untuned", action="store_true",
+                    help="leave the snapshot-controller at its upstream defaults (10 workers, QPS 5, burst 10)")
     ap.add_argument("--py-spy", type=Path, metavar="FILE", help="sample the twin with py-spy into FILE (raw format)")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--json", type=Path, help="also write the figures here")
@@ -171,9 +173,10 @@ def main() -> int:
     spy = None
     try:
         set_concurrency(env, True)
-        subprocess.run(["kubectl", "-n", "kube-system", "patch", "deployment", "snapshot-controller", "--type", "json",
-                        "-p", json.dumps([{"op": "replace", "path": "/spec/template/spec/containers/0/args",
-                                           "value": TUNED_ARGS}])], env=env, check=True, capture_output=True)
+        if not a.untuned:
+            subprocess.run(["kubectl", "-n", "kube-system", "patch", "deployment", "snapshot-controller", "--type",
+                            "json", "-p", json.dumps([{"op": "replace", "path": "/spec/template/spec/containers/0/args",
+                                                       "value": TUNED_ARGS}])], env=env, check=True, capture_output=True)
         api = Api(directory)
         asyncio.run(make_pvcs(api, "snap-cpu", a.snapshots))
         with Meter(pid) as idle:
