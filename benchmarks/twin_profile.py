@@ -80,6 +80,16 @@ class Meter:
         return max(0.0, self.cpu - Meter.idle_rate * self.wall)
 
 
+def start_twin(time_scale: float, prefix: str) -> tuple[Path, int, dict]:
+    """A 3-node twin in a new temporary directory: (the directory, the twin's pid, the env for kubectl)."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    twin("up", "--nodes", "3", "--time-scale", str(time_scale), directory=directory)
+    pid = int((directory / "twin.pid").read_text())
+    env = dict(os.environ, KUBECONFIG=str(directory / "kubeconfig"), HOME=str(directory / "home"),
+               PATH="%s:%s" % (VENV_BIN, os.environ.get("PATH", "")))
+    return directory, pid, env
+
+
 def kubectl(env: dict, *args: str, stdin: str | None = None) -> str:
     return subprocess.run(["kubectl", *args], env=env, input=stdin, check=True, capture_output=True, text=True,
                           timeout=600).stdout
@@ -243,17 +253,21 @@ def part(stack: str, leaf: str) -> str:
     return "other"
 
 
+def samples(raw: Path):
+    """(stack, sample count) per line of py-spy's raw (collapsed) output; frames joined by ';', the leaf last."""
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if stack:
+            yield stack, int(count)
+
+
 def top_self(raw: Path, k: int = 10) -> tuple[int, dict[str, int], list[tuple[str, int]]]:
     """From py-spy's raw (collapsed) output: samples, samples per part of the twin, and the top functions by
     self time (samples whose leaf frame is them, the lines of one function summed)."""
     leaves: collections.Counter[str] = collections.Counter()
     parts: collections.Counter[str] = collections.Counter()
     total = 0
-    for line in raw.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack:
-            continue
-        n = int(count)
+    for stack, n in samples(raw):
         total += n
         leaf = stack.rsplit(";", 1)[-1]
         parts[part(stack, leaf)] += n
@@ -299,11 +313,7 @@ def main() -> int:
                     help="skip the profiled step that snapshots the profiled PVCs (needs --storage-class ontap-nas)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     a = ap.parse_args()
-    directory = Path(tempfile.mkdtemp(prefix="twin-profile-")).resolve()
-    twin("up", "--nodes", "3", "--time-scale", str(a.time_scale), directory=directory)
-    pid = int((directory / "twin.pid").read_text())
-    env = dict(os.environ, KUBECONFIG=str(directory / "kubeconfig"), HOME=str(directory / "home"),
-               PATH="%s:%s" % (VENV_BIN, os.environ.get("PATH", "")))
+    directory, pid, env = start_twin(a.time_scale, "twin-profile-")
     res: dict = {"time_scale": a.time_scale, "storage_class": a.storage_class, "concurrency": a.concurrency,
                  "load_before": os.getloadavg()}
     try:

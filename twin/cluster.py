@@ -111,7 +111,7 @@ class Cluster:
         backing.bind(self)
         exec_runner.bind(self)
         api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),),
-                        super_token=self.super_token)
+                        super_token=self.super_token, time_scale=self.time_scale)
         server_url = await self.serve_app(api.app)
         self.api_runner = self.runners[-1]
         for cls in all_controllers():

@@ -43,6 +43,12 @@ ANONYMOUS = ("/version", "/healthz", "/readyz", "/livez")
 BOOKMARK_EVERY = float(os.environ.get("TWIN_BOOKMARK_SECONDS", "5"))
 WATCH_DEFAULT_TIMEOUT = 1800.0
 WATCH_BATCH = 512
+# A watch stream that wrote less than `watch_coalesce` wall seconds ago waits out the rest of it before its next
+# write, and sends what gathered meanwhile in one write: a burst of events costs the twin one TLS record and one
+# send per window instead of one per loop turn, and a quiet stream still sends its first event at once. The window
+# is WATCH_COALESCE cluster seconds (the twin's time scale applied), at most WATCH_COALESCE_WALL wall seconds.
+WATCH_COALESCE = 0.1
+WATCH_COALESCE_WALL = 0.005
 _STOP = "__STOP__"
 _TICK = "__TICK__"
 TICK = 1.0
@@ -83,8 +89,10 @@ def _wants(request: web.Request, what: str) -> str | None:
 
 
 class ApiServer:
-    def __init__(self, store: Store, token: str, faults: Any = None, extra_routes: tuple = (), super_token: str = ""):
+    def __init__(self, store: Store, token: str, faults: Any = None, extra_routes: tuple = (), super_token: str = "",
+                 time_scale: float = 1.0):
         self.store = store
+        self.watch_coalesce = min(WATCH_COALESCE_WALL, WATCH_COALESCE * time_scale)
         self.token = token
         self.faults = faults
         self.authn = Authenticator(store, token, super_token)
@@ -447,8 +455,12 @@ class ApiServer:
             await resp.prepare(request)
             next_bookmark = time.monotonic() + BOOKMARK_EVERY
             queue = w.queue
+            last_write = 0.0
             while True:
                 item = await queue.get()
+                wait = last_write + self.watch_coalesce - time.monotonic()
+                if wait > 0 and item[0] != _STOP:
+                    await asyncio.sleep(wait)
                 batch = [item]
                 while len(batch) < WATCH_BATCH and not queue.empty():
                     batch.append(queue.get_nowait())
@@ -482,6 +494,7 @@ class ApiServer:
                         break
                 if chunks:
                     await resp.write(b"".join(chunks))
+                    last_write = time.monotonic()
                 if stop or w.overflowed:
                     break
         except (ConnectionResetError, asyncio.CancelledError, RuntimeError):

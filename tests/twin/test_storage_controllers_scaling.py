@@ -7,13 +7,16 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-from twin.controllers.snapshot import PVC_SOURCE, CSISnapshotter, SnapshotController
+import pytest
+
+from twin.controllers.snapshot import AS_SOURCE, BOUND, PVC_SOURCE, CSISnapshotter, SnapshotController
+from twin.controllers.workqueue import Retry
 
 DRIVER = "csi.trident.netapp.io"
 
 
 class CountingStore:
-    """exists / get / list_entries / update over plain dicts, counting every object it hands out."""
+    """exists / get / peek / list_entries / update over plain dicts, counting every object it hands out."""
 
     def __init__(self) -> None:
         self.objs: dict[tuple, dict[tuple[str, str], dict]] = {}
@@ -32,6 +35,11 @@ class CountingStore:
     def get(self, rt, ns, name) -> dict:
         self.reads += 1
         return self.objs[rt.key][(ns or "", name)]
+
+    def peek(self, rt, ns, name) -> dict | None:
+        obj = self.objs.get(rt.key, {}).get((ns or "", name))
+        self.reads += obj is not None
+        return obj
 
     def list_entries(self, rt, ns=None, *a, **kw):
         out = [SimpleNamespace(obj=o) for (n, _), o in sorted(self.objs.get(rt.key, {}).items()) if not ns or n == ns]
@@ -132,6 +140,64 @@ def test_pvc_release_waits_for_another_snapshot_of_the_same_claim():
     ctl.index("DELETED", other)
     asyncio.run(ctl._release_pvc(store.get(ctl.vs_rt, "ns", "snap-0")))
     assert PVC_SOURCE not in (store.get(ctl.pvc_rt, "ns", "vol-0")["metadata"].get("finalizers") or [])
+
+
+def _deleting(n: int) -> tuple[SnapshotController, CountingStore, list[str]]:
+    """n snapshots marked for deletion (no content yet) of n Bound PVCs, each PVC indexed as the PVC writes'
+    hook would; the events the controller records, by reason."""
+    store = CountingStore()
+    ctl = SnapshotController.__new__(SnapshotController)
+    ctl.store, ctl.enabled, ctl.by_claim, ctl.restores = store, True, {}, {}
+    ctl.vs_rt = store.rt("snapshot.storage.k8s.io", "v1", "volumesnapshots")
+    ctl.vsc_rt = store.rt("snapshot.storage.k8s.io", "v1", "volumesnapshotcontents")
+    events: list[str] = []
+
+    async def call(client, verb):
+        pass
+
+    ctl.call = call
+    ctl.event = lambda obj, etype, reason, message: events.append(reason)
+    for i in range(n):
+        vs = _snapshot(i, ready=True)
+        vs["metadata"].update(uid=f"uid-{i}", deletionTimestamp="2026-01-01T00:00:00Z", finalizers=[AS_SOURCE, BOUND])
+        store.put(ctl.vs_rt, vs)
+        claim = dict(_claim(i), spec={"volumeName": f"pvc-{i}"})
+        store.put(ctl.pvc_rt, claim)
+        ctl.on_change(ctl.pvc_rt, "ADDED", claim, None)
+    store.reads = 0
+    return ctl, store, events
+
+
+def test_snapshot_delete_reads_o1_pvc_entries():
+    """Deleting a snapshot looks for PVCs still being restored from it: through the index of restores, not a
+    scan of the namespace's PVCs per snapshot."""
+    per_snapshot = {}
+    for n in (100, 400):
+        ctl, store, _ = _deleting(n)
+        for i in range(n):
+            asyncio.run(ctl._delete(store.get(ctl.vs_rt, "ns", f"snap-{i}")))
+        per_snapshot[n] = store.reads / n
+        assert not any(store.get(ctl.vs_rt, "ns", f"snap-{i}")["metadata"].get("finalizers") for i in range(n))
+    assert per_snapshot[400] <= per_snapshot[100] * 1.2, per_snapshot
+    assert per_snapshot[400] < 8, per_snapshot
+
+
+def test_snapshot_delete_waits_for_a_pvc_restored_from_it():
+    ctl, store, events = _deleting(1)
+    restore = {"metadata": {"namespace": "ns", "name": "restore"},
+               "spec": {"dataSource": {"kind": "VolumeSnapshot", "name": "snap-0", "apiGroup": "snapshot.storage.k8s.io"}}}
+    store.put(ctl.pvc_rt, restore)
+    ctl.on_change(ctl.pvc_rt, "ADDED", restore, None)
+    with pytest.raises(Retry):
+        asyncio.run(ctl._delete(store.get(ctl.vs_rt, "ns", "snap-0")))
+    assert events == ["SnapshotDeletePending"]
+    bound = dict(restore, spec=dict(restore["spec"], volumeName="pvc-restore"))
+    store.put(ctl.pvc_rt, bound)
+    ctl.on_change(ctl.pvc_rt, "MODIFIED", bound, restore)
+    asyncio.run(ctl._delete(store.get(ctl.vs_rt, "ns", "snap-0")))
+    assert not store.get(ctl.vs_rt, "ns", "snap-0")["metadata"].get("finalizers")
+    ctl.on_change(ctl.pvc_rt, "DELETED", bound, None)
+    assert ctl.restores == {}
 
 
 def test_detach_release_reads_o1_entries():

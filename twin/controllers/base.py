@@ -110,7 +110,7 @@ class Controller:
               "source": {"component": component or self.name}, "firstTimestamp": ts, "lastTimestamp": ts,
               "reportingComponent": component or self.name, "reportingInstance": ""}
         try:
-            self.store.create(self.store.rt("", "v1", "events"), ns, ev)
+            self.store.create(self.store.rt("", "v1", "events"), ns, ev, raw=True)  # raw: no need to decode it back
         except Exception:  # an event is best effort, as in client-go's recorder
             log.exception("event not recorded")
 

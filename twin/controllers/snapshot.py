@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime, UTC
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
 from .. import calibration, errors
@@ -46,6 +46,9 @@ from .csi import CSIError, backends, with_faults
 from .pv_controller import format_quantity
 from .tokenbucket import Throttle, WorkerPool, follow_deployment, throttles
 from .workqueue import Retry, WorkQueue
+
+if TYPE_CHECKING:
+    from ..resources import ResourceType
 
 log = logging.getLogger("twin")
 
@@ -57,6 +60,7 @@ PVC_SOURCE = "snapshot.storage.kubernetes.io/pvc-as-source-protection"
 BEING_CREATED = "snapshot.storage.kubernetes.io/volumesnapshot-being-created"
 BEING_DELETED = "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted"
 DEFAULT_CLASS = "snapshot.storage.kubernetes.io/is-default-class"
+PVC_KEY = ("", "persistentvolumeclaims")
 IMAGE = "registry.k8s.io/sig-storage/snapshot-controller:v8.2.0"
 
 
@@ -70,6 +74,14 @@ def deployment() -> dict[str, Any]:
                          "serviceAccountName": "snapshot-controller", "priorityClassName": "system-cluster-critical",
                          "containers": [{"name": "snapshot-controller", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
                                          "args": ["--v=5", "--leader-election=true"]}]}}}}
+
+
+def _restored_from(pvc: dict | None) -> str | None:
+    """The VolumeSnapshot a PVC is restored from (its dataSource, else its dataSourceRef), if any."""
+    if pvc is None:
+        return None
+    ds = pvc["spec"].get("dataSource") or pvc["spec"].get("dataSourceRef") or {}
+    return ds.get("name") if ds.get("kind") == "VolumeSnapshot" else None
 
 
 class SnapshotController(Controller):
@@ -92,7 +104,13 @@ class SnapshotController(Controller):
         # informer index, so releasing a PVC looks at that PVC's snapshots, not at every snapshot of the namespace
         # (a scan per snapshot made a batch of N snapshots cost N^2: docs/calibration.md, 1000 volumes)
         self.by_claim: dict[tuple[str, str], set[str]] = {}
+        # (namespace, snapshot) -> names of the PVCs restored from it, kept inside every PVC write (on_change):
+        # deleting a snapshot looks at its restores as the controller's PVC lister would, not at every PVC of the
+        # namespace (a scan per deleted snapshot made a batch of N deletions cost N^2)
+        self.restores: dict[tuple[str, str], set[str]] = {}
         if self.enabled:
+            for e in self.store.list_entries(self.pvc_rt):
+                self.on_change(self.pvc_rt, "ADDED", e.obj, None)
             self.vs_rt = self.store.rt(G, V, "volumesnapshots")
             self.vsc_rt = self.store.rt(G, V, "volumesnapshotcontents")
             self.class_rt = self.store.rt(G, V, "volumesnapshotclasses")
@@ -103,6 +121,23 @@ class SnapshotController(Controller):
     async def _gate(self) -> None:
         if hasattr(self.cluster.faults, "wait_unstalled"):
             await self.cluster.faults.wait_unstalled(self.name, self.cluster.time_scale)
+
+    def on_change(self, rtype: ResourceType, etype: str, obj: dict, old: dict | None) -> None:
+        if rtype.key != PVC_KEY or not self.enabled:
+            return
+        ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
+        # a DELETED write carries the removed object as obj (and no old)
+        before, after = (_restored_from(obj), None) if etype == "DELETED" else (_restored_from(old), _restored_from(obj))
+        if before == after:
+            return
+        if before is not None:
+            names = self.restores.get((ns, before))
+            if names is not None:
+                names.discard(name)
+                if not names:
+                    del self.restores[(ns, before)]
+        if after is not None:
+            self.restores.setdefault((ns, after), set()).add(name)
 
     async def run(self) -> None:
         if not self.enabled:
@@ -150,9 +185,9 @@ class SnapshotController(Controller):
     # sync ---------------------------------------------------------------------------------------
     async def sync(self, key: tuple[str, str]) -> None:
         ns, name = key
-        if not self.store.exists(self.vs_rt, ns, name):
+        vs = self.store.peek(self.vs_rt, ns, name)  # read only: writes go through _patch_meta and fresh copies
+        if vs is None:
             return
-        vs = self.store.get(self.vs_rt, ns, name)
         if vs["metadata"].get("deletionTimestamp"):
             await self._delete(vs)
             return
@@ -163,19 +198,20 @@ class SnapshotController(Controller):
         fins = vs["metadata"].get("finalizers") or []
         if AS_SOURCE not in fins or BOUND not in fins:
             await self.call("snapshot", "patch volumesnapshots")
-            patched = self._patch_meta(self.vs_rt, vs, add=[AS_SOURCE, BOUND])
-            if patched is None:
+            if not self._patch_meta(self.vs_rt, vs, add=[AS_SOURCE, BOUND]):
                 return
-            vs = patched
+            vs = self.store.peek(self.vs_rt, ns, name)
+            if vs is None:
+                return
         src = vs["spec"].get("source") or {}
         if src.get("volumeSnapshotContentName"):
             await self._bind_static(vs, src["volumeSnapshotContentName"])
             return
         content_name = f"snapcontent-{vs['metadata']['uid']}"
-        if not self.store.exists(self.vsc_rt, None, content_name):
+        content = self.store.peek(self.vsc_rt, None, content_name)
+        if content is None:
             await self._create_content(vs, content_name)
             return
-        content = self.store.get(self.vsc_rt, None, content_name)
         cmd = content["metadata"]
         if CONTENT_BOUND not in (cmd.get("finalizers") or []) and not cmd.get("deletionTimestamp"):
             await self.call("snapshot", "patch volumesnapshotcontents")
@@ -184,11 +220,12 @@ class SnapshotController(Controller):
         await self._sync_status(vs, content)
 
     def _patch_meta(self, rt, obj: dict, add: Sequence[str] = (), remove: Sequence[str] = (),
-                    annotations: dict[str, str | None] | None = None) -> dict | None:
+                    annotations: dict[str, str | None] | None = None) -> bool:
+        """Write the finalizers and annotations of the current object; False if it is gone (now or before)."""
         md = obj["metadata"]
         ns = md.get("namespace")
         if not self.store.exists(rt, ns, md["name"]):
-            return None
+            return False
         cur = self.store.get(rt, ns, md["name"])
         fins = [f for f in cur["metadata"].get("finalizers") or [] if f not in remove]
         fins += [f for f in add if f not in fins]
@@ -202,16 +239,16 @@ class SnapshotController(Controller):
                 ann.pop(k, None)
             else:
                 ann[k] = v
-        out = self.store.update(rt, ns, md["name"], cur, _internal=True)
-        return out if self.store.exists(rt, ns, md["name"]) else None
+        self.store.update(rt, ns, md["name"], cur, _internal=True, raw=True)
+        return self.store.exists(rt, ns, md["name"])
 
     def _snapshot_class(self, vs: dict, driver: str | None) -> dict | None:
         name = vs["spec"].get("volumeSnapshotClassName")
         if name:
-            return self.store.get(self.class_rt, None, name) if self.store.exists(self.class_rt, None, name) else None
+            return self.store.peek(self.class_rt, None, name)
         for e in self.store.list_entries(self.class_rt):
             if e.obj.get("driver") == driver and (e.obj["metadata"].get("annotations") or {}).get(DEFAULT_CLASS) == "true":
-                return self.store.get(self.class_rt, None, e.obj["metadata"]["name"])
+                return self.store.peek(self.class_rt, None, e.obj["metadata"]["name"])
         return None
 
     async def _error(self, vs: dict, reason: str, message: str) -> None:
@@ -221,26 +258,27 @@ class SnapshotController(Controller):
         if self.store.exists(self.vs_rt, vs["metadata"]["namespace"], vs["metadata"]["name"]):
             cur = self.store.get(self.vs_rt, vs["metadata"]["namespace"], vs["metadata"]["name"])
             cur["status"] = dict(cur.get("status") or {}, readyToUse=False, error={"message": message, "time": now_iso()})
-            self.store.update(self.vs_rt, vs["metadata"]["namespace"], vs["metadata"]["name"], cur, subresource="status")
+            self.store.update(self.vs_rt, vs["metadata"]["namespace"], vs["metadata"]["name"], cur, subresource="status",
+                              raw=True)
 
     async def _create_content(self, vs: dict, content_name: str) -> None:
         ns = vs["metadata"]["namespace"]
         claim = (vs["spec"].get("source") or {}).get("persistentVolumeClaimName")
-        if not claim or not self.store.exists(self.pvc_rt, ns, claim):
+        pvc = self.store.peek(self.pvc_rt, ns, claim) if claim else None
+        if pvc is None:
             await self._error(vs, "SnapshotContentCreationFailed",
                               f'Failed to create snapshot content with error snapshot controller failed to update '
                               f'{ns}/{vs["metadata"]["name"]} on API server: cannot get claim from snapshot')
             raise Retry()
-        pvc = self.store.get(self.pvc_rt, ns, claim)
         pv_name = pvc["spec"].get("volumeName")
         if pvc.get("status", {}).get("phase") != "Bound" or not pv_name:
             await self._error(vs, "SnapshotContentCreationFailed", f"the PVC {claim} is not yet bound to a PV, "
                                                                    "will not attempt to take a snapshot")
             raise Retry()
         await self.call("kube", "get persistentvolumes")  # getVolumeFromVolumeSnapshot reads the PV from the API
-        if not self.store.exists(self.pv_rt, None, pv_name):
+        pv = self.store.peek(self.pv_rt, None, pv_name)
+        if pv is None:
             raise Retry()
-        pv = self.store.get(self.pv_rt, None, pv_name)
         csi = pv["spec"].get("csi") or {}
         cls = self._snapshot_class(vs, csi.get("driver"))
         if cls is None:
@@ -262,7 +300,7 @@ class SnapshotController(Controller):
                                                   "resourceVersion": vs["metadata"]["resourceVersion"]}}}
         await self.call("snapshot", "create volumesnapshotcontents")
         try:
-            self.store.create(self.vsc_rt, None, content)
+            self.store.create(self.vsc_rt, None, content, raw=True)
         except errors.ApiError as e:
             if e.code != 409:
                 raise
@@ -274,7 +312,7 @@ class SnapshotController(Controller):
         await self.call("snapshot", "patch volumesnapshots/status")
         cur = self.store.get(self.vs_rt, ns, vs["metadata"]["name"])
         cur["status"] = {"boundVolumeSnapshotContentName": content_name, "readyToUse": False}
-        self.store.update(self.vs_rt, ns, vs["metadata"]["name"], cur, subresource="status")
+        self.store.update(self.vs_rt, ns, vs["metadata"]["name"], cur, subresource="status", raw=True)
 
     async def _bind_static(self, vs: dict, content_name: str) -> None:
         ns, name = vs["metadata"]["namespace"], vs["metadata"]["name"]
@@ -294,9 +332,9 @@ class SnapshotController(Controller):
         """Copy the content's status into the snapshot's (one status sync per content change)."""
         ns, name = vs["metadata"]["namespace"], vs["metadata"]["name"]
         cst = content.get("status") or {}
-        if not self.store.exists(self.vs_rt, ns, name):
+        cur = self.store.peek(self.vs_rt, ns, name)
+        if cur is None:
             return
-        cur = self.store.get(self.vs_rt, ns, name)
         st = dict(cur.get("status") or {})
         st["boundVolumeSnapshotContentName"] = content["metadata"]["name"]
         if cst.get("error"):
@@ -315,7 +353,7 @@ class SnapshotController(Controller):
                 return
             cur = self.store.get(self.vs_rt, ns, name)
             cur["status"] = st
-            self.store.update(self.vs_rt, ns, name, cur, subresource="status")
+            self.store.update(self.vs_rt, ns, name, cur, subresource="status", raw=True)
         if became_ready:
             self.ready += 1
             await self.call("kube", "create events")
@@ -327,15 +365,15 @@ class SnapshotController(Controller):
     async def _release_pvc(self, vs: dict) -> None:
         ns = vs["metadata"]["namespace"]
         claim = (vs["spec"].get("source") or {}).get("persistentVolumeClaimName")
-        if not claim or not self.store.exists(self.pvc_rt, ns, claim):
+        if not claim:
             return
-        pvc = self.store.get(self.pvc_rt, ns, claim)
-        if PVC_SOURCE not in (pvc["metadata"].get("finalizers") or []):
+        pvc = self.store.peek(self.pvc_rt, ns, claim)
+        if pvc is None or PVC_SOURCE not in (pvc["metadata"].get("finalizers") or []):
             return
         for other in sorted(self.by_claim.get((ns, claim), ())):
-            if not self.store.exists(self.vs_rt, ns, other):
+            o = self.store.peek(self.vs_rt, ns, other)
+            if o is None:
                 continue
-            o = self.store.get(self.vs_rt, ns, other)
             if (o["spec"].get("source") or {}).get("persistentVolumeClaimName") == claim \
                     and not (o.get("status") or {}).get("readyToUse") and not o["metadata"].get("deletionTimestamp"):
                 return  # another snapshot of this PVC is still being taken
@@ -347,27 +385,26 @@ class SnapshotController(Controller):
         fins = vs["metadata"].get("finalizers") or []
         if not {AS_SOURCE, BOUND} & set(fins):
             return
-        for e in self.store.list_entries(self.pvc_rt, ns):
-            ds = e.obj["spec"].get("dataSource") or e.obj["spec"].get("dataSourceRef") or {}
-            if ds.get("kind") == "VolumeSnapshot" and ds.get("name") == name and not e.obj["spec"].get("volumeName") \
-                    and not e.obj["metadata"].get("deletionTimestamp"):
+        for claim in sorted(self.restores.get((ns, name), ())):
+            pvc = self.store.peek(self.pvc_rt, ns, claim)
+            if pvc is not None and not pvc["spec"].get("volumeName") and not pvc["metadata"].get("deletionTimestamp"):
                 await self.call("kube", "create events")
                 self.event(vs, "Warning", "SnapshotDeletePending", "Snapshot is being used to restore a PVC")
                 raise Retry(5.0)
         await self._release_pvc(vs)
         content_name = (vs.get("status") or {}).get("boundVolumeSnapshotContentName") or f"snapcontent-{vs['metadata']['uid']}"
-        if self.store.exists(self.vsc_rt, None, content_name):
-            content = self.store.get(self.vsc_rt, None, content_name)
+        content = self.store.peek(self.vsc_rt, None, content_name)
+        if content is not None:
             if (content["spec"].get("volumeSnapshotRef") or {}).get("uid") == vs["metadata"]["uid"]:
                 if content["spec"].get("deletionPolicy") == "Delete":
                     if not content["metadata"].get("deletionTimestamp"):
                         gone = False
                         if (content["metadata"].get("annotations") or {}).get(BEING_DELETED) != "yes":
                             await self.call("snapshot", "patch volumesnapshotcontents")
-                            gone = self._patch_meta(self.vsc_rt, content, annotations={BEING_DELETED: "yes"}) is None
+                            gone = not self._patch_meta(self.vsc_rt, content, annotations={BEING_DELETED: "yes"})
                         await self.call("snapshot", "delete volumesnapshotcontents")
                         if not gone and self.store.exists(self.vsc_rt, None, content_name):
-                            self.store.delete(self.vsc_rt, None, content_name)
+                            self.store.delete(self.vsc_rt, None, content_name, raw=True)
                     return  # the content's DELETED event brings the snapshot back here
                 if CONTENT_BOUND in (content["metadata"].get("finalizers") or []):
                     await self.call("snapshot", "patch volumesnapshotcontents")
@@ -443,7 +480,7 @@ class CSISnapshotter(Controller):
         if self.store.exists(self.vsc_rt, None, name):
             cur = self.store.get(self.vsc_rt, None, name)
             cur["status"] = dict(cur.get("status") or {}, **status) if merge else status
-            self.store.update(self.vsc_rt, None, name, cur, subresource="status")
+            self.store.update(self.vsc_rt, None, name, cur, subresource="status", raw=True)
 
     def _annotate(self, name: str, key: str, value: str | None) -> None:
         if self.store.exists(self.vsc_rt, None, name):
@@ -453,12 +490,12 @@ class CSISnapshotter(Controller):
                 ann.pop(key, None)
             else:
                 ann[key] = value
-            self.store.update(self.vsc_rt, None, name, cur, _internal=True)
+            self.store.update(self.vsc_rt, None, name, cur, _internal=True, raw=True)
 
     async def sync(self, driver: str, name: str) -> None:
-        if not self.store.exists(self.vsc_rt, None, name):
+        c = self.store.peek(self.vsc_rt, None, name)  # read only: _status and _annotate write fresh copies
+        if c is None:
             return
-        c = self.store.get(self.vsc_rt, None, name)
         backend = backends(self.cluster)[driver]
         st = c.get("status") or {}
         if c["metadata"].get("deletionTimestamp"):

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from .. import errors
 from ..resources import Registry, ResourceType
-from .objects import _clone, _is_crd_type, now_iso
+from .objects import _clone, _is_crd_type, dumps, now_iso
 from .writes import Writes
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -130,8 +130,9 @@ class Deletion(Writes):
         if rtype.kind == "Pod" and rtype.group == "":
             for k in [k for k in self.pod_logs if k[0] == md.get("namespace") and k[1] == md["name"]]:
                 self.pod_logs.pop(k, None)
-        out = self._result(rtype, obj, None, raw)
-        self._emit(rtype, "DELETED", obj, None)
+        encoded = dumps(self._as_version(rtype, obj))  # once, for the caller and the watch event
+        out = self._result(rtype, obj, encoded, raw)
+        self._emit(rtype, "DELETED", obj, None, encoded)
         for cb in list(self.on_removed):
             cb(rtype, obj)
         if rtype.crd:
@@ -177,7 +178,7 @@ class Deletion(Writes):
         obj["metadata"]["finalizers"] = fins
         if not fins:
             obj["metadata"].pop("finalizers")
-        self.update(rtype, ns, name, obj, _internal=True)
+        self.update(rtype, ns, name, obj, _internal=True, raw=True)  # raw: nobody reads the result
 
     def delete_collection(self, rtype: ResourceType, ns: str | None, label_selector: str | None,
                           field_selector: str | None, **kw: Any) -> builtins.list[dict]:

@@ -115,6 +115,12 @@ class ObjectMap:
     def get(self, rtype: ResourceType, ns: str | None, name: str) -> dict:
         return json.loads(self._raw_for(rtype, self._entry(rtype, ns, name)))
 
+    def peek(self, rtype: ResourceType, ns: str | None, name: str) -> dict | None:
+        """The stored object itself, or None: for a reader that does not change it (no JSON decode). Writes
+        replace a stored object, never change it, so what a reader holds stays as it was when read."""
+        e = self.objects[rtype.key].get((ns or "", name))
+        return None if e is None else self._as_version(rtype, e.obj)
+
     def get_raw(self, rtype: ResourceType, ns: str | None, name: str) -> bytes:
         return self._raw_for(rtype, self._entry(rtype, ns, name))
 

@@ -5,6 +5,7 @@ IsQualifiedName, label values, LabelSelector).
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -29,7 +30,24 @@ LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric
              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
 
 
+# Every write validates its object's name, annotation keys and finalizers again, and a controller writes the
+# same object many times over its life: the verdicts on valid strings are kept (the errors are not).
+@functools.lru_cache(maxsize=16384)
+def _name_ok(name: str, label: bool) -> bool:
+    return len(name) <= 63 and bool(_DNS1123_LABEL.match(name)) if label else \
+        len(name) <= 253 and bool(_DNS1123_SUBDOMAIN.match(name))
+
+
+@functools.lru_cache(maxsize=16384)
+def _qualified_key_ok(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    return (not prefix or len(prefix) <= 253 and bool(_DNS1123_SUBDOMAIN.match(prefix))) and \
+        bool(name) and len(name) <= 63 and bool(_QUALIFIED_NAME.match(name))
+
+
 def _check_name(name: str, field: str, label: bool) -> list[dict]:
+    if _name_ok(name, label):
+        return []
     if label:
         if len(name) > 63:
             return [_invalid(field, name, "must be no more than 63 characters")]
@@ -44,6 +62,8 @@ def _check_name(name: str, field: str, label: bool) -> list[dict]:
 
 
 def _check_qualified_key(key: str, field: str) -> list[dict]:
+    if _qualified_key_ok(key):
+        return []
     prefix, _, name = key.rpartition("/")
     out = []
     if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
