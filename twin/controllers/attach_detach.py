@@ -193,9 +193,10 @@ class AttachDetachController(Controller):
         async for etype, node in self.watch("", "v1", "nodes"):
             name = node["metadata"]["name"]
             if etype == "DELETED":
-                self.in_use.pop(name, None)
-                continue
-            in_use = self.in_use[name] = set((node.get("status") or {}).get("volumesInUse") or [])
+                self.in_use.pop(name, None)  # no kubelet holds anything there any more
+                in_use: set[str] = set()
+            else:
+                in_use = self.in_use[name] = set((node.get("status") or {}).get("volumesInUse") or [])
             for pv_node, (_, unique, _, _) in list(self.to_detach.get(name, {}).items()):
                 if unique not in in_use:
                     self._detach(pv_node)
