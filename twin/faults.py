@@ -20,7 +20,8 @@ Rules by name:
                       failing) instead of per attempt.
   stall:<controller>  {} or {"seconds": 30}: the controller takes no new work until cleared (or for `seconds` of
                       cluster time). Controllers: csi-provisioner, csi-attacher, csi-snapshotter,
-                      snapshot-controller, persistentvolume-controller, attachdetach-controller, trident.
+                      snapshot-controller, persistentvolume-controller, attachdetach-controller, trident,
+                      kubelet-unmount (the kubelets unmount no claim's volume: it stays in node.status.volumesInUse).
 
 `hits` counts what was injected, per rule name (shown in the fault verb's answer through `rules`).
 """

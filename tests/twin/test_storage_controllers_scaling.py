@@ -5,6 +5,7 @@ cost N^2 reads. Counted in store entries read, not in time (docs/calibration.md)
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
 from types import SimpleNamespace
 
 import pytest
@@ -209,14 +210,18 @@ def test_detach_release_reads_o1_entries():
         deleted: list[str] = []
         store.delete = lambda rt, ns, name, deleted=deleted: deleted.append(name)
         ctl = AttachDetachController.__new__(AttachDetachController)
-        ctl.store = store
+        ctl.store, ctl.cluster = store, SimpleNamespace(time_scale=1.0)
+        ctl.to_detach, ctl.reported, ctl.in_use = defaultdict(dict), defaultdict(dict), {}  # no volume in use
         for i in range(n):
             store.put(ctl.pv_rt, _pv(i))
             store.put(ctl.va_rt, {"metadata": {"name": attachment_name(f"pvc-{i}", DRIVER, "node-0")},
                                   "spec": {"nodeName": "node-0", "source": {"persistentVolumeName": f"pvc-{i}"}}})
         store.reads = 0
-        for i in range(n):
-            ctl._release((f"pvc-{i}", "node-0"))
+
+        async def release_all(ctl=ctl, n=n):
+            for i in range(n):
+                ctl._release((f"pvc-{i}", "node-0"))
+        asyncio.run(release_all())
         assert len(deleted) == n
         per_volume[n] = store.reads / n
     assert per_volume[400] <= per_volume[100] * 1.2, per_volume

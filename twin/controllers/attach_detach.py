@@ -3,22 +3,30 @@
 attach-detach: for every pod bound to a node whose PVC-backed volumes belong to a CSI driver with
 attachRequired (CSIDriver object), a VolumeAttachment `csi-<sha256(volumeHandle + driver + nodeName)>` (the
 name pkg/volume/csi/csi_attacher.go computes) with spec.attacher / nodeName / source.persistentVolumeName.
-When no pod on that node uses the volume any more (the pod object is gone - the kubelet removes it after
-unmounting - or it finished), the VolumeAttachment is deleted. Events on the pods: SuccessfulAttachVolume,
-FailedAttachVolume ("AttachVolume.Attach failed for volume ...: rpc error: ...").
+When no pod on that node uses the volume any more (the pod object is gone or it finished), the volume is to be
+detached - but, as reconciler.go does, only once the node's kubelet no longer lists it in node.status.volumesInUse
+(`kubernetes.io/csi/<driver>^<handle>`, written by kubelet_volumes.py while it mounts, uses and unmounts it) or
+after maxWaitForUnmountDuration (6 min, times the time scale) since the detach was first wanted (a forced detach);
+a pod that wants the volume again meanwhile cancels it. Then the volume leaves node.status.volumesAttached and the
+VolumeAttachment is deleted. node.status.volumesAttached lists (devicePath "", as for CSI) each volume whose
+VolumeAttachment reported attached. Events on the pods: SuccessfulAttachVolume, FailedAttachVolume
+("AttachVolume.Attach failed for volume ...: rpc error: ...").
 
 csi-attacher: adds the finalizer external-attacher/<driver>, calls ControllerPublish on the driver backend
 (with its per-node slots, ECS conflicts, Trident locks), sets status.attached + attachmentMetadata, or
 status.attachError and retries with backoff (1 s doubling up to 5 min). A deleted VolumeAttachment is detached
 (ControllerUnpublish; status.detachError on failure) and its finalizer dropped.
-Deviation: node.status.volumesAttached / volumesInUse are not maintained; the kubelet watches the
-VolumeAttachment instead.
+Deviations: the kubelet mounts once the VolumeAttachment is attached instead of waiting for the volume in
+node.status.volumesAttached; a volume counts as mounted exactly while it is in volumesInUse (the real controller
+assumes a newly attached volume mounted until a node status first lists it, so a pod deleted before its kubelet ever
+reported the volume waits the whole 6 min there; here it detaches at once).
 """
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import logging
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -26,10 +34,14 @@ from .. import calibration, errors
 from ..store import now_iso
 from .base import Controller
 from .csi import CSIError, backends, with_faults
+from .node_status import NodeStatusList
 from .tokenbucket import WorkerPool
 from .workqueue import Retry, WorkQueue
 
 log = logging.getLogger("twin")
+
+# reconcilerMaxWaitForUnmountDuration of attach_detach_controller.go: past it a still-mounted volume is detached anyway
+MAX_WAIT_FOR_UNMOUNT_SECONDS = 360.0
 
 
 def attachment_name(volume_handle: str, driver: str, node: str) -> str:
@@ -54,10 +66,17 @@ class AttachDetachController(Controller):
         self.pods: dict[str, dict] = {}
         self.queues: dict[str, WorkQueue] = {}
         self.attached_events: set[tuple[str, str]] = set()
+        # detach wanted but the node still lists the volume in use: node -> (pv, node) -> (VA name, unique name,
+        # when first wanted, forced-detach timer)
+        self.to_detach: dict[str, dict[tuple[str, str], tuple[str, str, float, asyncio.TimerHandle]]] = defaultdict(dict)
+        self.in_use: dict[str, set[str]] = {}  # node -> its status.volumesInUse
+        self.reported: dict[str, dict[str, str]] = defaultdict(dict)  # node -> unique name -> VA, for volumesAttached
+        self.attached_status = NodeStatusList(self.store, self.nodes_rt, "volumesAttached", lambda node: [
+            {"name": u, "devicePath": ""} for u in sorted(self.reported[node])])
 
     # attach-detach controller ------------------------------------------------------------------
     async def run(self) -> None:
-        await asyncio.gather(self._pods(), self._claims(), self._attachments())
+        await asyncio.gather(self._pods(), self._claims(), self._attachments(), self._nodes())
 
     async def _gate(self, who: str) -> None:
         if hasattr(self.cluster.faults, "wait_unstalled"):
@@ -130,6 +149,9 @@ class AttachDetachController(Controller):
 
     def _ensure(self, pv_node: tuple[str, str]) -> None:
         pv_name, node = pv_node
+        pending = self.to_detach[node].pop(pv_node, None)
+        if pending is not None:
+            pending[3].cancel()  # wanted again before it was detached (ResetDetachRequestTime)
         if not self.store.exists(self.pv_rt, None, pv_name):
             return
         csi = self.store.get(self.pv_rt, None, pv_name)["spec"]["csi"]
@@ -152,14 +174,62 @@ class AttachDetachController(Controller):
             if self.store.exists(self.va_rt, None, name):
                 va = self.store.get(self.va_rt, None, name)
                 if (va["spec"].get("source") or {}).get("persistentVolumeName") == pv_name and va["spec"].get("nodeName") == node:
-                    if not va["metadata"].get("deletionTimestamp"):
-                        self.store.delete(self.va_rt, None, name)
+                    if not va["metadata"].get("deletionTimestamp") and pv_node not in self.to_detach[node]:
+                        unique = f"kubernetes.io/csi/{csi['driver']}^{csi['volumeHandle']}"
+                        wait = MAX_WAIT_FOR_UNMOUNT_SECONDS * self.cluster.time_scale
+                        timer = asyncio.get_running_loop().call_later(wait, self._detach, pv_node, True)
+                        self.to_detach[node][pv_node] = (name, unique, time.monotonic(), timer)
+                        if unique not in self.in_use.get(node, ()):
+                            self._detach(pv_node)
                     return
         for e in self.store.list_entries(self.va_rt):  # the PV is gone: find its attachment the long way
             sp = e.obj["spec"]
             if sp.get("nodeName") == node and sp.get("source", {}).get("persistentVolumeName") == pv_name \
                     and not e.obj["metadata"].get("deletionTimestamp"):
                 self.store.delete(self.va_rt, None, e.obj["metadata"]["name"])
+
+    async def _nodes(self) -> None:
+        """The nodes' volumesInUse as the informer shows them; a volume leaving it releases its pending detach."""
+        async for etype, node in self.watch("", "v1", "nodes"):
+            name = node["metadata"]["name"]
+            if etype == "DELETED":
+                self.in_use.pop(name, None)  # no kubelet holds anything there any more
+                in_use: set[str] = set()
+            else:
+                in_use = self.in_use[name] = set((node.get("status") or {}).get("volumesInUse") or [])
+            for pv_node, (_, unique, _, _) in list(self.to_detach.get(name, {}).items()):
+                if unique not in in_use:
+                    self._detach(pv_node)
+
+    def _detach(self, pv_node: tuple[str, str], forced: bool = False) -> None:
+        """Detach now: off node.status.volumesAttached, then the VolumeAttachment deleted (reconciler.go)."""
+        pv_name, node = pv_node
+        pending = self.to_detach[node].pop(pv_node, None)
+        if pending is None:
+            return
+        name, unique, since, timer = pending
+        timer.cancel()
+        if forced:
+            log.warning("attach-detach: volume %s on node %s is not safe to detach, but maxWaitForUnmountDuration "
+                        "expired (%.0f s), force detaching", pv_name, node, time.monotonic() - since)
+        if self.reported[node].pop(unique, None) is not None:
+            self._write_attached(node)
+        if self.store.exists(self.va_rt, None, name) and not self.store.get(self.va_rt, None, name)["metadata"].get("deletionTimestamp"):
+            self.store.delete(self.va_rt, None, name)
+
+    def _report_attached(self, va: dict) -> None:
+        pv_name, node = va["spec"]["source"].get("persistentVolumeName"), va["spec"]["nodeName"]
+        e = self.store.objects[self.pv_rt.key].get(("", pv_name))
+        csi = (e.obj["spec"].get("csi") if e is not None else None) or {}
+        if csi and (pv_name, node) not in self.to_detach[node]:
+            unique = f"kubernetes.io/csi/{csi['driver']}^{csi['volumeHandle']}"
+            if self.reported[node].get(unique) != va["metadata"]["name"]:
+                self.reported[node][unique] = va["metadata"]["name"]
+                self._write_attached(node)
+
+    def _write_attached(self, node: str) -> None:
+        """node.status.volumesAttached as the nodeStatusUpdater writes it."""
+        self.attached_status.soon(node)
 
     def pod_event(self, va: dict, etype: str, reason: str, message: str) -> None:
         key = (va["spec"]["source"].get("persistentVolumeName"), va["spec"]["nodeName"])
@@ -199,6 +269,10 @@ class AttachDetachController(Controller):
                 pv = va["spec"].get("source", {}).get("persistentVolumeName")
                 key = (pv, va["spec"].get("nodeName"))
                 self.attached_events.discard(key)
+                for unique, va_name in list(self.reported.get(key[1], {}).items()):
+                    if va_name == va["metadata"]["name"]:  # deleted by someone else: no longer attached
+                        self.reported[key[1]].pop(unique, None)
+                        self._write_attached(key[1])
                 if key in self.desired:
                     self._ensure(key)  # a pod wants it again: attach anew
                 continue
@@ -268,6 +342,7 @@ class AttachDetachController(Controller):
         cur = self.store.get(self.va_rt, None, name)
         cur["status"] = {"attached": True, "attachmentMetadata": {k: str(v) for k, v in (meta or {}).items()}}
         cur = self.store.update(self.va_rt, None, name, cur, subresource="status")
+        self._report_attached(cur)
         key = (pv_name, node)
         if key not in self.attached_events:
             self.attached_events.add(key)

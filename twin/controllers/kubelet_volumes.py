@@ -20,6 +20,7 @@ from collections.abc import Callable
 from .. import calibration
 from . import kubelet_runtime
 from .base import Kind
+from .node_status import NodeStatusList
 
 
 @dataclass
@@ -42,7 +43,7 @@ class VolumeManager:
         self.waiters: dict[tuple, set[asyncio.Future]] = collections.defaultdict(set)
         self.va_index: dict[tuple[str, str], str] = {}  # (pv, node) -> VolumeAttachment name
         self.in_use: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-        self._flush_pending: set[str] = set()
+        self.status = NodeStatusList(s, kubelet.nodes_rt, "volumesInUse", lambda node: sorted(self.in_use[node]))
         for e in s.list_entries(self.k.va_rt):
             self._index_va("ADDED", e.obj)
 
@@ -159,6 +160,9 @@ class VolumeManager:
     async def unmount(self, node: str, v: Volume) -> None:
         try:
             if v.kind == "pvc":
+                faults = self.k.cluster.faults  # `stall:kubelet-unmount` holds the volume in use (twin/faults.py)
+                if hasattr(faults, "wait_unstalled"):
+                    await faults.wait_unstalled("kubelet-unmount", self.k.cluster.time_scale)
                 await self.k.sleep(self._latency("unmount", v.driver))
         finally:
             self.release(node, v)
@@ -179,29 +183,10 @@ class VolumeManager:
 
     def flush(self, node: str) -> None:
         """Write node.status.volumesInUse now (before the pod whose volumes went is deleted)."""
-        self._flush_pending.add(node)
-        self._flush(node)
+        self.status.now(node)
 
     def _flush_soon(self, node: str) -> None:
-        if node not in self._flush_pending:
-            self._flush_pending.add(node)
-            asyncio.get_running_loop().call_soon(self._flush, node)
-
-    def _flush(self, node: str) -> None:
-        """One node status write per loop turn, however many volumes changed."""
-        self._flush_pending.discard(node)
-        if not self.store.exists(self.k.nodes_rt, None, node):
-            return
-        obj = self.store.get(self.k.nodes_rt, None, node)
-        want = sorted(self.in_use[node])
-        st = obj.setdefault("status", {})
-        if st.get("volumesInUse", []) == want:
-            return
-        if want:
-            st["volumesInUse"] = want
-        else:
-            st.pop("volumesInUse", None)
-        self.store.update(self.k.nodes_rt, None, node, obj, subresource="status")
+        self.status.soon(node)
 
     # host directories for containers that run as host processes -----------------------------
     def plan_host_dirs(self, pod: dict, volumes: dict[str, Volume], pod_dir: Path) -> list[tuple]:
