@@ -30,6 +30,7 @@ from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
 log = logging.getLogger("twin")
+IDENTITY = web.RequestKey("identity", authorization.Identity)  # who sent the request, once authenticated
 
 PATCH_TYPES = {
     "application/json-patch+json": "json",
@@ -120,7 +121,7 @@ class ApiServer:
         self.store.request_count += 1
         try:
             if request.path not in ANONYMOUS and not request.path.startswith("/_twin/"):
-                request["identity"] = self._authorize(request)
+                request[IDENTITY] = self._authorize(request)
                 if self.faults is not None:
                     injected = self.faults.api_error(request.method, request.path)
                     if injected:
@@ -629,7 +630,7 @@ class ApiServer:
         body = await self._body(request)
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request was not a {rtype.kind} object")
-        who = request["identity"]
+        who = request[IDENTITY]
         if rtype.plural == "selfsubjectaccessreviews":
             return _json(authorization.access_review(self.authz, who, rtype, body), 201)
         if rtype.plural == "subjectaccessreviews":

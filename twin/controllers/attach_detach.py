@@ -78,13 +78,9 @@ class AttachDetachController(Controller):
     async def run(self) -> None:
         await asyncio.gather(self._pods(), self._claims(), self._attachments(), self._nodes())
 
-    async def _gate(self, who: str) -> None:
-        if hasattr(self.cluster.faults, "wait_unstalled"):
-            await self.cluster.faults.wait_unstalled(who, self.cluster.time_scale)
-
     async def _pods(self) -> None:
         async for etype, pod in self.watch("", "v1", "pods"):
-            await self._gate(self.name)
+            await self.gate()
             key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
             try:
                 if etype == "DELETED" or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
@@ -219,8 +215,8 @@ class AttachDetachController(Controller):
 
     def _report_attached(self, va: dict) -> None:
         pv_name, node = va["spec"]["source"].get("persistentVolumeName"), va["spec"]["nodeName"]
-        e = self.store.objects[self.pv_rt.key].get(("", pv_name))
-        csi = (e.obj["spec"].get("csi") if e is not None else None) or {}
+        pv = self.store.peek(self.pv_rt, None, pv_name)
+        csi = (pv["spec"].get("csi") if pv is not None else None) or {}
         if csi and (pv_name, node) not in self.to_detach[node]:
             unique = f"kubernetes.io/csi/{csi['driver']}^{csi['volumeHandle']}"
             if self.reported[node].get(unique) != va["metadata"]["name"]:
@@ -257,7 +253,7 @@ class AttachDetachController(Controller):
             except KeyError:
                 pass
             q = WorkQueue(f"csi-attacher/{driver}", self.sync_attachment, pool, self.cluster.time_scale, start, cap,
-                          gate=lambda: self._gate("csi-attacher"))
+                          gate=lambda: self.gate("csi-attacher"))
             q.start()
             self.queues[driver] = q
         return q

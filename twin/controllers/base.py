@@ -117,6 +117,11 @@ class Controller:
     def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
         return asyncio.sleep(seconds * self.cluster.time_scale)
 
+    async def gate(self, who: str = "") -> None:
+        """Hold while a `stall:<who>` fault rule (twin/faults.py) stalls this controller, or the component `who`
+        it plays; return at once otherwise."""
+        await self.cluster.faults.wait_unstalled(who or self.name, self.cluster.time_scale)
+
 
 class Reconciler(Controller):
     """A workload controller (syncqueue.py): it owns one kind (`owns`); a new object, a spec change or a deletion

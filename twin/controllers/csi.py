@@ -85,7 +85,7 @@ def stats_registry(cluster: ClusterContext) -> dict[str, Callable[[dict[str, Any
 
 async def with_faults(cluster: ClusterContext, operation: str, key: str, driver: str, call: Any) -> Any:
     """Run one CSI call (an awaitable factory) unless an injected fault fails or hangs it first."""
-    f = cluster.faults.op_fault(operation, key, driver) if hasattr(cluster.faults, "op_fault") else None
+    f = cluster.faults.op_fault(operation, key, driver)
     if f is not None:
         if f.mode == "timeout":
             await asyncio.sleep(f.seconds * cluster.time_scale)

@@ -160,9 +160,7 @@ class VolumeManager:
     async def unmount(self, node: str, v: Volume) -> None:
         try:
             if v.kind == "pvc":
-                faults = self.k.cluster.faults  # `stall:kubelet-unmount` holds the volume in use (twin/faults.py)
-                if hasattr(faults, "wait_unstalled"):
-                    await faults.wait_unstalled("kubelet-unmount", self.k.cluster.time_scale)
+                await self.k.gate("kubelet-unmount")  # `stall:kubelet-unmount` holds the volume in use
                 await self.k.sleep(self._latency("unmount", v.driver))
         finally:
             self.release(node, v)

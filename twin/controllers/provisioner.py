@@ -57,7 +57,7 @@ class ExternalProvisioner(Controller):
             pool = th.pool if th is not None else WorkerPool(int(self._limit(driver, "provisioner_workers", 100)))
             q = WorkQueue(f"{self.name}/{driver}", self.handle, pool, self.cluster.time_scale,
                           self._limit(driver, "retry_start", 1.0), self._limit(driver, "retry_max", 300.0),
-                          gate=self._gate)
+                          gate=self.gate)
             q.start()
             self.queues[driver] = q
         return q
@@ -70,10 +70,6 @@ class ExternalProvisioner(Controller):
                 except KeyError:
                     continue
         return default
-
-    async def _gate(self) -> None:
-        if hasattr(self.cluster.faults, "wait_unstalled"):
-            await self.cluster.faults.wait_unstalled(self.name, self.cluster.time_scale)
 
     async def _call(self, driver: str, verb: str) -> None:
         """One API request of the driver's csi-provisioner: wait for a client token where modelled."""

@@ -71,13 +71,9 @@ class PVController(Controller):
     async def run(self) -> None:
         await asyncio.gather(self._pvcs(), self._pvs(), self._pods())
 
-    async def _gate(self) -> None:
-        if hasattr(self.cluster.faults, "wait_unstalled"):
-            await self.cluster.faults.wait_unstalled(self.name, self.cluster.time_scale)
-
     async def _pvcs(self) -> None:
         async for etype, pvc in self.watch("", "v1", "persistentvolumeclaims"):
-            await self._gate()
+            await self.gate()
             try:
                 if etype == "DELETED":
                     self._claim_gone(pvc)
@@ -88,7 +84,7 @@ class PVController(Controller):
 
     async def _pvs(self) -> None:
         async for etype, pv in self.watch("", "v1", "persistentvolumes"):
-            await self._gate()
+            await self.gate()
             ref = pv["spec"].get("claimRef") or {}
             key = (ref.get("namespace") or "", ref.get("name") or "")  # "" where the claimRef lacks the field
             if etype == "DELETED":

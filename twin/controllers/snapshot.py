@@ -98,7 +98,7 @@ class SnapshotController(Controller):
         throttles(self.cluster)[self.name] = self.throttle
         self.retry = (cal.number("snapshot-controller", "retry_start"), cal.number("snapshot-controller", "retry_max"))
         self.conflict_retries = cal.limit("snapshot-controller", "conflict_retries")
-        self.queue = WorkQueue(self.name, self.sync, self.throttle.pool, self.cluster.time_scale, *self.retry, gate=self._gate)
+        self.queue = WorkQueue(self.name, self.sync, self.throttle.pool, self.cluster.time_scale, *self.retry, gate=self.gate)
         self.ready = 0
         # (namespace, claim) -> names of the snapshots taken of it, from the snapshot watch: the controller's
         # informer index, so releasing a PVC looks at that PVC's snapshots, not at every snapshot of the namespace
@@ -117,10 +117,6 @@ class SnapshotController(Controller):
             dep_rt = self.store.rt("apps", "v1", "deployments")
             if not self.store.exists(dep_rt, "kube-system", "snapshot-controller"):
                 self.store.create(dep_rt, "kube-system", deployment())
-
-    async def _gate(self) -> None:
-        if hasattr(self.cluster.faults, "wait_unstalled"):
-            await self.cluster.faults.wait_unstalled(self.name, self.cluster.time_scale)
 
     def on_change(self, rtype: ResourceType, etype: str, obj: dict, old: dict | None) -> None:
         if rtype.key != PVC_KEY or not self.enabled:
@@ -435,14 +431,10 @@ class CSISnapshotter(Controller):
             th = backends(self.cluster)[driver].sidecar("snapshotter")
             pool = th.pool if th is not None else WorkerPool(self.cal.limit("csi-sidecar", "snapshotter_workers"))
             q = WorkQueue(f"{self.name}/{driver}", lambda name: self.sync(driver, name), pool,
-                          self.cluster.time_scale, gate=self._gate)
+                          self.cluster.time_scale, gate=self.gate)
             q.start()
             self.queues[driver] = q
         return q
-
-    async def _gate(self) -> None:
-        if hasattr(self.cluster.faults, "wait_unstalled"):
-            await self.cluster.faults.wait_unstalled(self.name, self.cluster.time_scale)
 
     async def call(self, driver: str, verb: str) -> None:
         th = backends(self.cluster)[driver].sidecar("snapshotter")
