@@ -70,7 +70,10 @@ def _items(reg: Registry, core: bool) -> list[dict]:
     for group, versions in sorted(reg.group_versions().items()):
         if (group == "") != core:
             continue
-        vs = [{"version": v, "resources": _resources(reg, group, v), "freshness": "Current"} for v in versions]
+        vs = []
+        for v in versions:
+            resources = _resources(reg, group, v)  # omitted when empty, as Go's omitempty does
+            vs.append({"version": v, **({"resources": resources} if resources else {}), "freshness": "Current"})
         meta = {"name": group, "creationTimestamp": None} if group else {"creationTimestamp": None}
         items.append({"metadata": meta, "versions": vs})
     return items

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import yaml
 
@@ -145,7 +146,7 @@ def test_aggregated_and_legacy_describe_the_same_resources(twin):
         assert [v["version"] for v in agg_versions] == versions, group
         for v in agg_versions:
             want = _facts(_legacy_list(twin, group, v["version"]), group, v["version"])
-            assert _aggregated_facts(v["resources"], group, v["version"]) == want, (group, v["version"])
+            assert _aggregated_facts(v.get("resources", []), group, v["version"]) == want, (group, v["version"])
 
 
 def test_crd_created_at_runtime_appears_and_changes_the_etag(twin):
@@ -173,13 +174,22 @@ def _requests(log: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r"GET https://[^/\s]+(/[^?\s]*)", log)]
 
 
+def _kubectl_fresh_home(twin, home, *args: str) -> subprocess.CompletedProcess[str]:
+    """kubectl with a HOME of its own: an empty discovery cache (~/.kube/cache), so it discovers anew."""
+    proc = subprocess.run(["kubectl", *args, "-v=6"], env={**twin.env(), "HOME": str(home)}, text=True,
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 def test_kubectl_discovers_in_two_requests(twin, tmp_path):
-    """A fresh discovery cache: kubectl asks /api and /apis once each, takes the aggregated answers, and asks no
-    group version; api-resources lists what the legacy lists hold (client-go's preferred resources)."""
-    proc = twin.kubectl("api-resources", "-o", "name", "-v=6", f"--cache-dir={tmp_path / 'cache'}")
+    """kubectl asks /api and /apis once each, takes the aggregated answers, and asks no group version;
+    api-resources lists what the legacy lists hold (client-go's preferred resources)."""
+    proc = _kubectl_fresh_home(twin, tmp_path, "api-resources", "-o", "name")
     paths = _requests(proc.stderr)
     assert paths.count("/api") == 1 and paths.count("/apis") == 1, paths
     assert not [p for p in paths if re.fullmatch(r"/apis?/[^/]+(/[^/]+)?", p)], paths
+    assert "unable to retrieve" not in proc.stderr
     want = set()
     for group, versions in _legacy_group_versions(twin):
         seen: set[str] = set()
@@ -190,5 +200,6 @@ def test_kubectl_discovers_in_two_requests(twin, tmp_path):
                     want.add(f"{e['name']}.{group}" if group else e["name"])
     assert set(proc.stdout.split()) == want
     assert "volumesnapshots.snapshot.storage.k8s.io" in want
-    got = twin.kubectl("get", "volumesnapshots", "-A", "-o", "json", "-v=6", f"--cache-dir={tmp_path / 'cache'}")
+    got = _kubectl_fresh_home(twin, tmp_path / "other", "get", "volumesnapshots", "-A", "-o", "json")
     assert json.loads(got.stdout)["kind"] == "List"
+    assert "/apis/snapshot.storage.k8s.io/v1/volumesnapshots" in _requests(got.stderr)
