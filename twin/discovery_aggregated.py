@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import yaml
 from aiohttp import web
@@ -79,11 +79,20 @@ def _items(reg: Registry, core: bool) -> list[dict]:
     return items
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Document:
+    """One registry generation's list, and its encodings as served (kubectl asks on every run without a cache)."""
     generation: int
     items: list[dict]
     etag: str
+    bodies: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (subtype, version) -> body
+
+    def body(self, sub: str, version: str) -> bytes:
+        if (sub, version) not in self.bodies:
+            data = _list(self.items, version)
+            text = json.dumps(data, separators=(",", ":")) if sub == "json" else yaml.safe_dump(data, sort_keys=False)
+            self.bodies[(sub, version)] = text.encode()
+        return self.bodies[(sub, version)]
 
 
 _CACHE: dict[tuple[int, bool], _Document] = {}
@@ -95,8 +104,8 @@ def document(reg: Registry, core: bool) -> _Document:
     cached = _CACHE.get(key)
     if cached is None or cached.generation != reg.generation:
         items = _items(reg, core)
-        body = json.dumps(_list(items, "v2"), separators=(",", ":")).encode()
-        cached = _CACHE[key] = _Document(reg.generation, items, hashlib.sha512(body).hexdigest().upper())
+        v2 = json.dumps(_list(items, "v2"), separators=(",", ":")).encode()
+        cached = _CACHE[key] = _Document(reg.generation, items, hashlib.sha512(v2).hexdigest().upper(), {("json", "v2"): v2})
     return cached
 
 
@@ -142,7 +151,5 @@ def respond(request: web.Request, reg: Registry, core: bool) -> web.Response | N
     headers = {"ETag": f'"{doc.etag}"', "Vary": "Accept", "Cache-Control": "public"}
     if request.headers.get("If-None-Match") == headers["ETag"]:
         return web.Response(status=304, headers=headers)
-    data = _list(doc.items, version)
-    body = (json.dumps(data, separators=(",", ":")) if sub == "json" else yaml.safe_dump(data, sort_keys=False)).encode()
     headers["Content-Type"] = f"application/{sub};g={GROUP};v={version};as={KIND}"
-    return web.Response(body=body, headers=headers)
+    return web.Response(body=doc.body(sub, version), headers=headers)
