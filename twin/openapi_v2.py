@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from . import discovery, openapi_v2_pb
+from .accept import media_ranges
 from .resources import Registry, ResourceType
 
 T = TypeVar("T")
@@ -218,31 +219,12 @@ async def served(reg: Registry) -> _Served:
         _build, reg.generation, reg.all(), copy.deepcopy(reg.crd_openapi)))
 
 
-def _clauses(accept: str) -> list[tuple[str, str]]:
-    """The Accept header's media ranges, best first (goautoneg: by q, then by specificity)."""
-    out = []
-    for i, part in enumerate(accept.split(",")):
-        fields = [f.strip() for f in part.split(";")]
-        if not fields[0]:
-            continue
-        q = 1.0
-        for f in fields[1:]:
-            if f.startswith("q="):
-                try:
-                    q = float(f[2:])
-                except ValueError:
-                    q = 0.0
-        typ, _, sub = fields[0].partition("/")
-        out.append((-q, typ == "*", sub == "*", i, typ, sub or "*"))
-    return [(t, s) for *_, t, s in sorted(out)]
-
-
 async def respond(request: web.Request, reg: Registry) -> web.Response:
     offered = [("json", "application/json"), (PROTOBUF_DEPRECATED, "application/" + PROTOBUF),
                (PROTOBUF, "application/" + PROTOBUF)]
-    for typ, sub in _clauses(request.headers.get("Accept") or "*/*"):
+    for clause in media_ranges(request.headers.get("Accept") or "*/*"):
         for offer, content_type in offered:
-            if typ not in ("application", "*") or sub not in (offer, "*"):
+            if not clause.matches("application", offer):
                 continue
             doc = await served(reg)
             headers = {"Vary": "Accept", "Etag": f'"{doc.etag}"', "Last-Modified": doc.last_modified}

@@ -1,8 +1,8 @@
 """The twin's Kubernetes API server: HTTP routing onto the store, as real clients expect it.
 
-Serves discovery and OpenAPI v3 (discovery.py) and v2 (openapi_v2.py), CRUD on every registered resource, list with
-label/field selectors and limit/continue, watch (chunked JSON lines, replay from a
-resourceVersion, 410 Expired, bookmarks, sendInitialEvents), merge/JSON/strategic merge patch and
+Serves legacy discovery and OpenAPI v3 (discovery.py), aggregated discovery (discovery_aggregated.py), OpenAPI v2
+(openapi_v2.py), CRUD on every registered resource, list with label/field selectors and limit/continue, watch
+(chunked JSON lines, replay from a resourceVersion, 410 Expired, bookmarks, sendInitialEvents), merge/JSON/strategic merge patch and
 server-side apply, the status, scale, log, binding, eviction and finalize subresources, Table and
 PartialObjectMetadata output, dry-run, fieldValidation (Strict/Warn/Ignore with Warning headers),
 and metav1.Status errors. See docs/twin.md for what it serves and where it deviates.
@@ -22,7 +22,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import authorization, discovery, errors, escalation, impersonation, openapi_v2, podlogs, portforward, protobuf, streaming, tables
+from . import authorization, discovery, discovery_aggregated, errors, escalation, impersonation, openapi_v2, podlogs, portforward, protobuf, streaming, tables
 from .authentication import Authenticator, self_subject_review
 from .controllers import kubelet
 from .requestinfo import request_info
@@ -184,10 +184,11 @@ class ApiServer:
             return _json(discovery.VERSION_INFO)
         if path in ("/healthz", "/readyz", "/livez"):
             return web.Response(text="ok")
-        if path == "/api":
-            return _json(discovery.api_versions())
-        if path == "/apis":
-            return _json(discovery.api_groups(reg))
+        if path in ("/api", "/apis"):
+            aggregated = discovery_aggregated.respond(request, reg, core=path == "/api")
+            if aggregated is not None:
+                return aggregated
+            return _json(discovery.api_versions() if path == "/api" else discovery.api_groups(reg))
         if path == "/openapi/v3":
             return _json(discovery.openapi_root(reg))
         if segs[:2] == ["openapi", "v3"]:
