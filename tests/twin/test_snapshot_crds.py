@@ -156,7 +156,12 @@ def test_one_of_required_alternatives(twin, api):
                              'validate one and only one schema (oneOf). Found 2 valid alternatives')
     none = create("none", {})
     assert none is not None and none.status == 422
-    causes = json.loads(none.body)["details"]["causes"]
+    st = json.loads(none.body)
+    # two causes: the message is apimachinery's aggregate, in brackets
+    assert st["message"] == ('Source.oneof.example.com "none" is invalid: [<nil>: Invalid value: "": "spec.source" must '
+                             'validate one and only one schema (oneOf). Found none valid, '
+                             'spec.source.snapshotHandle: Required value]')
+    causes = st["details"]["causes"]
     assert causes == [{"reason": "FieldValueInvalid", "field": "<nil>", "message": 'Invalid value: "": "spec.source" '
                        'must validate one and only one schema (oneOf). Found none valid'},
                       {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.source.snapshotHandle"}]
