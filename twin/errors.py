@@ -52,7 +52,9 @@ def conflict(rt, name: str, why: str = MODIFIED) -> ApiError:
 
 
 def invalid(rt, name: str, causes: list[dict]) -> ApiError:
-    text = ", ".join(f"{c['field']}: {c['message']}" for c in causes)
+    # apimachinery's ErrorList.ToAggregate(): distinct messages, in brackets when more than one
+    msgs = list(dict.fromkeys(f"{c['field']}: {c['message']}" for c in causes))
+    text = "[" + ", ".join(msgs) + "]" if len(msgs) > 1 else "".join(msgs)
     return ApiError(422, "Invalid", f'{rt.kind}{"." + rt.group if rt.group else ""} "{name}" is invalid: {text}',
                     _details(name, rt.group, rt.kind, causes=causes))
 

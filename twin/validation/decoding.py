@@ -89,6 +89,8 @@ class _Walk:
         if t.bounds:
             self._bounds(t.bounds, v, path)
         if tv is dict:
+            if t.one_of:
+                self._one_of(t.one_of, v, path)
             props = t.props
             if props is not None:
                 name = t.name or parent
@@ -165,6 +167,21 @@ class _Walk:
                 obj[key] = _ZERO.get(next(iter(types)), "")
             return
         self.causes.append({"reason": "FieldValueRequired", "message": "Required value", "field": path})
+
+    def _one_of(self, alts: tuple[tuple[str, ...], ...], v: dict, path: str) -> None:
+        """kube-openapi's oneOf (validate/schema_props.go): exactly one alternative must hold. Its error is not a
+        field error, so apiextensions reports it on the nil path (`<nil>: Invalid value: ""`); with none valid,
+        the first alternative's failures follow (equal match counts keep the first)."""
+        valid = sum(1 for req in alts if all(k in v for k in req))
+        if valid == 1:
+            return
+        extra = "Found none valid" if not valid else f"Found {valid} valid alternatives"
+        self.causes.append({"reason": "FieldValueInvalid", "field": "<nil>",
+                            "message": f'Invalid value: "": "{path}" must validate one and only one schema (oneOf). {extra}'})
+        if not valid:
+            for k in alts[0]:
+                if k not in v:
+                    self.causes.append({"reason": "FieldValueRequired", "message": "Required value", "field": _join(path, k)})
 
     def _bounds(self, b: dict, v: Any, path: str) -> None:
         def bad(msg: str) -> None:

@@ -28,7 +28,7 @@ class Node:
 
     __slots__ = ("types", "props", "values", "items", "required", "enum", "merge_key", "strategy",
                  "list_type", "map_keys", "free", "fmt", "go", "t", "name", "preserve", "bounds",
-                 "int_or_string", "nullable", "pyt", "simple")
+                 "int_or_string", "nullable", "pyt", "simple", "one_of")
 
     def __init__(self) -> None:
         self.types: frozenset[str] | None = None
@@ -52,6 +52,7 @@ class Node:
         self.nullable = False
         self.pyt: frozenset | None = None        # the Python types a value may have (exact type match)
         self.simple = False                      # a scalar that only needs its type checked
+        self.one_of: tuple[tuple[str, ...], ...] = ()  # CRD `oneOf` whose alternatives are `required` lists
 
 
 _PY = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,),
@@ -65,7 +66,7 @@ def _finish(n: Node) -> None:
             pyt.update(_PY.get(t, ()))
         n.pyt = frozenset(pyt)
     n.simple = (not n.free and n.pyt is not None and not (n.pyt & {dict, list}) and n.enum is None
-                and n.fmt != "quantity" and not n.bounds)
+                and n.fmt != "quantity" and not n.bounds and not n.one_of)
 
 
 @functools.lru_cache(maxsize=1)
@@ -210,7 +211,16 @@ def compile_crd_schema(s: dict | None) -> Node:
     if "items" in s:
         n.items = compile_crd_schema(s["items"] if isinstance(s["items"], dict) else {})
     n.required = tuple(s.get("required", ()))
+    n.one_of = _required_alternatives(s.get("oneOf"))
     if n.types == frozenset(["object"]) and n.props is None and n.values is None:
         n.free = True
     _finish(n)
     return n
+
+
+def _required_alternatives(alts: object) -> tuple[tuple[str, ...], ...]:
+    """A structural schema's `oneOf` may only restate its own properties' value validations; the form CRDs use
+    is a list of `required` alternatives (exactly one of these fields). Other alternatives are not checked."""
+    if not isinstance(alts, list) or not all(isinstance(a, dict) and set(a) == {"required"} for a in alts):
+        return ()
+    return tuple(tuple(a["required"]) for a in alts)
