@@ -66,7 +66,7 @@ class Cluster:
         self.crd_sets = crds
         self.seed = seed or self.dir.name
         self.store = Store()
-        self.faults = Faults()
+        self.faults = Faults(seed=f"faults/{self.seed}")  # the same coin flips on every run of this cluster
         self.token = secrets.token_hex(24)
         self.super_token = secrets.token_hex(24)  # kubeadm's super-admin.conf (system:masters)
         self.nodes: list[dict] = []

@@ -110,3 +110,18 @@ def test_a_stalled_provisioner_takes_no_work_until_cleared(twin):
     assert phase(twin, "pvc", "held") == "Pending"
     fault(twin, "stall:csi-provisioner")
     kube_wait(twin, "jsonpath={.status.phase}=Bound", "pvc/held")
+
+
+def test_fraction_rules_draw_the_same_coin_flips_for_the_same_seed():
+    """A cluster's fault draws are seeded (its name): a fraction rule hits the same attempts on every run, so a test
+    that counts hits does not pass or fail by chance."""
+    from twin.faults import Faults
+
+    def hits(seed: str) -> list[bool]:
+        f = Faults(seed=seed)
+        f.set("provision", {"fraction": 0.5})
+        return [f.op_fault("provision", f"default/pvc-{i}", "x") is not None for i in range(40)]
+
+    assert hits("faults/twin") == hits("faults/twin")
+    assert hits("faults/twin") != hits("faults/twin-2")  # fleet members draw apart
+    assert 5 < sum(hits("faults/twin")) < 35
