@@ -403,18 +403,14 @@ def columns_for(rtype: Any) -> tuple[list[dict], Row]:
         if cols:
             defs = [{"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a "
                      "namespace.", "priority": 0}]
+            # the CRD's columns alone: apiextensions serves a default Age column only to a CRD that declares
+            # none (apihelpers serveDefaultColumnsIfEmpty), the DEFAULT branch below
             for c in cols:
                 defs.append({"name": c.get("name", ""), "type": c.get("type", "string"), "format": c.get("format", ""),
                              "description": c.get("description", ""), "priority": c.get("priority", 0)})
-            has_age = any(c.get("jsonPath") == ".metadata.creationTimestamp" for c in cols)
-            if not has_age:
-                defs.append({"name": "Age", "type": "date", "format": "", "description": "", "priority": 0})
 
             def row(o: dict) -> list[Any]:
-                cells = [_name(o)] + [_cell(jsonpath(o, c.get("jsonPath", "")), c.get("type", "string")) for c in cols]
-                if not has_age:
-                    cells.append(_age(o))
-                return cells
+                return [_name(o)] + [_cell(jsonpath(o, c.get("jsonPath", "")), c.get("type", "string")) for c in cols]
             return defs, row
         cols_t, row_fn = DEFAULT
     else:

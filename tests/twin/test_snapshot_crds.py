@@ -102,36 +102,22 @@ def test_unknown_spec_fields_are_pruned_or_strictly_rejected(twin, api):
     assert twin.kubectl("get", "volumesnapshot", "strict", check=False).returncode != 0
 
 
-ONE_OF_CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: sources.oneof.example.com
-spec:
-  group: oneof.example.com
-  names: {kind: Source, listKind: SourceList, plural: sources, singular: source}
-  scope: Cluster
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              source:
-                # upstream external-snapshotter's v7 VolumeSnapshotContent source, oneOf as it was written there
-                properties:
-                  snapshotHandle: {type: string}
-                  volumeHandle: {type: string}
-                type: object
-                oneOf:
-                - required: ["snapshotHandle"]
-                - required: ["volumeHandle"]
-"""
+def cluster_crd(group: str, kind: str, spec_properties: dict, **version: object) -> str:
+    """A cluster-scoped CRD of one served version whose spec holds `spec_properties`, as kubectl apply input."""
+    plural = kind.lower() + "s"
+    return json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                       "metadata": {"name": f"{plural}.{group}"},
+                       "spec": {"group": group, "scope": "Cluster",
+                                "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
+                                "versions": [{"name": "v1", "served": True, "storage": True, **version, "schema": {
+                                    "openAPIV3Schema": {"type": "object", "properties": {
+                                        "spec": {"type": "object", "properties": spec_properties}}}}}]}})
+
+
+# upstream external-snapshotter's v7 VolumeSnapshotContent source, its oneOf as it was written there
+ONE_OF_CRD = cluster_crd("oneof.example.com", "Source", {"source": {
+    "type": "object", "properties": {"snapshotHandle": {"type": "string"}, "volumeHandle": {"type": "string"}},
+    "oneOf": [{"required": ["snapshotHandle"]}, {"required": ["volumeHandle"]}]}})
 
 
 def test_one_of_required_alternatives(twin, api):
@@ -165,3 +151,20 @@ def test_one_of_required_alternatives(twin, api):
     assert causes == [{"reason": "FieldValueInvalid", "field": "<nil>", "message": 'Invalid value: "": "spec.source" '
                        'must validate one and only one schema (oneOf). Found none valid'},
                       {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.source.snapshotHandle"}]
+
+
+COLUMNS_CRD = cluster_crd("columns.example.com", "Gauge", {"level": {"type": "integer"}},
+                          additionalPrinterColumns=[{"name": "Level", "type": "integer", "jsonPath": ".spec.level"}])
+
+
+def test_declared_columns_come_without_a_default_age(twin):
+    """apiextensions serves the Age column only to a CRD that declares no columns (apihelpers'
+    serveDefaultColumnsIfEmpty); a CRD with its own columns gets Name and those, nothing more."""
+    twin.kubectl("apply", "-f", "-", input=COLUMNS_CRD)
+    kube_wait(twin, "condition=Established", "crd/gauges.columns.example.com", namespace=None)
+    gauge = {"apiVersion": "columns.example.com/v1", "kind": "Gauge", "metadata": {"name": "g1"}, "spec": {"level": 7}}
+    twin.kubectl("apply", "-f", "-", input=json.dumps(gauge))
+    header, rows = header_and_rows(twin.kubectl("get", "gauges").stdout)
+    assert header == ["NAME", "LEVEL"] and rows == [["g1", "7"]]
+    header, _ = header_and_rows(twin.kubectl("get", "tridentversions", "-A").stdout + "\n")
+    assert header[-1] == "AGE"  # a CRD without columns (Trident's) keeps the default one
