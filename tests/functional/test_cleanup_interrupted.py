@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+from pathlib import Path
 
 from kubernetes import client
 
@@ -13,6 +14,19 @@ from tests.support.waits import watch_until
 
 LIFECYCLE = REPO / "playbooks" / "bench_csi_lifecycle.yml"
 CLEANUP = REPO / "playbooks" / "cleanup.yml"
+
+
+def _kill_run(pid: int) -> None:
+    """SIGKILL ansible-playbook and its workers. Each worker setsid()s, so killing the playbook's process group leaves
+    the worker and its module running (a bench_run module would go on measuring a twin that is gone)."""
+    for proc_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == pid:
+                os.killpg(int(proc_dir.name), signal.SIGKILL)  # a worker leads its own session and group
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or not a worker of ours
+    os.killpg(pid, signal.SIGKILL)
 
 
 def test_interrupted_run_is_cleaned_up_completely(twin, tmp_path):
@@ -38,7 +52,7 @@ def test_interrupted_run_is_cleaned_up_completely(twin, tmp_path):
         try:
             proc.wait(60)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            _kill_run(proc.pid)
             raise
         finally:
             twin.twin_cmd("fault", "--clear", "--name", "stall:csi-attacher")
