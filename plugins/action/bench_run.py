@@ -19,6 +19,7 @@ runs without live progress and says so once; results are the same.
 
 import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -71,6 +72,10 @@ class Relay:
                 self.last_shown = now
 
     def _loop(self):
+        # SIGINT/SIGTERM are for the worker's main thread, whose handler passes them on to the module's process
+        # group (ansible-playbook interrupted, an AWX cancel). A process-directed signal the kernel hands to this
+        # thread instead leaves the main thread asleep in its wait for the module, and the module never hears it.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         while not self.stop.wait(self.interval):
             try:
                 self.poll()
