@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import seed_method as sm  # noqa: E402
+from tests.support.alibaba import admin  # noqa: E402
 
 SNAP = "/apis/snapshot.storage.k8s.io/v1"
 
@@ -51,14 +52,6 @@ def _watch(tw: sm.Twin, path: str, added: list[float], ready: list[float], stop:
                 ready.append(now)
             if stop.is_set() or len(seen) >= 100:
                 return
-
-
-def _admin(tw: sm.Twin, verb: str, body: dict) -> dict:
-    ctx = ssl.create_default_context(cafile=str(tw.dir / "pki" / "ca.crt"))
-    req = urllib.request.Request(f"{tw.server}/_twin/{verb}", data=json.dumps(body).encode(), method="POST",
-                                 headers={"Authorization": f"Bearer {tw.token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(req, context=ctx, timeout=60) as r:
-        return dict(json.loads(r.read()))
 
 
 def main() -> int:
@@ -102,7 +95,7 @@ def main() -> int:
             stop.set()
             for w in watchers:
                 w.join(60)
-            calls = _admin(tw, "storage", {"only": ["throttles"], "log": True})["throttles"]
+            calls = admin(tw, "storage", {"only": ["throttles"], "log": True})["throttles"]
     print(f"{a.driver} Create Snapshot ON after {','.join(before)} at {ts} (seed {a.seed if a.seed is not None else 'of the file'}, "
           f"{sm.client_version()}): {step.wall / ts:.2f} s; kubectl started {step.prepare / ts:.2f} s, sent for "
           f"{(step.submit - step.prepare) / ts:.2f} s; {step.polls} polls of {step.poll_wall / step.polls * 1000:.0f} ms wall")
