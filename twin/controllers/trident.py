@@ -135,7 +135,7 @@ class TridentCSI(Backend):
         self.state = state
         self.global_lock = asyncio.Lock()
         self.volume_locks: dict[str, asyncio.Lock] = collections.defaultdict(asyncio.Lock)
-        self.lif_slots: dict[str, asyncio.Semaphore] = {}
+        self.lif_slots: dict[str, vclock.Slots] = {}
         self.global_lane = vclock.Lane()
         self.serial: dict[str, vclock.Lane] = collections.defaultdict(vclock.Lane)
         # (backend, operation) -> [calls of that kind in the controller now, calls since it was last without one]
@@ -185,14 +185,16 @@ class TridentCSI(Backend):
         lif = backend["managementLIF"]
         slots = self.lif_slots.get(lif)
         if slots is None:
-            slots = self.lif_slots[lif] = asyncio.Semaphore(self.cal.limit("trident", "lif_api_calls"))
+            slots = self.lif_slots[lif] = vclock.Slots(self.cal.limit("trident", "lif_api_calls"))
         async with self.volume_locks[volume]:
-            async with slots:
-                self._enter(backend)
-                try:
-                    await self.serial[backend["name"]].run(s, vclock.now() + p)
-                finally:
-                    self._exit(backend)
+            start = await slots.acquire()
+            end = None
+            self._enter(backend)
+            try:
+                end = await self.serial[backend["name"]].run(s, start + p)
+            finally:
+                self._exit(backend)
+                slots.release(vclock.now() if end is None else end)
 
     def _enter(self, backend: dict[str, Any]) -> None:
         self.state.inflight += 1

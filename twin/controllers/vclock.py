@@ -23,6 +23,27 @@ async def sleep_until(deadline: float) -> None:
         await asyncio.sleep(delay)
 
 
+class Slots:
+    """At most `n` operations at once, handed over in virtual time: a waiter that gets a slot from a finishing
+    operation starts where that operation was scheduled to end, not when the event loop got round to waking it,
+    so the hand-over latency does not pile up along a queue of waiters (as NodeSlots in alibaba_csi.py)."""
+
+    def __init__(self, n: int) -> None:
+        self.sem = asyncio.Semaphore(n)
+        self.vend = 0.0  # scheduled end of the operation that last released a slot
+
+    async def acquire(self) -> float:
+        """Wait for a slot; return the operation's virtual start."""
+        arrival = now()
+        queued = self.sem.locked()
+        await self.sem.acquire()
+        return max(arrival, min(self.vend, now())) if queued else arrival
+
+    def release(self, vend: float) -> None:
+        self.vend = vend
+        self.sem.release()
+
+
 class Lane:
     """One-at-a-time resource in virtual (scheduled) wall time."""
 
@@ -37,7 +58,13 @@ class Lane:
         return start, end
 
     async def run(self, wall_seconds: float, arrival: float | None = None) -> float:
-        """Occupy the lane for `wall_seconds` after whatever is booked before; return the scheduled end."""
+        """Occupy the lane for `wall_seconds` from `arrival` (default: now), after whatever is booked before; return
+        the scheduled end. The booking is made when the operation arrives, not when it is called: the lane is a lock
+        taken after the operation's own work, so it serves operations in the order they reach it, and one slow
+        operation called early does not hold back those that reach the lane before it (asyncio fires overdue timers
+        in deadline order, so operations woken in the same turn still book in arrival order)."""
+        if arrival is not None:
+            await sleep_until(arrival)
         _, end = self.reserve(wall_seconds, arrival)
         await sleep_until(end)
         return end
