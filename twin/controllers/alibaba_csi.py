@@ -80,7 +80,7 @@ class NodeSlots:
                 self.release(kind, vclock.now())
             raise
         # handed over by a finishing operation: start where it was scheduled to end, not when we woke up
-        return max(arrival, min(self.vend, vclock.now()))
+        return vclock.handed_over(arrival, self.vend)
 
     def release(self, kind: str, vend: float) -> None:
         self.inflight[kind] -= 1

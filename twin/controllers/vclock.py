@@ -23,6 +23,12 @@ async def sleep_until(deadline: float) -> None:
         await asyncio.sleep(delay)
 
 
+def handed_over(arrival: float, vend: float) -> float:
+    """The virtual start of an operation that waited from `arrival` for a resource released by one scheduled to end
+    at `vend`: that end, not the later moment the loop woke the waiter (and never in the future)."""
+    return max(arrival, min(vend, now()))
+
+
 class Slots:
     """At most `n` operations at once, handed over in virtual time: a waiter that gets a slot from a finishing
     operation starts where that operation was scheduled to end, not when the event loop got round to waking it,
@@ -37,7 +43,7 @@ class Slots:
         arrival = now()
         queued = self.sem.locked()
         await self.sem.acquire()
-        return max(arrival, min(self.vend, now())) if queued else arrival
+        return handed_over(arrival, self.vend) if queued else arrival
 
     def release(self, vend: float) -> None:
         self.vend = vend
