@@ -1,0 +1,97 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet_check filter; documentation in fleet_check.yml.
+
+A fleet run may only touch clusters somebody named. Ansible goes on after an inventory source fails to
+parse (a warning, then only the implicit localhost), and localhost reaches whatever cluster KUBECONFIG or
+K8S_AUTH_* point to: on an operator's laptop or an AWX node that is a production cluster nobody named.
+"""
+
+
+import os
+
+from ansible.errors import AnsibleFilterError
+
+# Ansible's own default inventory: a run that names no other source is a run with no inventory.
+BUILTIN_DEFAULT_SOURCE = "/etc/ansible/hosts"
+# Inventory plugins that add no host of their own (they group the hosts of the sources before them).
+NO_HOST_PLUGINS = ("constructed", "ansible.builtin.constructed", "generator", "ansible.builtin.generator")
+# What each kind of playbook accepts as a cluster host's own connection.
+CONNECTION_VARS = {
+    "k8s": ("k8s_kubeconfig", "k8s_context"),
+    "ack": ("k8s_kubeconfig", "k8s_context", "ack_cluster_id"),
+}
+
+
+def _adds_no_hosts(source):
+    """True for a source file that configures a plugin which only groups other sources' hosts."""
+    if not os.path.isfile(source) or os.path.getsize(source) > 1 << 20:
+        return False
+    try:
+        with open(source) as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "plugin":
+                    return value.strip().strip("'\"") in NO_HOST_PLUGINS
+    except (OSError, UnicodeDecodeError):
+        return False
+    return False
+
+
+def _yielded_hosts(source, origins):
+    """Did any host come from this source (a file, or a file below this directory)?"""
+    prefix = source.rstrip(os.sep) + os.sep
+    return any(o == source or o.startswith(prefix) for o in origins)
+
+
+def _var(hostvars, host, name):
+    try:
+        value = hostvars[host].get(name)
+    except Exception:  # an undefined or failing template is no connection
+        return None
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def fleet_check(groups, hostvars, sources, cluster_group="k8s_clusters", needs="k8s"):
+    """{'problems': [...], 'fallback': bool}: what makes this inventory unsafe, and whether localhost is the one
+    cluster (no inventory given, or one that lists only localhost)."""
+    if needs not in CONNECTION_VARS:
+        raise AnsibleFilterError("fleet_check: needs must be one of %s, got %r" % (", ".join(CONNECTION_VARS), needs))
+    if not isinstance(groups, dict):
+        raise AnsibleFilterError("fleet_check: the input must be the magic variable groups, got %r" % type(groups))
+    given = [s for s in (sources or []) if s != BUILTIN_DEFAULT_SOURCE]
+    hosts = list(groups.get("all") or [])
+    members = list(groups.get(cluster_group) or [])
+    if not given:
+        return {"problems": [], "fallback": not members}
+    problems = []
+    origins = [_var(hostvars, h, "inventory_file") or "" for h in hosts]
+    for source in given:
+        if not _adds_no_hosts(source) and not _yielded_hosts(source, origins):
+            problems.append(
+                "The inventory source %s yielded no host: it does not exist, failed to parse (see the [WARNING] "
+                "lines above) or lists no host. Fix the source; to run on the one cluster of KUBECONFIG / "
+                "K8S_AUTH_*, run without -i." % source)
+    if problems:
+        return {"problems": problems, "fallback": False}
+    if not members:
+        if hosts in ([], ["localhost"]):
+            return {"problems": [], "fallback": True}
+        return {"problems": [
+            "The inventory (%s) names no host in the group %r, so no cluster was named. Put the clusters in that "
+            "group, or name their group with -e cluster_group=NAME." % (", ".join(given), cluster_group)],
+            "fallback": False}
+    wanted = CONNECTION_VARS[needs]
+    for host in members:
+        if host != "localhost" and not any(_var(hostvars, host, v) for v in wanted):
+            problems.append(
+                "The cluster host %s has no connection of its own (none of %s is set), so it would reach "
+                "whatever cluster KUBECONFIG / K8S_AUTH_* point to. Set k8s_kubeconfig (and k8s_context) for it "
+                "in the inventory, or list the clusters with the storageperf.k8s.kubeconfig inventory plugin."
+                % (host, ", ".join(wanted)))
+    return {"problems": problems, "fallback": False}
+
+
+class FilterModule:
+    def filters(self):
+        return {"fleet_check": fleet_check}
