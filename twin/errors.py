@@ -3,12 +3,14 @@ from __future__ import annotations
 
 
 class ApiError(Exception):
-    def __init__(self, code: int, reason: str, message: str, details: dict | None = None):
+    def __init__(self, code: int, reason: str, message: str, details: dict | None = None,
+                 headers: dict[str, str] | None = None):
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
         self.details = details or {}
+        self.headers = headers or {}
 
     def status(self) -> dict:
         out = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -83,9 +85,11 @@ def method_not_allowed(message: str) -> ApiError:
     return ApiError(405, "MethodNotAllowed", message)
 
 
-def too_many_requests() -> ApiError:
+def too_many_requests(retry_after: int = 1) -> ApiError:
+    """What kube-apiserver's max-in-flight and priority-and-fairness filters answer: the wait both in the body and in
+    the Retry-After header, which client-go honours."""
     return ApiError(429, "TooManyRequests", "the server has received too many requests and has asked us to try again later",
-                    {"retryAfterSeconds": 1})
+                    {"retryAfterSeconds": retry_after}, headers={"Retry-After": str(retry_after)})
 
 
 def internal(message: str) -> ApiError:

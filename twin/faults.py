@@ -3,8 +3,10 @@
 Set with `python -m twin fault --name NAME --rule JSON` (POST /_twin/fault), clear with `--clear [--name NAME]`.
 Rules by name:
 
-  api                 {"fraction": 0.2, "code": 500|429, "methods": ["POST"], "path_contains": "/pods", "count": 5}
-                      a fraction of API requests answer 500 InternalError or 429 TooManyRequests;
+  api                 {"fraction": 0.2, "code": 500|429, "methods": ["POST"], "path_contains": "/pods", "count": 5,
+                       "retry_after": 1}
+                      a fraction of API requests answer 500 InternalError or 429 TooManyRequests (a storm); a 429
+                      carries Retry-After (default 1 s, as kube-apiserver's max-in-flight and APF filters send it);
                       `count` stops the rule after that many hits, as for the operations below.
   <operation>         {"fraction": 0.3, "mode": "fail"|"timeout", "driver": "csi.trident.netapp.io",
                        "match": "substring of the object key", "code": "Internal", "message": "...",
@@ -99,7 +101,9 @@ class Faults:
             return None
         self.hits["api"] += 1
         code = int(rule.get("code", 500))
-        return errors.too_many_requests() if code == 429 else errors.internal("injected fault")
+        if code == 429:
+            return errors.too_many_requests(int(rule.get("retry_after", 1)))
+        return errors.internal("injected fault")
 
     # storage operations (the CSI sidecars ask) -------------------------------------------------
     def op_fault(self, operation: str, key: str, driver: str = "") -> OpFault | None:

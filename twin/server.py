@@ -65,7 +65,7 @@ def _json(data: Any, status: int = 200, headers: dict | None = None) -> web.Resp
 
 
 def _status_response(err: errors.ApiError) -> web.Response:
-    return _json(err.status(), err.code)
+    return _json(err.status(), err.code, err.headers or None)
 
 
 def _success(details: dict | None = None, code: int | None = None) -> dict:

@@ -57,10 +57,11 @@ options:
     default: 30
   api_retries:
     description:
-      - Attempts per call on throttling (C(Throttling*), HTTP 429) and transient server errors (5xx,
-        C(ServiceUnavailable), connection errors), with capped, jittered exponential backoff.
+      - Tries per call on throttling (C(Throttling*), HTTP 429) and transient server errors (5xx,
+        C(ServiceUnavailable), connection errors), with capped, jittered exponential backoff, within the run's retry
+        budget; an endpoint that answers nothing for 20 s is reported unreachable (docs/fleet.md).
     type: int
-    default: 6
+    default: 10
   concurrency:
     description:
       - How many Alibaba Cloud calls run at once where calls are independent (pages of nodes, batches of 50

@@ -41,9 +41,12 @@ options:
     type: float
     default: 30.0
   api_retries:
-    description: Attempts per request on 429, 5xx and connection errors, with capped exponential backoff.
+    description:
+      - Tries per request on 429 (after its C(Retry-After)), 5xx and connection errors, with capped, jittered
+        exponential backoff (client-go's default is 10 too). Every request of a run also shares a retry budget,
+        and a server that answers nothing for 20 s is reported unreachable; see docs/fleet.md.
     type: int
-    default: 6
+    default: 10
 requirements:
   - kubernetes >= 30 (Python library)
 notes:

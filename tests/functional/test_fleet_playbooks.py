@@ -168,12 +168,14 @@ def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tm
             [doc] = docs[host]
             assert doc["status"] == "ok" and all(s["status"] == "ok" for s in doc["variants"][0]["runs"][0]["steps"])
         [failed] = docs["twin-2"]
-        assert failed["status"] == "failed" and failed["cluster"]["name"] == "twin-2"
+        # its API server stopped answering: a state of the run, with the server and its last answer
+        assert failed["status"] == "unreachable" and failed["cluster"]["name"] == "twin-2"
+        assert failed["unreachable"]["server"] == server_of(fleet, "twin-2")
 
         [final] = [e for e in job.events if e["event"] == "playbook_on_stats"]
         artifacts = final["event_data"]["artifact_data"]
         assert set(artifacts["bench_csi_lifecycle"]) == set(HOSTS)
-        assert artifacts["bench_csi_lifecycle"]["twin-2"]["status"] == "failed"
+        assert artifacts["bench_csi_lifecycle"]["twin-2"]["status"] == "unreachable"
         assert {artifacts["bench_csi_lifecycle"][h]["status"] for h in ("twin-1", "twin-3")} == {"ok"}
         # the fleet report names the failed cluster beside the two that finished
         assert artifacts["storageperf_fleet_report"]["summary"]["failed_clusters"] == ["twin-2"]

@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
-from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import retry
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import request_policy as rp
 
 try:
     from aliyunsdkcore.acs_exception.exceptions import ClientException, ServerException
@@ -89,7 +89,7 @@ ALIBABA_AUTH_ARG_SPEC = dict(
     cs_endpoint=dict(type="str"),
     ecs_endpoint=dict(type="str"),
     api_timeout=dict(type="int", default=30),
-    api_retries=dict(type="int", default=6),
+    api_retries=dict(type="int", default=rp.DEFAULT_ATTEMPTS),
     concurrency=dict(type="int", default=8),
 )
 
@@ -385,6 +385,10 @@ class AliyunClient:
         self.cs_endpoint = split_endpoint(params.get("cs_endpoint") or CS_DEFAULT_ENDPOINT)
         self._ecs_endpoint = params.get("ecs_endpoint")
         self._sleep = sleep
+        # the run's retry budget and whether the cloud endpoints still answer, shared by the client's threads
+        self.health = rp.Health()
+        self._policy = rp.RequestPolicy(self.health, attempts=self.retries, first=0.3, cap=10.0, sleep=sleep,
+                                        system="Alibaba Cloud")
         self._lock = threading.Lock()
         self.calls = Counter()  # attempts by "cs:Action" / "ecs:Action"
         self.retried = Counter()
@@ -479,10 +483,23 @@ class AliyunClient:
                 self.throttled[action] += 1
 
     def _do(self, action, request):
-        # equal jitter keeps parallel callers that were throttled together from retrying together
-        body = retry(lambda: self._attempt(action, request), lambda e: isinstance(e, AliyunError) and e.retryable,
-                     self.retries, first=0.3, cap=10.0, sleep=self._sleep,
-                     on_retry=lambda e, _attempt: self._count_retry(action, e))
+        def judge(_body, exc):
+            if exc is None:
+                return rp.Verdict(answered=True)
+            if not isinstance(exc, AliyunError):
+                return rp.Verdict(answered=False)
+            # an HTTP status is an answer; the SDK's own HttpError / ServerUnreachable codes are not
+            return rp.Verdict(answered=exc.status is not None, retry=exc.retryable, status=exc.code or exc.status)
+
+        try:
+            # equal jitter keeps parallel callers that were throttled together from retrying together
+            body = self._policy.call(lambda: self._attempt(action, request), judge, request.get_domain(), action,
+                                     on_retry=lambda _verdict, e: self._count_retry(action, e))
+        except rp.GiveUp as e:
+            cause = e.details.get("cause")
+            raise cause if isinstance(cause, AliyunError) else AliyunError(e.msg, action=action) from None
+        except rp.ServerUnreachable as e:
+            raise AliyunError(self._scrub(e.msg), code="Unreachable", action=action) from None
         if not body:
             return {}
         try:

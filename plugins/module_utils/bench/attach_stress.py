@@ -27,7 +27,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 
 BENCHMARK = "attach_stress"
 # one owner namespace for the whole run: variants reuse the StatefulSet and its disks (see _setup)
@@ -305,6 +305,11 @@ def run(ctx, plan):
     ctx.info["setup"] = setup
     try:
         _setup(ctx, plan, setup)
+    except K8sUnreachable as e:
+        if getattr(e, "result", None):
+            setup.append(_setup_line(e.result))
+        # a setup step is not one of the benchmark's steps: the run records none
+        raise K8sUnreachable(e.msg, e.status, e.reason, since=e.details.get("since"), hint=e.hint) from e
     except (StepError, K8sError) as e:
         reason = "setup failed: %s" % (e.msg if isinstance(e, K8sError) else e)
         for name, label in STEPS:

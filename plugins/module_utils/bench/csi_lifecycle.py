@@ -26,6 +26,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine impor
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
 
 BENCHMARK = "csi_lifecycle"
 SHARED_NAMESPACE = False  # every repetition in its own namespace, deleted after it
@@ -316,7 +317,7 @@ def skip_reason(name, plan, results):
     if name not in plan.steps:
         return "not selected: steps are %s" % ", ".join(plan.steps)
     for prev in results:
-        if prev["status"] in ("failed", "timeout", "disturbed"):
+        if prev["status"] in BROKEN_STEP_STATUSES:
             how = {"timeout": "timed out", "failed": "failed", "disturbed": "was disturbed"}[prev["status"]]
             return "not run: step %s %s" % (prev["name"], how)
     if name in SNAPSHOT_STEPS and plan.snapshot_skip:

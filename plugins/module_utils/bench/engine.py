@@ -27,7 +27,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import condi
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Tracker
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.watch import KindWatch
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import World
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
@@ -36,6 +36,14 @@ WATCH_OPEN_TIMEOUT = 30.0
 
 class StepError(StoragePerfError):
     """A step could not run at all (its watches did not open, its plan failed)."""
+
+
+class StepUnreachable(K8sUnreachable):
+    """The API server stopped answering while a step ran; `result` is the step as far as it got."""
+
+    def __init__(self, lost, result):
+        K8sUnreachable.__init__(self, lost.msg, lost.status, lost.reason, since=lost.details.get("since"), hint=lost.hint)
+        self.result = result
 
 
 class Submission:
@@ -130,7 +138,10 @@ def run_step(client, step, options=None, clock=time.monotonic):
             if not w.wait_open(WATCH_OPEN_TIMEOUT):
                 raise StepError("step %s: the watch of %s did not open within %ds%s" % (
                     step.name, w.kind.name, WATCH_OPEN_TIMEOUT, (": " + w.failures[-1]) if w.failures else ""))
-        timed_out, t_stop = _submit_and_wait(client, tracker, cond, submissions, options, step, clock, vanished)
+        timed_out, t_stop = _submit_and_wait(client, tracker, cond, submissions, options, step, clock, vanished,
+                                             watches)
+    except K8sUnreachable:
+        raise
     except K8sError as e:
         for w in watches:
             w.stop()
@@ -138,16 +149,24 @@ def run_step(client, step, options=None, clock=time.monotonic):
     finally:
         for w in watches:
             w.stop()
-    result = build_result(step, tracker, world, timed_out, t_stop, options, vanished=vanished)
+    lost = _lost(watches)
+    result = build_result(step, tracker, world, timed_out, t_stop, options, vanished=vanished, lost=lost)
     result["api_requests"] = client.requests - requests_before
     result["internals"] = {"watch_opens": sum(w.opens for w in watches),
                            "relists": sum(w.relists for w in watches),
                            "watch_failures": [f for w in watches for f in w.failures][:10],
                            "events": tracker.events}
+    if lost is not None:
+        raise StepUnreachable(lost, result)
     return result
 
 
-def _submit_and_wait(client, tracker, cond, submissions, options, step, clock, vanished):
+def _lost(watches):
+    """The K8sUnreachable that ended one of the step's watches, or None."""
+    return next((w.lost for w in watches if w.lost is not None), None)
+
+
+def _submit_and_wait(client, tracker, cond, submissions, options, step, clock, vanished, watches=()):
     abort = threading.Event()
 
     def send(sub):
@@ -177,8 +196,8 @@ def _submit_and_wait(client, tracker, cond, submissions, options, step, clock, v
             if options.disturbance and options.disturbance(False):
                 break  # the run's objects are being deleted by someone else: waiting longer measures nothing
             with cond:
-                if tracker.all_settled():
-                    break
+                if tracker.all_settled() or _lost(watches) is not None:
+                    break  # an API server that stopped answering sends no more events: waiting measures nothing
                 now = clock()
                 if now >= deadline:
                     timed_out = True
@@ -196,8 +215,8 @@ def _submit_and_wait(client, tracker, cond, submissions, options, step, clock, v
     t_stop = clock()
     with cond:
         unsent = [i.name for i in tracker.items.values() if i.start is None and not i.settled]
-        tracker.failed(unsent, "not submitted: the step timed out after %ss before its request was sent"
-                       % options.timeout)
+        tracker.failed(unsent, "not submitted: the API server stopped answering" if _lost(watches) is not None else
+                       "not submitted: the step timed out after %ss before its request was sent" % options.timeout)
         counts = tracker.counts()
     if options.progress:
         _report_progress(options, step, counts, tracker.first_start, t_stop, final=True)
@@ -220,7 +239,7 @@ def _rel(t, t0):
     return None if t is None or t0 is None else round(t - t0, 6)
 
 
-def build_result(step, tracker, world, timed_out, t_stop, options, vanished=()):
+def build_result(step, tracker, world, timed_out, t_stop, options, vanished=(), lost=None):
     items = list(tracker.items.values())
     t0 = tracker.first_start
     done = [i for i in items if i.end is not None]
@@ -239,6 +258,8 @@ def build_result(step, tracker, world, timed_out, t_stop, options, vanished=()):
                 reason = item.error
             elif warning:
                 reason = warning
+            elif lost is not None:
+                reason = "no event: the API server stopped answering"
             else:
                 reason = "not %s after %ss: %s" % (step.terminal, options.timeout, item.missing or "no event")
             entry["error"] = reason
@@ -250,7 +271,10 @@ def build_result(step, tracker, world, timed_out, t_stop, options, vanished=()):
         objects.append(entry)
     end = tracker.last_end if done else t_stop
     wall = (end - t0) if t0 is not None and end is not None else None
-    if unfinished and timed_out:
+    if lost is not None:
+        status = "unreachable"
+        reason = "%d of %d objects done when the API server stopped answering: %s" % (len(done), len(items), lost.msg)
+    elif unfinished and timed_out:
         status = "timeout"
         reason = "%d of %d objects did not reach %s within %ss" % (
             len(unfinished), len(items), step.terminal, options.timeout)
@@ -260,7 +284,7 @@ def build_result(step, tracker, world, timed_out, t_stop, options, vanished=()):
     else:
         status, reason = "ok", None
     disturbed = options.disturbance(True) if options.disturbance else None
-    if vanished or disturbed:
+    if (vanished or disturbed) and lost is None:
         # objects deleted under the step make its figures meaningless (a delete of a vanished object is instant)
         status = "disturbed"
         bits = []

@@ -13,6 +13,7 @@ bench_run(module) is the module's one call: it checks the options, runs the mode
 into a BenchProblem that names the benchmark and what to fix.
 """
 
+import os
 import signal
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle
@@ -26,8 +27,9 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.results impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
 
 # The one table of benchmarks. An entry is the benchmark's module; what differs between benchmarks is its
 # attributes, so nothing below branches on a name: PARAMS (the module parameters it reads), DEFAULTS (added
@@ -147,6 +149,15 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
         lease.acquire()
         options.disturbance = lease.disturbance
         BENCHMARKS[benchmark].run(ctx, plan)
+    except K8sUnreachable as e:
+        # a state of the run, not a timeout: keep the step as far as it got, stop, and leave the labelled objects
+        # to playbooks/cleanup.yml (nothing can delete them while the server does not answer)
+        status, cleanup = "unreachable", False
+        if getattr(e, "result", None):
+            ctx.record(e.result)
+        extra["reason"] = e.msg
+        _mark_unreachable(rf, client, e)
+        raise
     except BaseException as e:
         interrupted = isinstance(e, (KeyboardInterrupt, SystemExit))
         status = "interrupted" if interrupted else "failed"
@@ -172,11 +183,18 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
             "setup": extra.get("setup"), "result_path": rf.path, "changed": True}
 
 
+def _mark_unreachable(rf, client, e):
+    """Say in the document which server stopped answering and since when (finalize() then keeps the status)."""
+    rf.doc["unreachable"] = {"server": client.host, "since": e.details.get("since") or D.now_iso(), "message": e.msg}
+
+
 def finalize(reports_dir, run_id, status=None, reason=None, check_mode=False):
     rf = ResultFile(reports_dir, run_id)
     rf.doc = D.load(rf.path, check=False)
     if status == "ok":
         status = None  # ok only when every step is: finalize() decides from the steps
+    if rf.doc.get("unreachable") and status in (None, "failed"):
+        status = "unreachable"  # measure() recorded it; the role only knows that a task failed
     D.finalize(rf.doc, status=status, reason=reason)
     if not check_mode:
         rf.write(check=True)
@@ -215,12 +233,22 @@ def _run_mode(module, p):
                       give_up_after_warnings=p["give_up_after_warnings"],
                       progress_interval=p["progress_interval"], keep_objects=p["keep_objects"])
     progress = ProgressFile(p["progress_file"]) if p["progress_file"] else None
-    out = measure(client, p["benchmark"], p, p["reports_dir"], p["run_id"], p["variant"],
-                  settings=p["variant_settings"], options=options, cleanup=p["cleanup"],
-                  cleanup_timeout=p["cleanup_timeout"], progress=progress, check_mode=module.check_mode)
+    try:
+        out = measure(client, p["benchmark"], p, p["reports_dir"], p["run_id"], p["variant"],
+                      settings=p["variant_settings"], options=options, cleanup=p["cleanup"],
+                      cleanup_timeout=p["cleanup_timeout"], progress=progress, check_mode=module.check_mode)
+    except K8sUnreachable as e:
+        # gone before the repetition began (its plan reads the cluster): the preflight's document says so
+        rf = ResultFile(p["reports_dir"], p["run_id"])
+        if not module.check_mode and os.path.exists(rf.path):
+            rf.doc = D.load(rf.path, check=False)
+            if not rf.doc.get("unreachable"):
+                _mark_unreachable(rf, client, e)
+                rf.write()
+        raise
     for message in out.get("messages") or ():
         module.warn(message)
-    failed = [s for s in out.get("steps") or () if s.get("status") in ("failed", "timeout", "disturbed")]
+    failed = [s for s in out.get("steps") or () if s.get("status") in BROKEN_STEP_STATUSES]
     return dict(out, failed_steps=len(failed))
 
 
@@ -235,6 +263,11 @@ def bench_run(module):
         return _run_mode(module, p)
     except BenchProblem as e:
         raise BenchProblem("%s: %s" % (benchmark, e.msg)) from e
+    except K8sUnreachable as e:
+        raise BenchProblem("%s: %s" % (benchmark, e.msg), status="unreachable",
+                           hint="The run stopped its own work there; what it created carries its run id %s for "
+                                "playbooks/cleanup.yml" % p["run_id"],
+                           unreachable_since=e.details.get("since"), run_id=p["run_id"]) from e
     except K8sError as e:
         raise BenchProblem("%s: %s" % (benchmark, e.msg), status=e.status) from e
     except (OSError, ValueError) as e:

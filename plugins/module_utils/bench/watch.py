@@ -7,7 +7,9 @@ the watch from that resourceVersion on a thread, and wait_open() returns once th
 answered, so the engine submits nothing before every watch is established. When the server
 ends the watch (timeoutSeconds) it is reopened from the last resourceVersion seen (events or
 bookmarks); when that version is too old (410 Gone / ERROR event) the kind is listed again and
-the differences are fed to the tracker as events. Nothing is ever polled per object.
+the differences are fed to the tracker as events. Nothing is ever polled per object. When the API server
+stops answering (K8sUnreachable from the request policy) the watch ends and keeps the error in `lost`,
+so the step stops waiting for events that cannot come.
 """
 
 
@@ -15,7 +17,7 @@ import threading
 import time
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import backoff
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 
 LIST_LIMIT = 5000
 WATCH_TIMEOUT = 300
@@ -36,6 +38,7 @@ class KindWatch:
         self.opens = 0
         self.relists = 0
         self.failures = []
+        self.lost = None
         self._stop = threading.Event()
         self._open = threading.Event()
         self._resp = None
@@ -129,6 +132,11 @@ class KindWatch:
                         self.tracker.observe(self.kind.name, etype, obj, t)
                         self.cond.notify_all()
                 delays = backoff(0.2, 5.0, jitter=False)  # the watch ran: the next failure waits the least again
+            except K8sUnreachable as e:
+                with self.cond:
+                    self.lost = e
+                    self.cond.notify_all()
+                return
             except K8sError as e:
                 if self._stop.is_set():
                     return

@@ -3,9 +3,10 @@
 """One Kubernetes client for every module of the collection.
 
 Authentication follows kubernetes.core: module options first, then the K8S_AUTH_* environment
-variables, then the kubeconfig's current context. Every request goes through Client.request,
-which retries 429, 5xx and connection errors with capped exponential backoff (honouring
-Retry-After) and turns the rest into K8sError with a message that says what to fix.
+variables, then the kubeconfig's current context. Every HTTP exchange, the dynamic client's discovery
+included, goes through the collection's request policy (common/request_policy.py: Retry-After on 429,
+backoff with jitter on 5xx and resets, a per-run retry budget, unreachable as a state); failures become
+K8sError with a message that says what to fix.
 """
 
 
@@ -15,7 +16,7 @@ import os
 import threading
 import time
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.common import waiter
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import request_policy as rp
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 try:
@@ -51,6 +52,38 @@ if HAS_K8S:
         def _write_cache(self):
             pass
 
+    class _PolicyApiClient(k8s_client.ApiClient):
+        """The library's ApiClient with every HTTP exchange sent under the request policy.
+
+        call_api is where the generated APIs, the dynamic client (discovery too) and Client._call all meet, so a
+        storm of 429 or 500 is ridden out request by request instead of failing a whole discovery."""
+
+        storageperf_policy = None
+
+        def call_api(self, method, url, header_params=None, body=None, post_params=None, _request_timeout=None):
+            streaming = "watch=true" in url
+
+            def send():
+                resp = k8s_client.ApiClient.call_api(self, method, url, header_params=header_params, body=body,
+                                                     post_params=post_params, _request_timeout=_request_timeout)
+                if not streaming:
+                    resp.read()  # a body cut off mid-read is a failed try too
+                return resp
+
+            what = "%s %s" % (method, url.split("?", 1)[0].replace(self.configuration.host, "", 1) or "/")
+            return self.storageperf_policy.call(send, _judge, self.configuration.host, what)
+
+    def _judge(resp, exc):
+        if exc is not None:
+            if isinstance(exc, (urllib3.exceptions.HTTPError, OSError)):
+                return rp.Verdict(answered=False, retry=True)
+            return rp.Verdict(answered=False)
+        if resp.status in RETRY_STATUS:
+            resp.read()  # drained, so the connection goes back to the pool
+            return rp.Verdict(answered=True, retry=True, status=resp.status, detail="%d %s" % (resp.status, resp.reason),
+                              retry_after=rp.parse_retry_after(resp.getheader("Retry-After")))
+        return rp.Verdict(answered=True)
+
 
 K8S_AUTH_ARG_SPEC = dict(
     kubeconfig=dict(type="raw"),
@@ -62,7 +95,7 @@ K8S_AUTH_ARG_SPEC = dict(
     client_cert=dict(type="path", aliases=["cert_file"]),
     client_key=dict(type="path", aliases=["key_file"], no_log=False),
     request_timeout=dict(type="float", default=30.0),
-    api_retries=dict(type="int", default=6),
+    api_retries=dict(type="int", default=rp.DEFAULT_ATTEMPTS),
 )
 
 # The variables kubernetes.core reads, so one environment serves both collections.
@@ -88,12 +121,16 @@ PATCH_CONTENT_TYPES = {
 class K8sError(StoragePerfError):
     """A Kubernetes failure with a message meant for the person running the play."""
 
-    def __init__(self, msg, status=None, reason=None, body=None):
-        super().__init__(msg, status=status, reason=reason)
+    def __init__(self, msg, status=None, reason=None, body=None, **details):
+        super().__init__(msg, status=status, reason=reason, **details)
         self.msg = msg
         self.status = status
         self.reason = reason
         self.body = body
+
+
+class K8sUnreachable(K8sError):
+    """The API server stopped answering (request_policy.ServerUnreachable); since is its last answer (UTC)."""
 
 
 def _env_bool(value):
@@ -113,7 +150,7 @@ def auth_params(params):
     if out.get("request_timeout") is None:
         out["request_timeout"] = 30.0
     if out.get("api_retries") is None:
-        out["api_retries"] = 6
+        out["api_retries"] = rp.DEFAULT_ATTEMPTS
     return out
 
 
@@ -184,14 +221,22 @@ class Client:
             # callers that share one Client between threads (the bench engine) need a connection per thread,
             # else urllib3 discards connections and every request pays a new TLS handshake
             self.configuration.connection_pool_maxsize = int(pool_maxsize)
-        self.api_client = k8s_client.ApiClient(self.configuration)
+        self.api_client = _PolicyApiClient(self.configuration)
+        # one Health per Client and its siblings: the run's retry budget and whether its server still answers
+        self.health = rp.Health()
+        self.api_client.storageperf_policy = rp.RequestPolicy(self.health, attempts=self.params.get("api_retries"),
+                                                              sleep=sleep, system="the Kubernetes API")
         self._dynamic = None
         self._sleep = sleep
         self._resources = {}
         # the counters are shared by threads that use one Client (the bench engine counts its own requests)
         self._count_lock = threading.Lock()
         self.requests = 0
-        self.retried = 0
+
+    @property
+    def retried(self):
+        """Retries sent by this Client and its siblings (they share one budget)."""
+        return self.health.retries
 
     @property
     def host(self):
@@ -203,7 +248,6 @@ class Client:
         other = copy.copy(self)
         other._count_lock = threading.Lock()
         other.requests = 0
-        other.retried = 0
         return other
 
     @property
@@ -230,29 +274,20 @@ class Client:
                         body.get("reason"), body)
 
     def _with_retries(self, call, what):
-        """call() with the collection's retry policy: 429, 5xx and connection errors, honouring Retry-After."""
-        def counted():
-            with self._count_lock:
-                self.requests += 1
-            return call()
-
-        def retryable(e):
-            if isinstance(e, (ApiException, DynamicApiError)):
-                return getattr(e, "status", None) in RETRY_STATUS
-            return isinstance(e, (urllib3.exceptions.HTTPError, OSError))
-
-        def counted_retry(_e, _attempt):
-            with self._count_lock:
-                self.retried += 1
-
-        def retry_after(e, planned):
-            headers = getattr(e, "headers", None) or {}
-            value = headers.get("Retry-After") if hasattr(headers, "get") else None
-            return min(max(planned, float(value)), 5.0) if value and str(value).isdigit() else planned
-
+        """call(), counted as one request; the request policy retries each HTTP exchange inside it."""
+        with self._count_lock:
+            self.requests += 1
         try:
-            return waiter.retry(counted, retryable, max(1, int(self.params.get("api_retries") or 1)), first=0.2,
-                                cap=5.0, sleep=self._sleep, on_retry=counted_retry, delay_of=retry_after)
+            return call()
+        except rp.ServerUnreachable as e:
+            raise K8sUnreachable(e.msg, None,
+                                 "Unreachable", since=e.details.get("since"), hint=e.hint)
+        except rp.GiveUp as e:
+            cause = e.details.get("cause")
+            if isinstance(cause, (ApiException, DynamicApiError)) or not e.details.get("answered"):
+                raise K8sError("cannot reach the Kubernetes API at %s for %s: %s. Check host/kubeconfig, that the "
+                               "server is up, and the CA (ca_cert / validate_certs)." % (self.host, what, e.msg))
+            raise K8sError("%s failed: %s" % (what, e.msg), e.details.get("status"), "Retried")
         except (ApiException, DynamicApiError) as e:
             raise self._explain(e, what)
         except (urllib3.exceptions.HTTPError, OSError) as e:

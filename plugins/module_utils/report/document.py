@@ -26,14 +26,14 @@ import uuid
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats, sweep
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import (
-    SCHEMA_VERSION, STEP_STATUSES, RUN_STATUSES, validate,
+    BROKEN_STEP_STATUSES, SCHEMA_VERSION, STEP_STATUSES, RUN_STATUSES, validate,
 )
 
 RESULT_FILE = "result.json"
 # worst first: a step summarised over repetitions takes the worst status any repetition had
 # step statuses that make a run failed
-BROKEN_STEP = ("failed", "timeout", "disturbed")
-_STATUS_ORDER = ("disturbed", "failed", "timeout", "skipped", "ok")
+BROKEN_STEP = BROKEN_STEP_STATUSES
+_STATUS_ORDER = BROKEN_STEP_STATUSES + ("skipped", "ok")
 
 
 def now_iso():

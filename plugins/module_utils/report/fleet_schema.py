@@ -16,7 +16,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import sche
 FLEET_SCHEMA_VERSION = 1
 KINDS = ("bench", "advice")
 # a cluster's row: "error" = no document at all (host failed, unreachable, unreadable file)
-CLUSTER_STATUSES = ("ok", "failed", "interrupted", "error")
+CLUSTER_STATUSES = S.RUN_STATUSES + ("error",)
 ADVICE_STATES = ("on", "available", "blocked", "not_applicable")
 
 _NUM_OR_NULL = {"type": ["number", "null"]}
@@ -30,7 +30,7 @@ STEP_FIGURES = {
     "required": ["name", "status"],
     "properties": {
         "name": _NAME,
-        "status": {"enum": ["ok", "failed", "skipped", "timeout", "missing"]},
+        "status": {"enum": list(S.STEP_STATUSES) + ["missing"]},
         "wall_s": _NUM_OR_NULL,
         "rate": _NUM_OR_NULL,
         "unit": {"type": "string"},

@@ -22,9 +22,13 @@ except ImportError:  # targets without jsonschema get the built-in subset valida
     HAS_JSONSCHEMA = False
 
 SCHEMA_VERSION = 1
-RUN_STATUSES = ("ok", "failed", "interrupted")
+# unreachable: the cluster's API server stopped answering mid-run; the run stopped its own work there (the document's
+# `unreachable` says which server and since when). Added within schema_version 1: earlier documents stay valid.
+RUN_STATUSES = ("ok", "failed", "interrupted", "unreachable")
 # disturbed: the step's objects were deleted or changed by someone else while it ran (not a measurement)
-STEP_STATUSES = ("ok", "failed", "skipped", "timeout", "disturbed")
+STEP_STATUSES = ("ok", "failed", "skipped", "timeout", "disturbed", "unreachable")
+# step statuses that make a run failed (or unreachable), worst first as summaries order them
+BROKEN_STEP_STATUSES = ("unreachable", "disturbed", "failed", "timeout")
 
 _NUM = {"type": "number"}
 _NUM_OR_NULL = {"type": ["number", "null"]}
@@ -260,6 +264,13 @@ RESULT_SCHEMA = {
             "additionalProperties": True,
         },
         "components": {"type": "object", "additionalProperties": {"type": "string"}},
+        "unreachable": {
+            "type": "object",
+            "description": "Set when status is unreachable: the server that stopped answering, its last answer.",
+            "required": ["server", "since"],
+            "properties": {"server": {"type": "string"}, "since": _ISO, "message": {"type": "string"}},
+            "additionalProperties": False,
+        },
         "parameters": {"type": "object"},
         "variants": {"type": "array", "items": VARIANT},
         "sweep": SWEEP,

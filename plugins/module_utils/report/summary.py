@@ -11,6 +11,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import tabl
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import headline, speedups
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.render import table_markdown
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
 
 
 def summarize(doc):
@@ -26,7 +27,7 @@ def summarize(doc):
         variants.append({
             "name": vname,
             "steps": len(steps),
-            "failed_steps": sum(1 for s in steps.values() if s.get("status") in ("failed", "timeout", "disturbed")),
+            "failed_steps": sum(1 for s in steps.values() if s.get("status") in BROKEN_STEP_STATUSES),
             "sum_wall_s": sum(sums) if sums else None,
             "sum_text": stats.format_duration(sum(sums)) if sums else stats.DASH,
             "step_times": {n: T.operation_cell(s)["text"] for n, s in steps.items()},

@@ -11,6 +11,7 @@ volumes against 100). Stdlib only; no import of document.py (which calls this mo
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
 
 SEP = " · "
 LIFECYCLE = "Whole lifecycle"
@@ -112,7 +113,7 @@ def sweep_summary(doc, summarize):
 
 
 def _worst(statuses):
-    order = ("disturbed", "failed", "timeout", "skipped", "ok")
+    order = BROKEN_STEP_STATUSES + ("skipped", "ok")
     found = [s for s in statuses if s in order]
     return min(found, key=order.index) if found else "ok"
 
@@ -166,7 +167,7 @@ def _rate_cell(step):
     if step is None:
         return _cell(stats.DASH, "missing")
     if not step.get("rate"):
-        return _cell(step.get("status", "missing"), "fail" if step.get("status") in ("failed", "timeout", "disturbed")
+        return _cell(step.get("status", "missing"), "fail" if step.get("status") in BROKEN_STEP_STATUSES
                      else "skip")
     return _cell(stats.format_rate(step["rate"], step.get("unit") or "obj"))
 

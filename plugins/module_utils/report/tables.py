@@ -11,7 +11,7 @@ output formats always say the same thing.
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
-    step_names, summarize_variant,
+    BROKEN_STEP, step_names, summarize_variant,
 )
 
 SEP = " · "
@@ -127,7 +127,7 @@ def operation_cell(s):
     if s is None:
         return cell(stats.DASH, "missing")
     if not s.get("ok_runs") or not s.get("wall_s"):
-        return cell(_status_text(s), "fail" if s.get("status") in ("failed", "timeout", "disturbed") else "skip")
+        return cell(_status_text(s), "fail" if s.get("status") in BROKEN_STEP else "skip")
     text = stats.format_duration(_median(s["wall_s"]))
     if s.get("rate"):
         text += SEP + stats.format_rate(_median(s["rate"]), s.get("unit") or "obj")

@@ -25,6 +25,7 @@ from urllib.parse import urlencode
 
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import request_policy as rp
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 try:
@@ -98,6 +99,18 @@ def split_host_port(hostname):
 
 
 # REST --------------------------------------------------------------------------------------------------
+def _judge(_body, exc):
+    if exc is None:
+        return rp.Verdict(answered=True)
+    if isinstance(exc, HTTPError):
+        retry = exc.code in (429, 500, 502, 503, 504)
+        if retry:
+            exc.read()
+        return rp.Verdict(answered=True, retry=retry, status=exc.code, detail="%d %s" % (exc.code, exc.reason),
+                          retry_after=rp.parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None))
+    # a TLS failure is a configuration to fix, not a server to wait for
+    return rp.Verdict(answered=False, retry=isinstance(exc, (URLError, OSError)) and not isinstance(exc, ssl.SSLError)
+                      and not isinstance(getattr(exc, "reason", None), ssl.SSLError))
 class OntapRest:
     """Basic-auth REST client of one ONTAP cluster management LIF."""
 
@@ -111,24 +124,31 @@ class OntapRest:
         self.ca_cert = ca_cert
         self.timeout = timeout
         self.calls = 0
+        # the collection's one request policy: 429/5xx/resets retried, unreachable as a state (docs/fleet.md)
+        self.policy = rp.RequestPolicy(rp.Health(), system="ONTAP")
 
     def get(self, path, query=None):
         """One GET of /api/<path> (or of an href starting with /api/); returns the decoded JSON."""
         url = path if path.startswith("/api/") else "/api/" + path.lstrip("/")
         if query:
             url += ("&" if "?" in url else "?") + urlencode(query, safe="*|!,.")
-        self.calls += 1
-        try:
+        def send():
+            self.calls += 1
             resp = open_url(self.base + url, method="GET", headers={"Accept": "application/hal+json"},
                             url_username=self.username, url_password=self.password, force_basic_auth=True,
                             validate_certs=self.validate_certs, ca_path=self.ca_cert, timeout=self.timeout,
                             use_proxy=False)
-            return json.loads(resp.read() or b"{}")
+            return resp.read()
+
+        try:
+            return json.loads(self.policy.call(send, _judge, self.base, "GET " + url.split("?")[0]) or b"{}")
         except HTTPError as e:
             raise OntapError(self._explain(e, url), e.code) from e
-        except (URLError, ssl.SSLError, OSError) as e:
+        except rp.GiveUp as e:
+            raise OntapError(e.msg, e.details.get("status")) from e
+        except (rp.ServerUnreachable, URLError, ssl.SSLError, OSError) as e:
             raise OntapError("cannot reach ONTAP at %s (%s): check hostname, https/http_port and the certificate "
-                             "(validate_certs, ca_cert)" % (self.base, getattr(e, "reason", e))) from e
+                             "(validate_certs, ca_cert)" % (self.base, getattr(e, "reason", None) or e)) from e
 
     def _explain(self, e, url):
         try:
