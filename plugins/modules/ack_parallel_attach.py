@@ -191,6 +191,7 @@ api_calls:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import apply_parallel_attach
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 
@@ -203,7 +204,8 @@ def main():
         parallel=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
         disk_quantity_warning=dict(type="int", default=16),
-    ), auth="alibaba", supports_check_mode=True)
+    ), auth="alibaba", supports_check_mode=True,
+        limits={"wait_timeout": L.TIMEOUT, "disk_quantity_warning": L.DISK_WARNING})
     module.run(apply_parallel_attach)
 
 

@@ -99,6 +99,7 @@ msg:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import bench_cleanup
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
@@ -110,7 +111,8 @@ def main():
         timeout=dict(type="float", default=900.0),
         force=dict(type="bool", default=False),
     )
-    module = StoragePerfModule(argument_spec=spec, auth="k8s", supports_check_mode=True)
+    module = StoragePerfModule(argument_spec=spec, auth="k8s", supports_check_mode=True,
+                               limits={"timeout": L.TIMEOUT})
     module.run(bench_cleanup)
 
 

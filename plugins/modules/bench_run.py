@@ -324,6 +324,7 @@ summary:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import csi_lifecycle, runner
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
@@ -369,8 +370,15 @@ def argument_spec():
     )
 
 
+# the maxima (docs/limits.md); attach_stress also caps size at the largest cloud disk (attach_stress.problems)
+LIMITS = {"volumes": L.VOLUMES, "sweep": L.SWEEP, "pvcs_per_pod": L.DISKS_PER_NODE, "size": L.ONTAP_VOLUME_SIZE,
+          "replicas": L.PODS_PER_NODE, "volumes_per_pod": L.DISKS_PER_NODE, "disk_limit": L.DISKS_PER_NODE,
+          "concurrency": L.CONCURRENCY, "step_timeout": L.TIMEOUT, "give_up_after_warnings": L.WARNINGS,
+          "cleanup_timeout": L.TIMEOUT, "progress_interval": L.INTERVAL}
+
+
 def main():
-    module = StoragePerfModule(argument_spec=argument_spec(), auth="k8s", supports_check_mode=True,
+    module = StoragePerfModule(argument_spec=argument_spec(), auth="k8s", supports_check_mode=True, limits=LIMITS,
                                required_if=[("mode", "measure", ("run_id",)), ("mode", "finalize", ("run_id",))])
     module.run(runner.bench_run)
 

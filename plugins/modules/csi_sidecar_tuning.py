@@ -113,6 +113,7 @@ rollout:
   type: str
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.csi_sidecars import tune_sidecars
@@ -131,7 +132,9 @@ def main():
         )),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
-    ), auth="k8s", supports_check_mode=True)
+    ), auth="k8s", supports_check_mode=True, limits={
+        "sidecars.worker_threads": L.WORKER_THREADS, "sidecars.kube_api_qps": L.KUBE_API_QPS,
+        "sidecars.kube_api_burst": L.KUBE_API_BURST, "wait_timeout": L.TIMEOUT})
     module.run(lambda m: tune_sidecars(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 
 

@@ -73,6 +73,7 @@ changed_options:
   type: dict
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.options import set_cluster_options
 
@@ -86,6 +87,7 @@ def main() -> None:
             gluster_cli=dict(type="str", default="gluster"),
         ),
         supports_check_mode=True,
+        limits={"max_bricks_per_process": L.MAX_BRICKS_PER_PROCESS, "vol_count_per_thread": L.VOL_COUNT_PER_THREAD},
     )
     module.run(lambda m: set_cluster_options(m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 

@@ -141,6 +141,7 @@ waited_seconds:
   type: float
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.handshake import GLUSTERD_RPC_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.restart_bench import bench_handshake
@@ -159,6 +160,7 @@ def main() -> None:
             poll_interval=dict(type="float", default=0.2),
         ),
         supports_check_mode=True,
+        limits={"expected_peers": L.GLUSTER_PEERS, "timeout": L.TIMEOUT, "poll_interval": L.INTERVAL},
     )
     module.run(lambda m: bench_handshake(m.params, check_mode=m.check_mode))
 

@@ -192,6 +192,7 @@ failed_volumes:
   sample: [{name: bench0007, error: "`gluster volume create bench0007 ...` failed (rc=1): ..."}]
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.volumes import reconcile_volumes
 
@@ -218,6 +219,8 @@ def main() -> None:
         mutually_exclusive=[("names", "prefix")],
         required_one_of=[("names", "prefix")],
         supports_check_mode=True,
+        limits={"count": L.GLUSTER_VOLUMES, "start_index": L.GLUSTER_START_INDEX, "replica": L.GLUSTER_REPLICA,
+                "parallel": L.GLUSTER_PARALLEL, "timeout": L.TIMEOUT},
     )
     module.run(lambda m: reconcile_volumes(m.params, check_mode=m.check_mode, diff=m._diff))
 

@@ -191,6 +191,7 @@ requests:
 
 from ansible.module_utils.basic import env_fallback
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.trident.ontap import (
     ENV_PASSWORD,
@@ -218,6 +219,7 @@ def main():
             timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
+        limits={"http_port": L.PORT, "page_size": L.ONTAP_PAGE, "timeout": L.REQUEST_TIMEOUT},
     )
     module.run(lambda m: volume_inventory(m.params))
 

@@ -126,6 +126,7 @@ running:
   sample: {worker_threads: "25", kube_api_qps: "75", kube_api_burst: "150"}
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.snapshot_controller import tune
@@ -142,7 +143,9 @@ def main():
         kube_api_burst=dict(type="int", default=150),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
-    ), auth="k8s", supports_check_mode=True)
+    ), auth="k8s", supports_check_mode=True, limits={
+        "worker_threads": L.WORKER_THREADS, "kube_api_qps": L.KUBE_API_QPS, "kube_api_burst": L.KUBE_API_BURST,
+        "wait_timeout": L.TIMEOUT})
     module.run(lambda m: tune(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff))
 
 

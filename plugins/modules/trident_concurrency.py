@@ -140,6 +140,7 @@ helm_command:
     --set enableConcurrency=true
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.trident.switch import switch_concurrency
@@ -153,7 +154,8 @@ def main():
         k8s_api_qps=dict(type="int"),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
-    ), auth="k8s", supports_check_mode=True)
+    ), auth="k8s", supports_check_mode=True,
+        limits={"k8s_api_qps": L.KUBE_API_QPS, "wait_timeout": L.TIMEOUT})
     module.run(lambda m: switch_concurrency(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 
 
