@@ -37,11 +37,15 @@ options:
     type: path
     aliases: [key_file]
   request_timeout:
-    description: Seconds to wait for one API request.
+    description:
+      - Seconds to wait for one API request.
+      - At most 3600 - an hour for one API request.
     type: float
     default: 30.0
   api_retries:
-    description: Attempts per request on 429, 5xx and connection errors, with capped exponential backoff.
+    description:
+      - Attempts per request on 429, 5xx and connection errors, with capped exponential backoff.
+      - At most 20 - attempts per request; with capped backoff 20 already wait several minutes.
     type: int
     default: 6
 requirements:

@@ -57,11 +57,15 @@ options:
     default: true
     version_added: "0.2.0"
   wait_timeout:
-    description: Seconds to wait for each addon to become active after its config change.
+    description:
+      - Seconds to wait for each addon to become active after its config change.
+      - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
     type: int
     default: 600
   disk_quantity_warning:
-    description: Warn about instance types that can attach at most this many disks (C(DescribeInstanceTypes DiskQuantity)).
+    description:
+      - Warn about instance types that can attach at most this many disks (C(DescribeInstanceTypes DiskQuantity)).
+      - At most 64 - the most data disks an ECS instance takes.
     type: int
     default: 16
 attributes:

@@ -38,7 +38,9 @@ options:
     type: list
     elements: str
   timeout:
-    description: Seconds to wait; then the module fails and lists what is left.
+    description:
+      - Seconds to wait; then the module fails and lists what is left.
+      - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
     type: float
     default: 900
   force:

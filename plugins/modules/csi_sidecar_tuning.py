@@ -45,13 +45,21 @@ options:
         type: str
         required: true
       worker_threads:
-        description: C(--worker-threads).
+        description:
+          - C(--worker-threads).
+          - At most 500 - 5x the CSI sidecars' largest default (csi-provisioner 100); each worker is a goroutine
+            holding API requests.
         type: int
       kube_api_qps:
-        description: C(--kube-api-qps).
+        description:
+          - C(--kube-api-qps).
+          - At most 5000 - 50x Trident's own default of 100 and above what the API server's 600 requests in flight
+            serve at sub-second latency.
         type: float
       kube_api_burst:
-        description: C(--kube-api-burst), at least O(sidecars[].kube_api_qps).
+        description:
+          - C(--kube-api-burst), at least O(sidecars[].kube_api_qps).
+          - At most 10000 - twice the largest kube_api_qps, client-go's usual burst ratio.
         type: int
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth

@@ -55,7 +55,9 @@ options:
     description: CA bundle to verify the ONTAP certificate with (a self-signed cluster certificate, for example).
     type: path
   http_port:
-    description: Port, if not the default of the scheme.
+    description:
+      - Port, if not the default of the scheme.
+      - At most 65535 - the largest TCP port.
     type: int
   use_rest:
     description:
@@ -82,11 +84,15 @@ options:
     type: list
     elements: str
   page_size:
-    description: Records per request (REST C(max_records), ZAPI C(max-records)).
+    description:
+      - Records per request (REST C(max_records), ZAPI C(max-records)).
+      - At most 10000 - records per ONTAP page (max_records); larger pages only slow each answer.
     type: int
     default: 500
   timeout:
-    description: Seconds per request.
+    description:
+      - Seconds per request.
+      - At most 3600 - an hour for one API request.
     type: int
     default: 60
 attributes:

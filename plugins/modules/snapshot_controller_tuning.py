@@ -40,15 +40,23 @@ options:
     description: Container to edit. Default is the container named C(snapshot-controller), else the only container.
     type: str
   worker_threads:
-    description: C(--worker-threads), parallel workers for snapshots and contents.
+    description:
+      - C(--worker-threads), parallel workers for snapshots and contents.
+      - At most 500 - 5x the CSI sidecars' largest default (csi-provisioner 100); each worker is a goroutine holding
+        API requests.
     type: int
     default: 25
   kube_api_qps:
-    description: C(--kube-api-qps), sustained API requests per second.
+    description:
+      - C(--kube-api-qps), sustained API requests per second.
+      - At most 5000 - 50x Trident's own default of 100 and above what the API server's 600 requests in flight serve
+        at sub-second latency.
     type: float
     default: 75
   kube_api_burst:
-    description: C(--kube-api-burst), the token bucket size; at least O(kube_api_qps).
+    description:
+      - C(--kube-api-burst), the token bucket size; at least O(kube_api_qps).
+      - At most 10000 - twice the largest kube_api_qps, client-go's usual burst ratio.
     type: int
     default: 150
 extends_documentation_fragment:

@@ -47,6 +47,8 @@ options:
       - C(spec.k8sAPIQPS) of the TridentOrchestrator, the QPS of Trident's controller towards the API server
         (Trident's default 100, burst twice that). From 26.06 the operator derives the CSI sidecars' QPS from it
         (max(QPS/4, 10)). Left as it is when omitted, also with O(state=absent).
+      - At most 5000 - 50x Trident's own default of 100 and above what the API server's 600 requests in flight serve
+        at sub-second latency.
     type: int
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth

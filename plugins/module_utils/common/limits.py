@@ -112,7 +112,7 @@ ONTAP_VOLUME_SIZE = Limit(100 * TI, "ONTAP's largest FlexVol on most platforms (
 CLOUD_DISK_SIZE = Limit(64 * TI, "Alibaba Cloud's largest ESSD / cloud_auto disk, 65536 GiB", kind="size")
 REPEAT = Limit(20, "repetitions of a variant; 20 give a stable median, more only lengthen the run")
 # --- how hard a run or a tuning pushes the API server ---------------------------------------------------
-CONCURRENCY = Limit(200, "kube-apiserver's default --max-mutating-requests-inflight: more only queue or get 429")
+CONCURRENCY = Limit(200, "kube-apiserver's default --max-mutating-requests-inflight; more only queue or get 429")
 WORKER_THREADS = Limit(500, "5x the CSI sidecars' largest default (csi-provisioner 100); each worker is a "
                             "goroutine holding API requests")
 KUBE_API_QPS = Limit(5000, "50x Trident's own default of 100 and above what the API server's 600 requests in "
@@ -124,7 +124,7 @@ ALIBABA_CONCURRENCY = Limit(32, "Alibaba Cloud throttles an account's calls per 
 API_RETRIES = Limit(20, "attempts per request; with capped backoff 20 already wait several minutes")
 DISK_WARNING = Limit(64, "the most data disks an ECS instance takes")
 # --- how long to wait ----------------------------------------------------------------------------------
-TIMEOUT = Limit(DAY, "a day: a benchmark step or rollout that takes longer has failed")
+TIMEOUT = Limit(DAY, "a day; a benchmark step or rollout that takes longer has failed")
 REQUEST_TIMEOUT = Limit(3600, "an hour for one API request")
 INTERVAL = Limit(600, "ten minutes between two progress lines or polls")
 # --- fio and sysbench (seed 001) -----------------------------------------------------------------------
@@ -136,7 +136,7 @@ STORAGE_CLASSES = Limit(8, "StorageClasses measured side by side, one after anot
                         kind="list")
 SYSBENCH_TESTS = Limit(10, "sysbench tests run one after another; the seed runs 2", kind="list")
 SYSBENCH_TABLES = Limit(1000, "sysbench prepares every table before the run; the seed uses 32")
-SYSBENCH_TABLE_SIZE = Limit(100000000, "rows per table: 32 tables of 100 million rows are about 700 GB")
+SYSBENCH_TABLE_SIZE = Limit(100000000, "rows per table; 32 tables of 100 million rows are about 700 GB")
 SYSBENCH_THREADS = Limit(1000, "one MySQL connection each; the seed runs 150 against max_connections 151")
 PERCENTILE = Limit(99, "sysbench's --percentile takes 1 to 99")
 PORT = Limit(65535, "the largest TCP port")
