@@ -26,12 +26,12 @@ class Limit:
     def __init__(self, maximum, why, kind="number", each=None):
         self.maximum = maximum
         self.why = why
-        self.kind = kind  # number | size (a Kubernetes quantity or fio size, in bytes) | list
+        self.kind = kind  # number | size (a Kubernetes quantity, in bytes) | fio_size (10G = 10 GiB) | list
         self.each = each  # list: the Limit of every element
 
     def shown(self):
         """The maximum as the docs write it (5000, 100Ti)."""
-        return _bytes_text(self.maximum) if self.kind == "size" else str(self.maximum)
+        return _bytes_text(self.maximum) if self.kind in ("size", "fio_size") else str(self.maximum)
 
     def problem(self, name, value):
         """None when `value` is within the maximum (or is not a number: the type checks report that)."""
@@ -49,7 +49,7 @@ class Limit:
                 if found:
                     return found
             return None
-        number = parse_bytes(value) if self.kind == "size" else _number(value)
+        number = parse_bytes(value, fio=self.kind == "fio_size") if self.kind in ("size", "fio_size") else _number(value)
         if number is None or number <= self.maximum:
             return None
         return ("%s=%s is above its maximum %s (%s): give at most %s"
@@ -130,7 +130,7 @@ INTERVAL = Limit(600, "ten minutes between two progress lines or polls")
 # --- fio and sysbench (seed 001) -----------------------------------------------------------------------
 PVC_SIZE = Limit(64 * TI, "Alibaba Cloud's largest disk (65536 GiB); a PMEM node has at most a few TiB",
                  kind="size")
-FIO_SIZE = Limit(64 * TI, "the file fio writes must fit the PVC, at most 64Ti", kind="size")
+FIO_SIZE = Limit(64 * TI, "the file fio writes must fit the PVC, at most 64Ti", kind="fio_size")
 FIO_JOBS = Limit(16, "fio jobs run one after another in one pod; the seed runs 3", kind="list")
 STORAGE_CLASSES = Limit(8, "StorageClasses measured side by side, one after another; the seed compares 2",
                         kind="list")

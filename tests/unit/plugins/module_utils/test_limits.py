@@ -127,6 +127,8 @@ def test_parse_bytes(value, expected):
 
 def test_fio_sizes_count_in_1024s():
     assert L.parse_bytes("10G", fio=True) == 10 << 30
+    assert L.FIO_SIZE.problem("bench_fio_size", "64T") is None  # 64 TiB in fio's units
+    assert "above its maximum 64Ti" in L.FIO_SIZE.problem("bench_fio_size", "65T")
 
 
 def test_a_value_at_the_maximum_passes_and_one_above_names_the_field_maximum_and_fix():
