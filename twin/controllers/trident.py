@@ -247,8 +247,9 @@ class TridentCSI(Backend):
         await self._op(backend, "clone_volume" if src else "create_volume", pv_name)
         internal = "trident_" + pv_name.replace("-", "_")
         # ONTAP refuses a FlexVol above its maximum (Trident raises a smaller request to its 20MiB minimum itself)
-        if int(req["capacity_bytes"]) > MAX_FLEXVOL:
-            code, message = flexvol_size_error(int(req["capacity_bytes"]))
+        refused = flexvol_size_error(int(req["capacity_bytes"])) if int(req["capacity_bytes"]) > MAX_FLEXVOL else None
+        if refused:
+            code, message = refused
             raise CSIError("Unknown", f"error creating volume {internal}: API status: failed, Reason: {message}, "
                                       f"Code: {code}")
         kind = {"ontap-nas": "flexvol", "ontap-san": "lun", "ontap-nas-economy": "qtree",

@@ -556,7 +556,8 @@ class Ontap:
             body = await request.json()
         except ValueError:
             return ontap_error(400, "Invalid JSON input.", "262179")
-        svm = (body.get("svm") or {}).get("name") or ((body.get("svm") or {}).get("uuid") and SVM)
+        given = body.get("svm") or {}
+        svm = str(given.get("name") or (SVM if given.get("uuid") else ""))
         for field, value in (("name", body.get("name")), ("svm.name", svm), ("aggregates", body.get("aggregates"))):
             if not value:
                 return ontap_error(400, f'Missing value for required field "{field}".', "2", field)

@@ -62,19 +62,19 @@ SWEEP_TITLE = "CSI lifecycle sweep at %(sweep)s volumes (%(pvcs_per_pod)s PVCs p
 
 
 class _Lazy(Sequence):
-    """A read-only sequence of `count` items, each made by _item(i) when it is read."""
+    """A read-only sequence of `length` items, each made by _item(i) when it is read."""
 
-    count = 0
+    length = 0
 
     def __len__(self):
-        return self.count
+        return self.length
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self._item(j) for j in range(*i.indices(self.count))]
+            return [self._item(j) for j in range(*i.indices(self.length))]
         if i < 0:
-            i += self.count
-        if not 0 <= i < self.count:
+            i += self.length
+        if not 0 <= i < self.length:
             raise IndexError(i)
         return self._item(i)
 
@@ -82,7 +82,7 @@ class _Lazy(Sequence):
         raise NotImplementedError
 
     def __eq__(self, other):
-        return isinstance(other, (Sequence, list)) and len(other) == self.count and list(self) == list(other)
+        return isinstance(other, (Sequence, list)) and len(other) == self.length and list(self) == list(other)
 
     def __add__(self, other):
         return list(self) + list(other)
@@ -90,14 +90,12 @@ class _Lazy(Sequence):
     def __radd__(self, other):
         return list(other) + list(self)
 
-    __hash__ = None
-
 
 class Names(_Lazy):
     """The names <prefix>-<zero-padded index> of count objects."""
 
     def __init__(self, prefix, width, count):
-        self.prefix, self.width, self.count = prefix, width, count
+        self.prefix, self.width, self.length = prefix, width, count
 
     def _item(self, i):
         return "%s-%0*d" % (self.prefix, self.width, i)
@@ -108,8 +106,8 @@ class Pods(_Lazy):
 
     def __init__(self, vols, per_pod):
         self.vols, self.per_pod = vols, per_pod
-        self.count = (len(vols) + per_pod - 1) // per_pod
-        self.width = max(3, len(str(self.count - 1)))
+        self.length = (len(vols) + per_pod - 1) // per_pod
+        self.width = max(3, len(str(self.length - 1)))
 
     def _item(self, p):
         return "pod-%0*d" % (self.width, p), self.vols[p * self.per_pod:(p + 1) * self.per_pod]
