@@ -52,7 +52,9 @@ options:
       - Default C(ecs.<region>.aliyuncs.com).
     type: str
   api_timeout:
-    description: Seconds one Alibaba Cloud API call may take.
+    description:
+      - Seconds one Alibaba Cloud API call may take.
+      - At most 3600 - an hour for one API request.
     type: int
     default: 30
   api_retries:
@@ -60,12 +62,14 @@ options:
       - Tries per call on throttling (C(Throttling*), HTTP 429) and transient server errors (5xx,
         C(ServiceUnavailable), connection errors), with capped, jittered exponential backoff, within the run's retry
         budget; an endpoint that answers nothing for 20 s is reported unreachable (docs/fleet.md).
+      - At most 20 - tries per call; with capped backoff 20 already wait several minutes.
     type: int
     default: 10
   concurrency:
     description:
       - How many Alibaba Cloud calls run at once where calls are independent (pages of nodes, batches of 50
         instances for C(TagResources) and C(ListTagResources), node pools).
+      - At most 32 - Alibaba Cloud throttles an account's calls per API; more only adds Throttling retries.
     type: int
     default: 8
 requirements:

@@ -37,7 +37,9 @@ options:
     type: path
     aliases: [key_file]
   request_timeout:
-    description: Seconds to wait for one API request.
+    description:
+      - Seconds to wait for one API request.
+      - At most 3600 - an hour for one API request.
     type: float
     default: 30.0
   api_retries:
@@ -45,6 +47,7 @@ options:
       - Tries per request on 429 (after its C(Retry-After)), 5xx and connection errors, with capped, jittered
         exponential backoff (client-go's default is 10 too). Every request of a run also shares a retry budget,
         and a server that answers nothing for 20 s is reported unreachable; see docs/fleet.md.
+      - At most 20 - tries per request; with capped backoff 20 already wait several minutes.
     type: int
     default: 10
 requirements:

@@ -19,6 +19,7 @@ options:
     description:
       - How many seconds to wait when O(wait=true); the task fails with the last state seen when it passes.
       - The change itself stays in place after a timeout; running the task again waits again.
+      - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
     type: int
     default: 600
 """

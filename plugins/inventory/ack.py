@@ -78,7 +78,10 @@ options:
     type: bool
     default: false
   kubeconfig_dir:
-    description: Where O(fetch_kubeconfig) writes the kubeconfig files.
+    description:
+      - Where O(fetch_kubeconfig) writes the kubeconfig files.
+      - A directory its group or others can write to, or a C(*.kubeconfig) in it they can read, is refused with the
+        fix (C(chmod 700 <dir>), C(chmod 600 <file>)) before any call; a cached listing is checked the same way.
     type: path
     default: ~/.kube/storageperf
   kubeconfig_private_ip:
@@ -167,6 +170,7 @@ import errno
 import fnmatch
 import os
 import re
+import stat
 import tempfile
 from datetime import datetime, timedelta, timezone
 
@@ -279,6 +283,30 @@ def private_dir(path):
         except OSError as e:
             if e.errno != errno.EEXIST or not os.path.isdir(d):
                 raise AnsibleError("kubeconfig_dir %s cannot be created: %s" % (path, e.strerror or to_native(e)))
+
+
+def refuse_shared(path):
+    """Refuse a kubeconfig_dir others can write to, or a kubeconfig in it others can read (AnsibleError, with the fix).
+
+    Whoever can write the directory can swap a kubeconfig for one that sends the play to their own API server; a
+    group- or world-readable kubeconfig hands out the cluster's credentials. The directory is created 0700 and the
+    files 0600, so this finds a directory someone else made or loosened, e.g. a shared /tmp path.
+    """
+    if not os.path.isdir(path):
+        return
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o022:
+        raise AnsibleError("kubeconfig_dir %s is writable by %s (mode %04o): whoever can write there can replace a "
+                           "kubeconfig with one for their own API server. Run `chmod 700 %s` or give a kubeconfig_dir "
+                           "only you can write" % (path, "others" if mode & 0o002 else "its group", mode, path))
+    for name in sorted(os.listdir(path)):
+        file = os.path.join(path, name)
+        if name.endswith(".kubeconfig") and os.path.isfile(file):
+            fmode = stat.S_IMODE(os.stat(file).st_mode)
+            if fmode & 0o077:
+                raise AnsibleError("kubeconfig %s holds a cluster's credentials and is open to %s (mode %04o). Run "
+                                   "`chmod 600 %s` (or delete it: it is fetched again)"
+                                   % (file, "others" if fmode & 0o007 else "its group", fmode, file))
 
 
 def parse_expiration(text):
@@ -459,6 +487,9 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
         super().parse(inventory, loader, path)
         self._read_config_data(path)
         query = self._query()
+        if query["fetch_kubeconfig"]:
+            # a cached listing points at the files too: check them before it is used
+            refuse_shared(query["kubeconfig_dir"])
         listing = self.cached_listing(path, cache, query, lambda: self._fetch(query),
                                       still_valid=kubeconfigs_usable)
         endpoint, ecs_endpoint = self.get_option("endpoint"), self.get_option("ecs_endpoint")

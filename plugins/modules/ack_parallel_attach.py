@@ -57,11 +57,15 @@ options:
     default: true
     version_added: "0.2.0"
   wait_timeout:
-    description: Seconds to wait for each addon to become active after its config change.
+    description:
+      - Seconds to wait for each addon to become active after its config change.
+      - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
     type: int
     default: 600
   disk_quantity_warning:
-    description: Warn about instance types that can attach at most this many disks (C(DescribeInstanceTypes DiskQuantity)).
+    description:
+      - Warn about instance types that can attach at most this many disks (C(DescribeInstanceTypes DiskQuantity)).
+      - At most 64 - the most data disks an ECS instance takes.
     type: int
     default: 16
 attributes:
@@ -191,6 +195,7 @@ api_calls:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.parallel_attach import apply_parallel_attach
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 
@@ -203,7 +208,8 @@ def main():
         parallel=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
         disk_quantity_warning=dict(type="int", default=16),
-    ), auth="alibaba", supports_check_mode=True)
+    ), auth="alibaba", supports_check_mode=True,
+        limits={"wait_timeout": L.TIMEOUT, "disk_quantity_warning": L.DISK_WARNING})
     module.run(apply_parallel_attach)
 
 

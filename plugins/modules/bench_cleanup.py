@@ -38,7 +38,9 @@ options:
     type: list
     elements: str
   timeout:
-    description: Seconds to wait; then the module fails and lists what is left.
+    description:
+      - Seconds to wait; then the module fails and lists what is left.
+      - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
     type: float
     default: 900
   force:
@@ -99,6 +101,7 @@ msg:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import bench_cleanup
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
@@ -110,7 +113,8 @@ def main():
         timeout=dict(type="float", default=900.0),
         force=dict(type="bool", default=False),
     )
-    module = StoragePerfModule(argument_spec=spec, auth="k8s", supports_check_mode=True)
+    module = StoragePerfModule(argument_spec=spec, auth="k8s", supports_check_mode=True,
+                               limits={"timeout": L.TIMEOUT})
     module.run(bench_cleanup)
 
 

@@ -67,7 +67,10 @@ options:
     type: dict
     default: {}
   volumes:
-    description: (csi_lifecycle) Number of volumes (PVCs).
+    description:
+      - (csi_lifecycle) Number of volumes (PVCs).
+      - At most 5000 - 5x seed 002's largest run of 1000; the run makes as many clones and snapshots again, and each
+        ontap-nas volume is a FlexVol, of which an ONTAP node holds 1000 to 2500.
     type: int
     default: 100
   sweep:
@@ -77,16 +80,25 @@ options:
       - With O(mode=preflight) it is checked and recorded as the document's C(parameters.sweep) (the sizes, ascending,
         in the returned C(plan)). With O(mode=measure) the repetition is the sweep point at O(volumes) - the document
         variant C(<variant> · <volumes> vol), which records C(sweep) {variant, parameter, value}.
+      - At most 10 entries - sizes of one sweep, each a whole lifecycle run; each at most 5000 - 5x seed 002's largest
+        run of 1000; the run makes as many clones and snapshots again, and each ontap-nas volume is a FlexVol, of
+        which an ONTAP node holds 1000 to 2500.
     type: list
     elements: int
     default: []
     version_added: 0.2.0
   pvcs_per_pod:
-    description: (csi_lifecycle) PVCs mounted by each pod of the publish step.
+    description:
+      - (csi_lifecycle) PVCs mounted by each pod of the publish step.
+      - At most 64 - the most data disks an ECS instance takes (DescribeInstanceTypes DiskQuantity; ecs.g7se.16xlarge
+        56) and above any CSINode attach limit of the clouds' disk drivers.
     type: int
     default: 4
   size:
-    description: Size of every volume.
+    description:
+      - Size of every volume.
+      - At most 100Ti - ONTAP's largest FlexVol on most platforms (300Ti needs large-volume support); Trident makes
+        one FlexVol or LUN per ontap-nas/-san volume.
     type: str
     default: 1Gi
   storage_class:
@@ -124,6 +136,7 @@ options:
     description:
       - (attach_stress) Replicas to scale to; capped by the node's disk limit.
       - Default 28, the seed's (the bench_attach_stress role passes its own O(replicas) default, stated in its argument spec).
+      - At most 64 - every pod mounts at least one disk and a node takes at most 64.
     type: int
   node:
     description: (attach_stress) Node to pin the pods to; empty picks the first Ready node that has the disk driver.
@@ -137,13 +150,18 @@ options:
     type: str
     default: cloud_auto
   volumes_per_pod:
-    description: (attach_stress) Disks per pod.
+    description:
+      - (attach_stress) Disks per pod.
+      - At most 64 - the most data disks an ECS instance takes (DescribeInstanceTypes DiskQuantity; ecs.g7se.16xlarge
+        56) and above any CSINode attach limit of the clouds' disk drivers.
     type: int
     default: 2
   disk_limit:
     description:
       - (attach_stress) Disks the node can take, used when its CSINode has no allocatable count for the driver
         (DescribeInstanceTypes C(DiskQuantity), 56 for ecs.g7se.16xlarge). 0 reads the CSINode only.
+      - At most 64 - the most data disks an ECS instance takes (DescribeInstanceTypes DiskQuantity; ecs.g7se.16xlarge
+        56) and above any CSINode attach limit of the clouds' disk drivers.
     type: int
     default: 0
   statefulset:
@@ -158,17 +176,22 @@ options:
     type: bool
     default: true
   concurrency:
-    description: Requests in flight at once while a step submits its batch.
+    description:
+      - Requests in flight at once while a step submits its batch.
+      - At most 200 - kube-apiserver's default --max-mutating-requests-inflight; more only queue or get 429.
     type: int
     default: 16
   step_timeout:
-    description: Seconds a step waits for its objects; then it ends with status timeout and lists the unfinished ones.
+    description:
+      - Seconds a step waits for its objects; then it ends with status timeout and lists the unfinished ones.
+      - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
     type: float
     default: 1800
   give_up_after_warnings:
     description:
       - Settle an object as failed after this many Warning events (e.g. C(ProvisioningFailed)) instead of waiting
         for the step timeout. 0 waits (controllers retry, and a retried object that succeeds is not a failure).
+      - At most 100 - Warning events of one object; Kubernetes aggregates repeated events.
     type: int
     default: 0
   keep_objects:
@@ -181,7 +204,9 @@ options:
     type: bool
     default: true
   cleanup_timeout:
-    description: Seconds the cleanup after a repetition may take.
+    description:
+      - Seconds the cleanup after a repetition may take.
+      - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
     type: float
     default: 900
   status:
@@ -207,7 +232,9 @@ options:
       - File the module rewrites with the running step's progress. Set by the action plugin; leave unset.
     type: path
   progress_interval:
-    description: Seconds between progress updates.
+    description:
+      - Seconds between progress updates.
+      - At most 600 - ten minutes between two progress lines or polls.
     type: float
     default: 2
 attributes:
@@ -324,6 +351,7 @@ summary:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import csi_lifecycle, runner
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
@@ -369,8 +397,15 @@ def argument_spec():
     )
 
 
+# the maxima (docs/limits.md); attach_stress also caps size at the largest cloud disk (attach_stress.problems)
+LIMITS = {"volumes": L.VOLUMES, "sweep": L.SWEEP, "pvcs_per_pod": L.DISKS_PER_NODE, "size": L.ONTAP_VOLUME_SIZE,
+          "replicas": L.PODS_PER_NODE, "volumes_per_pod": L.DISKS_PER_NODE, "disk_limit": L.DISKS_PER_NODE,
+          "concurrency": L.CONCURRENCY, "step_timeout": L.TIMEOUT, "give_up_after_warnings": L.WARNINGS,
+          "cleanup_timeout": L.TIMEOUT, "progress_interval": L.INTERVAL}
+
+
 def main():
-    module = StoragePerfModule(argument_spec=argument_spec(), auth="k8s", supports_check_mode=True,
+    module = StoragePerfModule(argument_spec=argument_spec(), auth="k8s", supports_check_mode=True, limits=LIMITS,
                                required_if=[("mode", "measure", ("run_id",)), ("mode", "finalize", ("run_id",))])
     module.run(runner.bench_run)
 

@@ -45,13 +45,21 @@ options:
         type: str
         required: true
       worker_threads:
-        description: C(--worker-threads).
+        description:
+          - C(--worker-threads).
+          - At most 500 - 5x the CSI sidecars' largest default (csi-provisioner 100); each worker is a goroutine
+            holding API requests.
         type: int
       kube_api_qps:
-        description: C(--kube-api-qps).
+        description:
+          - C(--kube-api-qps).
+          - At most 5000 - 50x Trident's own default of 100 and above what the API server's 600 requests in flight
+            serve at sub-second latency.
         type: float
       kube_api_burst:
-        description: C(--kube-api-burst), at least O(sidecars[].kube_api_qps).
+        description:
+          - C(--kube-api-burst), at least O(sidecars[].kube_api_qps).
+          - At most 10000 - twice the largest kube_api_qps, client-go's usual burst ratio.
         type: int
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
@@ -113,6 +121,7 @@ rollout:
   type: str
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.csi_sidecars import tune_sidecars
@@ -131,7 +140,9 @@ def main():
         )),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
-    ), auth="k8s", supports_check_mode=True)
+    ), auth="k8s", supports_check_mode=True, limits={
+        "sidecars.worker_threads": L.WORKER_THREADS, "sidecars.kube_api_qps": L.KUBE_API_QPS,
+        "sidecars.kube_api_burst": L.KUBE_API_BURST, "wait_timeout": L.TIMEOUT})
     module.run(lambda m: tune_sidecars(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 
 

@@ -29,12 +29,14 @@ options:
     description:
       - Desired C(cluster.max-bricks-per-process) (glusterd default 250; 0 means no limit).
       - Needs brick multiplexing on (already, or through O(brick_multiplex=true) in the same task).
+      - At most 1000 - 4x glusterd's default of 250 bricks per brick process.
     type: int
   vol_count_per_thread:
     description:
       - Desired C(glusterd.vol_count_per_thread), 5 to 200 (glusterd default 100). Above 100 the handshake
         export is single-threaded again; the module warns.
       - Needs brick multiplexing on (already, or through O(brick_multiplex=true) in the same task).
+      - At most 200 - glusterd.vol_count_per_thread takes 5 to 200.
     type: int
   gluster_cli:
     description: Command that runs the gluster CLI for this host; C(--mode=script) is appended.
@@ -73,6 +75,7 @@ changed_options:
   type: dict
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.options import set_cluster_options
 
@@ -86,6 +89,7 @@ def main() -> None:
             gluster_cli=dict(type="str", default="gluster"),
         ),
         supports_check_mode=True,
+        limits={"max_bricks_per_process": L.MAX_BRICKS_PER_PROCESS, "vol_count_per_thread": L.VOL_COUNT_PER_THREAD},
     )
     module.run(lambda m: set_cluster_options(m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 

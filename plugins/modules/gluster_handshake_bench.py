@@ -43,6 +43,7 @@ options:
     description:
       - How many peers each observer must list as Connected. Defaults to the number of O(observers) minus one,
         or the number of peers the restarted glusterd listed before the restart.
+      - At most 128 - peers of one trusted storage pool.
     type: int
   status_volume:
     description:
@@ -59,10 +60,13 @@ options:
         saying how far the handshake got, and every command still running is killed.
       - The default is glusterd's RPC timeout (600 s). A handshake that takes longer has seen its RPC expire, the
         failure of the seed (CLI commands hang), so a longer wait measures nothing more.
+      - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
     type: int
     default: 600
   poll_interval:
-    description: Seconds between polls; the error of every figure is at most this.
+    description:
+      - Seconds between polls; the error of every figure is at most this.
+      - At most 600 - ten minutes between two progress lines or polls.
     type: float
     default: 0.2
 author:
@@ -141,6 +145,7 @@ waited_seconds:
   type: float
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.handshake import GLUSTERD_RPC_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.restart_bench import bench_handshake
@@ -159,6 +164,7 @@ def main() -> None:
             poll_interval=dict(type="float", default=0.2),
         ),
         supports_check_mode=True,
+        limits={"expected_peers": L.GLUSTER_PEERS, "timeout": L.TIMEOUT, "poll_interval": L.INTERVAL},
     )
     module.run(lambda m: bench_handshake(m.params, check_mode=m.check_mode))
 

@@ -58,6 +58,7 @@ peers:
   sample: [{hostname: 10.0.0.12, uuid: 7121cfb4-ce5c-4851-bba1-468c91b2cbae, state: Peer in Cluster (Connected), connected: true}]
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.peers import probe_peers
@@ -73,6 +74,7 @@ def main() -> None:
             wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
         ),
         supports_check_mode=True,
+        limits={"wait_timeout": L.TIMEOUT},
     )
     module.run(lambda m: probe_peers(m.params, check_mode=m.check_mode, diff=m._diff))
 

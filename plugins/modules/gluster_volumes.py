@@ -33,16 +33,22 @@ options:
       - With O(state=absent) and no O(count), every volume whose name starts with the prefix is deleted.
     type: str
   count:
-    description: Number of volumes named from O(prefix). Required with O(prefix) when O(state=present).
+    description:
+      - Number of volumes named from O(prefix). Required with O(prefix) when O(state=present).
+      - At most 5000 - 2.5x the seed's 2000 volumes, where glusterd's handshake stalled; Heketi caps a cluster at
+        1000.
     type: int
   start_index:
-    description: First index used with O(prefix) and O(count).
+    description:
+      - First index used with O(prefix) and O(count).
+      - At most 1000000 - volume names stay short (<prefix><index>).
     type: int
     default: 1
   replica:
     description:
       - Replica count. The number of O(peers) must be a multiple of it (more peers make distributed-replicate).
       - Use V(1) for plain distributed volumes.
+      - At most 16 - bricks per replica set; GlusterFS supports replica 2 and 3 (and arbiter).
     type: int
     default: 3
   peers:
@@ -84,6 +90,7 @@ options:
       - How many gluster transactions run at once. glusterd takes a lock per volume, so different volumes can
         be created concurrently; refused transactions (lock held) are retried with backoff.
       - Measured on glusterfs 10.3 with 3 peers and 2 vCPU, 4 halves the wall time against 1; more helps little.
+      - At most 32 - gluster CLI calls at once; glusterd serialises volume operations behind its lock.
     type: int
     default: 4
   gluster_cli:
@@ -93,7 +100,9 @@ options:
     type: str
     default: gluster
   timeout:
-    description: Seconds one gluster command may take before it counts as failed.
+    description:
+      - Seconds one gluster command may take before it counts as failed.
+      - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
     type: int
     default: 600
 notes:
@@ -192,6 +201,7 @@ failed_volumes:
   sample: [{name: bench0007, error: "`gluster volume create bench0007 ...` failed (rc=1): ..."}]
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.volumes import reconcile_volumes
 
@@ -218,6 +228,8 @@ def main() -> None:
         mutually_exclusive=[("names", "prefix")],
         required_one_of=[("names", "prefix")],
         supports_check_mode=True,
+        limits={"count": L.GLUSTER_VOLUMES, "start_index": L.GLUSTER_START_INDEX, "replica": L.GLUSTER_REPLICA,
+                "parallel": L.GLUSTER_PARALLEL, "timeout": L.TIMEOUT},
     )
     module.run(lambda m: reconcile_volumes(m.params, check_mode=m.check_mode, diff=m._diff))
 

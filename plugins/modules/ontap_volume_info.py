@@ -55,7 +55,9 @@ options:
     description: CA bundle to verify the ONTAP certificate with (a self-signed cluster certificate, for example).
     type: path
   http_port:
-    description: Port, if not the default of the scheme.
+    description:
+      - Port, if not the default of the scheme.
+      - At most 65535 - the largest TCP port.
     type: int
   use_rest:
     description:
@@ -82,11 +84,15 @@ options:
     type: list
     elements: str
   page_size:
-    description: Records per request (REST C(max_records), ZAPI C(max-records)).
+    description:
+      - Records per request (REST C(max_records), ZAPI C(max-records)).
+      - At most 10000 - records per ONTAP page (max_records); larger pages only slow each answer.
     type: int
     default: 500
   timeout:
-    description: Seconds per request.
+    description:
+      - Seconds per request.
+      - At most 3600 - an hour for one API request.
     type: int
     default: 60
 attributes:
@@ -191,6 +197,7 @@ requests:
 
 from ansible.module_utils.basic import env_fallback
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.trident.ontap import (
     ENV_PASSWORD,
@@ -218,6 +225,7 @@ def main():
             timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
+        limits={"http_port": L.PORT, "page_size": L.ONTAP_PAGE, "timeout": L.REQUEST_TIMEOUT},
     )
     module.run(lambda m: volume_inventory(m.params))
 

@@ -40,15 +40,23 @@ options:
     description: Container to edit. Default is the container named C(snapshot-controller), else the only container.
     type: str
   worker_threads:
-    description: C(--worker-threads), parallel workers for snapshots and contents.
+    description:
+      - C(--worker-threads), parallel workers for snapshots and contents.
+      - At most 500 - 5x the CSI sidecars' largest default (csi-provisioner 100); each worker is a goroutine holding
+        API requests.
     type: int
     default: 25
   kube_api_qps:
-    description: C(--kube-api-qps), sustained API requests per second.
+    description:
+      - C(--kube-api-qps), sustained API requests per second.
+      - At most 5000 - 50x Trident's own default of 100 and above what the API server's 600 requests in flight serve
+        at sub-second latency.
     type: float
     default: 75
   kube_api_burst:
-    description: C(--kube-api-burst), the token bucket size; at least O(kube_api_qps).
+    description:
+      - C(--kube-api-burst), the token bucket size; at least O(kube_api_qps).
+      - At most 10000 - twice the largest kube_api_qps, client-go's usual burst ratio.
     type: int
     default: 150
 extends_documentation_fragment:
@@ -126,6 +134,7 @@ running:
   sample: {worker_threads: "25", kube_api_qps: "75", kube_api_burst: "150"}
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.snapshot_controller import tune
@@ -142,7 +151,9 @@ def main():
         kube_api_burst=dict(type="int", default=150),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
-    ), auth="k8s", supports_check_mode=True)
+    ), auth="k8s", supports_check_mode=True, limits={
+        "worker_threads": L.WORKER_THREADS, "kube_api_qps": L.KUBE_API_QPS, "kube_api_burst": L.KUBE_API_BURST,
+        "wait_timeout": L.TIMEOUT})
     module.run(lambda m: tune(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff))
 
 

@@ -47,6 +47,8 @@ options:
       - C(spec.k8sAPIQPS) of the TridentOrchestrator, the QPS of Trident's controller towards the API server
         (Trident's default 100, burst twice that). From 26.06 the operator derives the CSI sidecars' QPS from it
         (max(QPS/4, 10)). Left as it is when omitted, also with O(state=absent).
+      - At most 5000 - 50x Trident's own default of 100 and above what the API server's 600 requests in flight serve
+        at sub-second latency.
     type: int
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
@@ -140,6 +142,7 @@ helm_command:
     --set enableConcurrency=true
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 from ansible_collections.storageperf.k8s.plugins.module_utils.trident.switch import switch_concurrency
@@ -153,7 +156,8 @@ def main():
         k8s_api_qps=dict(type="int"),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
-    ), auth="k8s", supports_check_mode=True)
+    ), auth="k8s", supports_check_mode=True,
+        limits={"k8s_api_qps": L.KUBE_API_QPS, "wait_timeout": L.TIMEOUT})
     module.run(lambda m: switch_concurrency(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
 
 

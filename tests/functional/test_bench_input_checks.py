@@ -79,3 +79,51 @@ def test_a_bad_ack_cluster_id_fails_naming_the_format_without_an_api_call(twin):
     msg = failure_message(run)
     assert "not an ACK cluster id" in msg and "'c' followed by 32 lowercase hex digits" in msg
     assert cloud_calls(twin) == calls
+
+
+# maxima (plugins/module_utils/common/limits.py, docs/limits.md) -----------------------------------------
+def test_a_hundred_million_volumes_fail_naming_volumes_and_its_maximum_with_nothing_created(twin, tmp_path):
+    # it used to build every object name first and was still growing after 120 s: the guard below is that hang
+    before = namespaces(twin)
+    run = twin.playbook(LIFECYCLE, extra_vars={"volumes": 100000000, "reports_dir": str(tmp_path)}, timeout=120)
+    assert run.rc != 0
+    msg = failure_message(run)
+    assert "bench_csi_lifecycle_volumes=100000000 is above its maximum 5000" in msg and "give at most 5000" in msg
+    assert namespaces(twin) == before and labelled(twin) == {}
+    assert not list(tmp_path.rglob("result.json"))
+
+
+def test_the_module_refuses_a_count_above_its_maximum_before_reading_the_cluster(twin, tmp_path):
+    run = run_module(twin, "bench_run", {"benchmark": "attach_stress", "mode": "preflight", "replicas": 1000,
+                                         "reports_dir": str(tmp_path)})
+    assert run.rc != 0
+    msg = failure_message(run)
+    assert "replicas=1000 is above its maximum 64" in msg and "disk" in msg
+    assert not list(tmp_path.rglob("result.json")) and labelled(twin) == {}
+
+
+def test_repeat_and_a_sweep_size_above_their_maxima_are_named_together(twin, tmp_path):
+    before = namespaces(twin)
+    run = twin.playbook(LIFECYCLE, extra_vars={"repeat": 1000, "sweep": "10,100000", "reports_dir": str(tmp_path)},
+                        timeout=120)
+    assert run.rc != 0
+    msg = failure_message(run)
+    assert "bench_csi_lifecycle_repeat=1000 is above its maximum 20" in msg
+    assert "bench_csi_lifecycle_sweep entry=100000 is above its maximum 5000" in msg
+    assert namespaces(twin) == before and labelled(twin) == {}
+
+
+def test_an_attach_stress_disk_larger_than_a_cloud_disk_is_refused(twin, tmp_path):
+    run = twin.playbook(ATTACH, extra_vars={"bench_attach_stress_size": "100Ti", "replicas": 2, "reports_dir": str(tmp_path)},
+                        timeout=120)
+    assert run.rc != 0
+    assert "bench_attach_stress_size=100Ti is above its maximum 64Ti" in failure_message(run)
+    assert labelled(twin) == {}
+
+
+def test_tune_trident_refuses_a_qps_above_its_maximum_before_any_change(twin):
+    run = twin.playbook(TUNE, extra_vars={"kube_api_qps": 1e9})
+    assert run.rc != 0
+    assert "snapshot_controller_tuning_kube_api_qps=1000000000.0 is above its maximum 5000" in failure_message(run)
+    assert run.changed_tasks == []
+    assert not any("Preflight Trident" in r["task"] for r in run.results)

@@ -232,3 +232,18 @@ def test_a_thousand_clusters_are_all_listed_page_by_page(twin_factory, tmp_path)
     assert new_calls(before, requests(big)) == {}
     assert cached.hostvars == hv
     print(f"\n{1 + MANY} clusters: listing {listed_s:.2f} s, cached listing {cached_s:.2f} s")
+
+
+def test_a_kubeconfig_dir_others_can_write_is_refused_before_any_call(ack, tmp_path):
+    directory = tmp_path / "shared"
+    directory.mkdir()
+    directory.chmod(0o777)
+    inv = source(tmp_path / "shared.ack.yml", ack, fetch_kubeconfig=True, kubeconfig_dir=str(directory))
+    before = requests(ack)
+    listing = ack_list(ack, inv, tmp_path)
+    assert listing.rc != 0
+    assert f"kubeconfig_dir {directory} is writable by others (mode 0777)" in listing.stderr
+    assert f"chmod 700 {directory}" in " ".join(listing.stderr.split())
+    assert new_calls(before, requests(ack)) == {} and list(directory.iterdir()) == []
+    directory.chmod(0o700)
+    assert len(ack_list(ack, inv, tmp_path).hostvars) == CLUSTERS

@@ -180,3 +180,23 @@ def test_versions_and_install_methods(twin, tmp_path):
     assert "--enable-concurrency" not in off["msg"]
     final = twin.kubectl_json("-n", "trident", "get", "deployment", "trident-controller")
     assert "--enable_concurrency=true" in container(final, "trident-main")["args"]
+
+
+def test_missing_ontap_credentials_stop_tune_trident_before_anything_changes(twin):
+    twin.kubectl("wait", "--for=jsonpath={.status.status}=Installed", "tridentorchestrator/trident", "--timeout=60s")
+    torc = twin.kubectl_json("get", "tridentorchestrator", "trident")
+    snap = twin.kubectl_json("-n", "kube-system", "get", "deployment", "snapshot-controller")
+    # the inventory gives ontap_hostname; the credentials are neither in the inventory nor the controller's environment
+    run = twin.playbook(PLAYBOOK, extra_vars={"ontap_username": "", "ontap_password": ""},
+                        env={"ONTAP_USERNAME": "", "ONTAP_PASSWORD": ""})
+    assert run.rc != 0
+    failed = [r for r in run.results if r["status"] == "failed"]
+    assert [r["task"] for r in failed] == ["1. Preflight the ONTAP credentials (read-only; nothing changes if this fails)"]
+    assert "ONTAP_USERNAME" in failed[0]["result"]["msg"] and "ontap_username" in failed[0]["result"]["msg"]
+    assert run.changed_tasks == []
+    after = twin.kubectl_json("get", "tridentorchestrator", "trident")
+    assert after["metadata"]["resourceVersion"] == torc["metadata"]["resourceVersion"]
+    assert after["spec"] == torc["spec"]
+    snap_after = twin.kubectl_json("-n", "kube-system", "get", "deployment", "snapshot-controller")
+    assert snap_after["metadata"]["generation"] == snap["metadata"]["generation"]
+    assert container(snap_after, "snapshot-controller")["args"] == container(snap, "snapshot-controller")["args"]

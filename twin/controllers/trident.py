@@ -37,6 +37,7 @@ import uuid
 from typing import Any
 
 from .. import calibration, errors
+from ..netapp.sizes import MAX_FLEXVOL, flexvol_size_error
 from . import vclock
 from .base import Controller
 from .csi import TRIDENT, Backend, CSIError, backends, stats_registry
@@ -245,6 +246,12 @@ class TridentCSI(Backend):
                 raise CSIError("NotFound", f"source {src['kind']} {src['handle']} not found")
         await self._op(backend, "clone_volume" if src else "create_volume", pv_name)
         internal = "trident_" + pv_name.replace("-", "_")
+        # ONTAP refuses a FlexVol above its maximum (Trident raises a smaller request to its 20MiB minimum itself)
+        refused = flexvol_size_error(int(req["capacity_bytes"])) if int(req["capacity_bytes"]) > MAX_FLEXVOL else None
+        if refused:
+            code, message = refused
+            raise CSIError("Unknown", f"error creating volume {internal}: API status: failed, Reason: {message}, "
+                                      f"Code: {code}")
         kind = {"ontap-nas": "flexvol", "ontap-san": "lun", "ontap-nas-economy": "qtree",
                 "ontap-san-economy": "lun"}[backend["driver"]]
         vol = {"name": internal, "pv": pv_name, "size": int(req["capacity_bytes"]), "driver": backend["driver"],

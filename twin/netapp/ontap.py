@@ -1,4 +1,4 @@
-"""The ONTAP cluster behind the twin's Trident backends: REST and ZAPI, read-only, in the real shapes.
+"""The ONTAP cluster behind the twin's Trident backends: REST and ZAPI, in the real shapes.
 
 What the collection (plugins/module_utils/trident/ontap.py) and the netapp.ontap collection call:
 - REST (ONTAP 9.6+): GET /api/cluster, /api/storage/volumes, /api/storage/qtrees, /api/storage/luns,
@@ -8,11 +8,14 @@ What the collection (plugins/module_utils/trident/ontap.py) and the netapp.ontap
   query filters on any field (`name=trident_*`, `svm.name=svm0`; `*` wildcard, `|` or, `!` not), `fields=`
   (key fields always come back; `*` for all), `max_records` pages with `_links.next.href`, `num_records`,
   HAL `_links.self`; basic auth, 401 with WWW-Authenticate on a missing or wrong password; 400 with ONTAP's
-  error document on an unknown query field.
+  error document on an unknown query field. POST /api/storage/volumes creates a FlexVol (202 and a job at
+  /api/cluster/jobs/{uuid}, done at once) within ONTAP's size limits (sizes.py: 20MB to 100TB, refused with
+  HTTP 500 and ONTAP's message otherwise).
 - ZAPI: POST /servlets/netapp.servlets.admin.XMLrequest_filer with `<netapp><api>...</api></netapp>`:
   system-get-version, volume-get-iter, qtree-list-iter, lun-get-iter with `query`, `desired-attributes`,
   `max-records` and `tag`, answering `<results status="passed">` with attributes-list, num-records and
-  next-tag (an escaped key document, as ONTAP sends it); unknown APIs fail with errno 13005.
+  next-tag (an escaped key document, as ONTAP sends it); volume-create within the same size limits; unknown APIs
+  fail with errno 13005.
 
 The storage itself comes from the twin's Trident (`cluster.trident.volumes`, see inventory()); until that
 registry exists, it is derived from the Trident PVs, as Trident names things: FlexVol `<internalName>` for
@@ -33,6 +36,8 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
+from .sizes import MIN_FLEXVOL, ZAPI_ERRNO, flexvol_size_error
+
 if TYPE_CHECKING:
     from ..context import ClusterContext
 
@@ -47,6 +52,7 @@ TRIDENT_DRIVER = "csi.trident.netapp.io"
 NS = "http://www.netapp.com/filer/admin"
 QTREES_PER_FLEXVOL = 200  # Trident's qtreesPerFlexvol default
 LUNS_PER_FLEXVOL = 100  # Trident's lunsPerFlexvol default
+DUPLICATE = "17"  # EEXIST: a volume name taken in the SVM (unverified for REST)
 RESERVED_QUERY = {"fields", "max_records", "return_records", "return_timeout", "order_by", "start.key"}
 
 
@@ -403,10 +409,14 @@ class Ontap:
         self.cluster = cluster
         self.password = secrets.token_urlsafe(12)
         self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0}
+        self.created: list[dict[str, Any]] = []  # volumes made through REST or ZAPI (Trident's come from its registry)
+        self.jobs: dict[str, dict[str, Any]] = {}
         app = web.Application()
         app.router.add_get("/api/cluster", self.cluster_info)
         app.router.add_get("/api/{collection:storage/(?:volumes|qtrees|luns|aggregates)|svm/svms}", self.collection)
         app.router.add_get("/api/{collection:storage/(?:volumes|luns|aggregates)|svm/svms}/{uuid}", self.record)
+        app.router.add_post("/api/storage/volumes", self.create_volume)
+        app.router.add_get("/api/cluster/jobs/{uuid}", self.job)
         app.router.add_post("/servlets/netapp.servlets.admin.XMLrequest_filer", self.zapi)
         self.app = app
 
@@ -434,7 +444,7 @@ class Ontap:
         path = request.match_info["collection"]
         make, keys, sort_key = REST_COLLECTIONS[path]
         q = request.query
-        records = sorted(make(inventory(self.cluster)), key=sort_key)
+        records = sorted(make(self.inventory()), key=sort_key)
         for field, pattern in q.items():
             if field in RESERVED_QUERY:
                 continue
@@ -466,7 +476,7 @@ class Ontap:
         self.requests["rest"] += 1
         make, keys, _ = REST_COLLECTIONS[request.match_info["collection"]]
         uid = request.match_info["uuid"]
-        found = [r for r in make(inventory(self.cluster)) if r["uuid"] == uid]
+        found = [r for r in make(self.inventory()) if r["uuid"] == uid]
         if not found:
             return ontap_error(404, "entry doesn't exist", "4", "uuid")
         fields = [f for f in (request.query.get("fields") or "").split(",") if f]
@@ -492,9 +502,11 @@ class Ontap:
             _to_xml(results, {"build-timestamp": "1770033600", "is-clustered": "true", "version": VERSION,
                               "version-tuple": {"system-version-tuple": {"generation": g, "major": ma, "minor": mi}}})
             return zapi_response(results)
+        args = {_local(c.tag): c for c in call}
+        if api == "volume-create":
+            return self.zapi_volume_create(args)
         if api not in ZAPI_ITERS:
             return zapi_failed("13005", f"Unable to find API: {api}")
-        args = {_local(c.tag): c for c in call}
         query = _tree(args["query"]) if "query" in args else None
         desired = _tree(args["desired-attributes"]) if "desired-attributes" in args else None
         try:
@@ -502,7 +514,7 @@ class Ontap:
         except (TypeError, ValueError):
             return zapi_failed("13115", "Invalid value specified for \"max-records\" element")
         make, key_paths = ZAPI_ITERS[api]
-        records = sorted(make(inventory(self.cluster)), key=lambda r: tuple(str(_get_path(r, p)) for p in key_paths))
+        records = sorted(make(self.inventory()), key=lambda r: tuple(str(_get_path(r, p)) for p in key_paths))
         if query:
             records = [r for r in records if zapi_query_match(query, r)]
         start = _tag_key(api, args["tag"].text or "") if "tag" in args else None
@@ -519,12 +531,76 @@ class Ontap:
         ET.SubElement(results, "num-records").text = str(len(page))
         return zapi_response(results)
 
+    def inventory(self) -> Inventory:
+        inv = inventory(self.cluster)
+        inv.volumes.extend(dict(v) for v in self.created)
+        return inv
+
+    def add_volume(self, name: str, svm: str, size: int) -> tuple[str, str] | dict[str, Any]:
+        """A new FlexVol, or ONTAP's (code, message) refusing it: a size out of range (sizes.py), a name taken."""
+        refused = flexvol_size_error(size)
+        if refused:
+            return refused
+        if any(v["name"] == name and v["svm"] == svm for v in self.inventory().volumes):
+            return DUPLICATE, f'Duplicate volume name {name}.'
+        v = Inventory().volume(name, size, svm)
+        self.created.append(v)
+        return v
+
+    async def create_volume(self, request: web.Request) -> web.Response:
+        """POST /api/storage/volumes: 202 with a job (done at once), or the size refusal (HTTP 500, as ONTAP answers)."""
+        if not self.authorized(request):
+            return ontap_error(401, "not authorized for that command", "6")
+        self.requests["rest"] += 1
+        try:
+            body = await request.json()
+        except ValueError:
+            return ontap_error(400, "Invalid JSON input.", "262179")
+        given = body.get("svm") or {}
+        svm = str(given.get("name") or (SVM if given.get("uuid") else ""))
+        for field, value in (("name", body.get("name")), ("svm.name", svm), ("aggregates", body.get("aggregates"))):
+            if not value:
+                return ontap_error(400, f'Missing value for required field "{field}".', "2", field)
+        size = body.get("size", MIN_FLEXVOL)  # ONTAP's default size is 20MB
+        if isinstance(size, bool) or not isinstance(size, int):
+            return ontap_error(400, f'Invalid value "{size}" for "size".', "262179", "size")
+        made = self.add_volume(str(body["name"]), svm, size)
+        if isinstance(made, tuple):
+            return ontap_error(409 if made[0] == DUPLICATE else 500, made[1], made[0])
+        uid = _uid("job", made["uuid"])
+        self.jobs[uid] = {"uuid": uid, "state": "success", "message": "success", "code": 0,
+                          "description": f"POST /api/storage/volumes/{made['uuid']}",
+                          "_links": {"self": {"href": f"/api/cluster/jobs/{uid}"}}}
+        return web.json_response({"job": {"uuid": uid, "_links": {"self": {"href": f"/api/cluster/jobs/{uid}"}}}},
+                                 status=202)
+
+    async def job(self, request: web.Request) -> web.Response:
+        if not self.authorized(request):
+            return ontap_error(401, "not authorized for that command", "6")
+        self.requests["rest"] += 1
+        found = self.jobs.get(request.match_info["uuid"])
+        return web.json_response(found) if found else ontap_error(404, "entry doesn't exist", "4", "uuid")
+
+    def zapi_volume_create(self, args: dict[str, ET.Element]) -> web.Response:
+        """volume-create (volume, containing-aggr-name, size as <number>[k|m|g|t|p] or bytes)."""
+        name = (args["volume"].text or "").strip() if "volume" in args else ""
+        if not name or "containing-aggr-name" not in args:
+            return zapi_failed("13115", "Missing input: volume and containing-aggr-name are required")
+        text = (args["size"].text or "").strip().lower() if "size" in args else str(MIN_FLEXVOL)
+        m = re.fullmatch(r"(\d+)([kmgtp]?)", text)
+        if not m:
+            return zapi_failed("13115", f'Invalid value specified for "size" element within "volume-create": "{text}"')
+        made = self.add_volume(name, SVM, int(m.group(1)) * 1024 ** ("_kmgtp".index(m.group(2)) if m.group(2) else 0))
+        if isinstance(made, tuple):
+            return zapi_failed(DUPLICATE if made[0] == DUPLICATE else ZAPI_ERRNO, made[1])
+        return zapi_response(ET.Element("results", {"status": "passed"}))
+
     async def admin(self, body: dict[str, Any]) -> dict[str, Any]:
         """POST /_twin/ontap: request counters and what the SVM holds (for tests)."""
         return self.stats(body)
 
     def stats(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        inv = inventory(self.cluster)
+        inv = self.inventory()
         return {"requests": dict(self.requests), "volumes": len(inv.volumes), "qtrees": len(inv.qtrees),
                 "luns": len(inv.luns), "svms": len(inv.svm_names()), "aggregates": 1}
 

@@ -27,6 +27,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.limits import CLOUD_DISK_SIZE
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 
 BENCHMARK = "attach_stress"
@@ -86,7 +87,7 @@ def problems(params):
         out.append("volumes_per_pod must be at least 1 (the seed mounts 2)")
     if int(params.get("disk_limit") or 0) < 0:
         out.append("disk_limit must be 0 (read it from the node's CSINode) or the node's disk limit")
-    size = quantity_problem("size", params.get("size", "1Gi"))
+    size = quantity_problem("size", params.get("size", "1Gi")) or CLOUD_DISK_SIZE.problem("size", params.get("size"))
     if size:
         out.append(size)
     return out

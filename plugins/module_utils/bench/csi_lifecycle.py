@@ -16,6 +16,7 @@ succeeded; otherwise, and when a prerequisite is missing (no VolumeSnapshotClass
 driver), it is recorded as skipped with the reason.
 """
 
+from collections.abc import Sequence
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
@@ -61,6 +62,58 @@ TITLE = "CSI lifecycle at %(volumes)s volumes (%(pods)s pods x %(pvcs_per_pod)s 
 SWEEP_TITLE = "CSI lifecycle sweep at %(sweep)s volumes (%(pvcs_per_pod)s PVCs per pod)"
 
 
+class _Lazy(Sequence):
+    """A read-only sequence of `length` items, each made by _item(i) when it is read."""
+
+    length = 0
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._item(j) for j in range(*i.indices(self.length))]
+        if i < 0:
+            i += self.length
+        if not 0 <= i < self.length:
+            raise IndexError(i)
+        return self._item(i)
+
+    def _item(self, i):
+        raise NotImplementedError
+
+    def __eq__(self, other):
+        return isinstance(other, (Sequence, list)) and len(other) == self.length and list(self) == list(other)
+
+    def __add__(self, other):
+        return list(self) + list(other)
+
+    def __radd__(self, other):
+        return list(other) + list(self)
+
+
+class Names(_Lazy):
+    """The names <prefix>-<zero-padded index> of count objects."""
+
+    def __init__(self, prefix, width, count):
+        self.prefix, self.width, self.length = prefix, width, count
+
+    def _item(self, i):
+        return "%s-%0*d" % (self.prefix, self.width, i)
+
+
+class Pods(_Lazy):
+    """(pod name, its volumes' names) of the publish step: per_pod volumes each, in order."""
+
+    def __init__(self, vols, per_pod):
+        self.vols, self.per_pod = vols, per_pod
+        self.length = (len(vols) + per_pod - 1) // per_pod
+        self.width = max(3, len(str(self.length - 1)))
+
+    def _item(self, p):
+        return "pod-%0*d" % (self.width, p), self.vols[p * self.per_pod:(p + 1) * self.per_pod]
+
+
 class Plan:
     """Names and settings of one repetition, checked before anything is created."""
 
@@ -75,13 +128,12 @@ class Plan:
         self.steps = list(params.get("steps") or STEP_NAMES)
         # a sweep measures every size as its own repetition(s), each with `volumes` set to the size
         self.sweep = SW.ordered(params.get("sweep"))
+        # names are made when a step asks for them: a plan's memory does not grow with volumes before it is used
         width = max(4, len(str(self.volumes - 1)))
-        self.vols = ["vol-%0*d" % (width, i) for i in range(self.volumes)]
-        self.snaps = ["snap-%0*d" % (width, i) for i in range(self.volumes)]
-        self.clones = ["clone-%0*d" % (width, i) for i in range(self.volumes)]
-        pods = (self.volumes + self.per_pod - 1) // self.per_pod
-        pwidth = max(3, len(str(pods - 1)))
-        self.pods = [("pod-%0*d" % (pwidth, p), self.vols[p * self.per_pod:(p + 1) * self.per_pod]) for p in range(pods)]
+        self.vols = Names("vol", width, self.volumes)
+        self.snaps = Names("snap", width, self.volumes)
+        self.clones = Names("clone", width, self.volumes)
+        self.pods = Pods(self.vols, self.per_pod)
         # read from the cluster by preflight()
         self.provisioner = None
         self.attach_required = True

@@ -15,6 +15,7 @@ import copy
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as LIMITS
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 
@@ -36,18 +37,26 @@ def _clients():
 class StoragePerfModule(AnsibleModule):
     """AnsibleModule with the collection's auth specs, cached clients and one failure path."""
 
-    def __init__(self, argument_spec, auth=(), **kwargs):
+    def __init__(self, argument_spec, auth=(), limits=None, **kwargs):
+        """limits: {option: common.limits.Limit}, the maxima checked before the module does anything."""
         self.auth = (auth,) if isinstance(auth, str) else tuple(auth)
         spec = copy.deepcopy(argument_spec)
+        limits = dict(limits or {})
         specs = _auth_specs() if self.auth else {}
         for system in self.auth:
             if system not in specs:
                 raise ValueError("auth must name k8s or alibaba, not %r" % system)
             # The shared options (api_retries) are the same dict in both specs; the module's own win.
             for name, option in specs[system].items():
+                if name not in spec and name in LIMITS.AUTH_OPTIONS:
+                    limits.setdefault(name, LIMITS.AUTH_OPTIONS[name])
                 spec.setdefault(name, copy.deepcopy(option))
         super().__init__(argument_spec=spec, **kwargs)
         self._clients = {}
+        # argument specs have no maximum: a typo such as volumes=100000000 fails here, before any work
+        found = LIMITS.param_problems(self.params, limits)
+        if found:
+            self.fail_json(msg="; ".join(found), changed=False)
 
     # clients ----------------------------------------------------------------------------------
     def client(self, system, **options):

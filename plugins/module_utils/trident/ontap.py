@@ -376,7 +376,9 @@ def refuse_params(params):
     """Fail (OntapError) on missing credentials or options ONTAP cannot page by, before any call."""
     missing = ["%s (or %s)" % (k, v) for k, v in (("username", ENV_USERNAME), ("password", ENV_PASSWORD)) if not params[k]]
     if missing:
-        raise OntapError("no ONTAP credentials: set %s in the environment of the module" % " and ".join(missing))
+        raise OntapError("no ONTAP credentials: set %s in the environment of the module (the playbooks take them from "
+                         "the inventory's ontap_username / ontap_password or the controller's %s / %s)"
+                         % (" and ".join(missing), ENV_USERNAME, ENV_PASSWORD))
     if not params["prefix"]:
         raise OntapError("prefix is empty: give the backend's storagePrefix (Trident's default is trident_)")
     if params["page_size"] < 1:

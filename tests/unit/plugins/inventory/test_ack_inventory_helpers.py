@@ -60,3 +60,29 @@ def test_cached_kubeconfigs_must_exist_and_not_expire_soon(tmp_path):
     assert not I.kubeconfigs_usable([{"kubeconfig": str(f), "expiration": soon}], now)
     assert not I.kubeconfigs_usable([{"kubeconfig": str(tmp_path / "gone"), "expiration": later}], now)
     assert I.kubeconfigs_usable([{}], now)  # no kubeconfig asked for
+
+
+def test_a_kubeconfig_dir_others_can_write_is_refused_with_the_chmod_that_fixes_it(tmp_path):
+    d = tmp_path / "kc"
+    d.mkdir(mode=0o700)
+    I.refuse_shared(str(d))  # private: fine
+    I.refuse_shared(str(tmp_path / "not-yet"))  # created 0700 later
+    for mode, who in ((0o777, "others"), (0o1777, "others"), (0o770, "its group")):
+        d.chmod(mode)
+        with pytest.raises(I.AnsibleError) as e:
+            I.refuse_shared(str(d))
+        assert f"kubeconfig_dir {d} is writable by {who}" in str(e.value) and f"chmod 700 {d}" in str(e.value)
+
+
+def test_a_kubeconfig_others_can_read_is_refused(tmp_path):
+    d = tmp_path / "kc"
+    d.mkdir(mode=0o700)
+    f = d / "c0123.kubeconfig"
+    f.write_text("apiVersion: v1\n")
+    f.chmod(0o600)
+    I.refuse_shared(str(d))
+    f.chmod(0o644)
+    with pytest.raises(I.AnsibleError) as e:
+        I.refuse_shared(str(d))
+    assert f"kubeconfig {f} holds a cluster's credentials and is open to others (mode 0644)" in str(e.value)
+    assert f"chmod 600 {f}" in str(e.value)
