@@ -2,7 +2,7 @@
 
 Ansible writes a module's arguments, no_log ones included, into the AnsiballZ payload file; a run stopped by
 SIGTERM leaves that file behind (here: kept on purpose with ANSIBLE_KEEP_REMOTE_FILES=1, the worst case). The
-role therefore hands keys to its modules through their environment, and with nothing in the inventory the
+role therefore hands keys given as variables to its modules through their environment, and with none the
 modules find them through the Alibaba Cloud default credential chain of the controller. Each source of that
 chain is driven end to end against the twin's signed ACK/ECS endpoints: RRSA through the twin's STS
 (AssumeRoleWithOIDC), the ECS metadata service as a small loopback server handing out the twin's STS keys in the
@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.alibaba import admin, cloud_calls, run_module, run_role_playbook
+from tests.support.alibaba import (NO_CREDENTIALS_ENV, admin, cloud_calls, credentials_inventory, run_module,
+                                   run_role_playbook)
 from tests.support.twin import CALLBACKS, COLLECTIONS, REPO, VENV_BIN, Twin
 
 PLAYBOOK = REPO / "playbooks" / "enable_parallel_attach.yml"
@@ -76,8 +77,9 @@ def test_sigterm_during_enable_leaves_no_file_holding_the_secret(twin, tmp_path)
                "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
                "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS), "ANSIBLE_CALLBACKS_ENABLED": "record_results",
                "RECORD_RESULTS_FILE": str(tmp_path / "results.jsonl"), "ANSIBLE_NOCOLOR": "1"}
-        env.pop("ALIBABA_CLOUD_ACCESS_KEY_SECRET", None)  # the secret comes from the twin inventory only
-        proc = subprocess.Popen([str(VENV_BIN / "ansible-playbook"), str(PLAYBOOK), "-i", str(REPO / "inventories" / "twin")],
+        env.update(NO_CREDENTIALS_ENV)  # the secret comes from the inventory variables only
+        inventory = [arg for path in credentials_inventory(twin, twin.dir / "keys.yml") for arg in ("-i", str(path))]
+        proc = subprocess.Popen([str(VENV_BIN / "ansible-playbook"), str(PLAYBOOK), *inventory],
                                 cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
         try:
@@ -101,12 +103,14 @@ def test_module_arguments_are_in_the_payload_the_environment_is_not(twin, tmp_pa
     """Why the role moved the keys: the same module run both ways, payload files kept."""
     secret = twin.cloud["alibaba"]["access_key_secret"]
     as_args = tmp_path / "args"
-    run = run_module(twin, "ack_cluster_info", {}, env=temp_env(as_args))  # keys as module arguments (deprecated)
+    keys = {"alibaba_access_key_id": twin.cloud["alibaba"]["access_key_id"], "alibaba_access_key_secret": secret}
+    run = run_module(twin, "ack_cluster_info", {}, extra_vars=keys, env=temp_env(as_args))  # as module arguments (deprecated)
     assert run.rc == 0, run.stdout
     assert files_holding(as_args / "remote-tmp", secret)  # the AnsiballZ file holds the no_log secret
 
     as_env = tmp_path / "env"
-    run = run_role_playbook(twin, check=True, env=temp_env(as_env))
+    run = run_role_playbook(twin, check=True, env={**temp_env(as_env), **NO_CREDENTIALS_ENV},
+                            inventory=credentials_inventory(twin, tmp_path / "keys.yml"))
     assert run.rc == 0, run.stdout + run.stderr
     assert next((as_env / "remote-tmp").rglob(PAYLOAD), None) is not None
     assert files_holding(as_env, secret) == []

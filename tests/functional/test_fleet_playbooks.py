@@ -24,6 +24,7 @@ SMALL_BENCH = {"volumes": 8, "pvcs_per_pod": 4}
 def fleet_env(fleet: Fleet, reports: Path) -> dict[str, str]:
     # no KUBECONFIG / K8S_AUTH_*: each host brings its own cluster through the inventory
     env = {k: v for k, v in os.environ.items() if not k.startswith(("K8S_AUTH_", "KUBECONFIG"))}
+    env.update(fleet.front.credentials)  # the fleet's one account and ONTAP credential, as an AWX credential gives them
     env.update(STORAGEPERF_TWIN_DIR=str(fleet.dir), HOME=str(fleet.dir / "home"), ANSIBLE_FORKS="3",
                PATH=f"{VENV_BIN}:{env.get('PATH', '')}")
     reports.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from tests.support.alibaba import NO_CREDENTIALS_ENV, credentials_inventory
+
 TASK = "ONTAP volumes"
 
 
@@ -47,7 +49,8 @@ def test_credentials_from_the_controller_environment_and_the_task_environment(tw
     base = tmp_path / "task"
     run = twin.playbook(play(tmp_path / "task.yml", {"ONTAP_USERNAME": "{{ ontap_username }}",
                                                      "ONTAP_PASSWORD": "{{ ontap_password }}"}),
-                        env=kept_files_env(base))
+                        env={**kept_files_env(base), **NO_CREDENTIALS_ENV},
+                        inventory=credentials_inventory(twin, twin.dir / "keys.yml"))  # variables, as a user may
     assert run.rc == 0, run.stdout + run.stderr
     assert files_holding(base, ontap["password"]) == []
 

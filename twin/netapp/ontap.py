@@ -401,7 +401,7 @@ def _tag_key(api: str, tag: str) -> tuple[str, ...] | None:
 class Ontap:
     def __init__(self, cluster: ClusterContext) -> None:
         self.cluster = cluster
-        self.password = secrets.token_urlsafe(12)
+        self.password = cluster.ontap_password or secrets.token_urlsafe(12)
         self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0}
         app = web.Application()
         app.router.add_get("/api/cluster", self.cluster_info)
