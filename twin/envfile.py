@@ -40,6 +40,5 @@ def render(cloud_doc: dict[str, Any]) -> str:
 
 def read(path: Path) -> dict[str, str]:
     """NAME=value lines of an env file (comments and blank lines skipped)."""
-    pairs = (line.split("=", 1) for line in Path(path).read_text().splitlines()
-             if line.strip() and not line.startswith("#"))
-    return {name: value for name, value in pairs}
+    lines = [line for line in Path(path).read_text().splitlines() if line.strip() and not line.startswith("#")]
+    return dict(line.split("=", 1) for line in lines)
