@@ -5,7 +5,6 @@ one while a module runs, and no kept payload file does (plugins/plugin_utils/cre
 """
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import time
@@ -15,6 +14,7 @@ import pytest
 import yaml
 
 from tests.support.alibaba import NO_CREDENTIALS_ENV, admin, credentials_inventory
+from tests.support.payload import files_holding, kept_payload_env
 from tests.support.twin import CALLBACKS, COLLECTIONS, REPO, VENV_BIN, Twin
 
 # inventory variables (or plugin options) that hold a credential, commented out or not
@@ -26,18 +26,6 @@ CREDENTIAL_KEY = re.compile(r"^\s*#?\s*-?\s*[\"']?([a-z_]*(?:access_key_secret|a
 def twin(tmp_path_factory):
     with Twin(tmp_path_factory.mktemp("creds-vvv") / "twin", nodes=2, time_scale=0.01) as t:
         yield t
-
-
-def kept_files_env(base: Path) -> dict[str, str]:
-    dirs = {"HOME": base / "home", "ANSIBLE_LOCAL_TEMP": base / "local-tmp", "ANSIBLE_REMOTE_TEMP": base / "remote-tmp"}
-    for d in dirs.values():
-        d.mkdir(parents=True, exist_ok=True)
-    return {**{k: str(v) for k, v in dirs.items()}, "ANSIBLE_KEEP_REMOTE_FILES": "1", "ANSIBLE_PIPELINING": "False"}
-
-
-def files_holding(base: Path, needle: str) -> list[str]:
-    return [str(Path(r) / n) for r, _d, names in os.walk(base) for n in names
-            if needle.encode() in (Path(r) / n).read_bytes()]
 
 
 def command_lines() -> dict[int, str]:
@@ -55,7 +43,7 @@ def command_lines() -> dict[int, str]:
 def vvv(twin: Twin, playbook: str, base: Path, watch_module: str = "") -> tuple[subprocess.CompletedProcess, list[str]]:
     """ansible-playbook -vvv with the keys as inventory variables only; while `watch_module` runs, the command line
     of every process on the host is read (returned: those of the module's own processes seen)."""
-    env = {**twin.env(), **kept_files_env(base), **NO_CREDENTIALS_ENV, "STORAGEPERF_TWIN_DIR": str(twin.dir),
+    env = {**twin.env(), **kept_payload_env(base), **NO_CREDENTIALS_ENV, "STORAGEPERF_TWIN_DIR": str(twin.dir),
            "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
            "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS), "ANSIBLE_NOCOLOR": "1"}
     inventory = [a for p in credentials_inventory(twin, twin.dir / "keys.yml") for a in ("-i", str(p))]
