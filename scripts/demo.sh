@@ -27,6 +27,12 @@ fi
 
 python -m twin up --dir "$TWIN_DIR" --nodes 3 --time-scale "$TIME_SCALE" --clusters "$CLUSTERS"
 trap 'python -m twin down --dir "$TWIN_DIR" >/dev/null' EXIT
+# The twin's throwaway ACK/ECS keys and ONTAP user go where a real controller keeps its credentials, its
+# environment (an AWX credential, `export`): no inventory holds them (docs/credentials.md).
+set -a
+# shellcheck source=/dev/null
+. "$TWIN_DIR/env"
+set +a
 
 ansible-playbook -i "$INVENTORY" "${FORKS[@]}" playbooks/cluster_info.yml
 

@@ -1,7 +1,9 @@
 """`python -m twin up|down|serve|status|fault` — the twin's command contract.
 
-up     start in the background, return once the API answers; writes DIR/kubeconfig and DIR/cloud.json
-       (with --clusters N > 1: a fleet, DIR/twin-K/{kubeconfig,cloud.json} and DIR/fleet.json, see twin/fleet.py)
+up     start in the background, return once the API answers; writes DIR/kubeconfig, DIR/cloud.json and DIR/env
+       (the throwaway keys for the controller's environment: `set -a; . DIR/env; set +a`, twin/envfile.py)
+       (with --clusters N > 1: a fleet, DIR/twin-K/{kubeconfig,cloud.json,env}, DIR/env and DIR/fleet.json, see
+       twin/fleet.py)
 down   stop what `up` started (the whole process group); `--cluster twin-K` stops only that cluster's API server
 serve  run in the foreground
 status print the running twin's object counts and cloud requests per action (a fleet: every cluster)
@@ -122,7 +124,7 @@ def up(a: argparse.Namespace) -> int:
     if a.clusters < 1:
         print("--clusters must be 1 or more", file=sys.stderr)
         return 2
-    for f in ("ready", "kubeconfig", "cloud.json", "fleet.json"):
+    for f in ("ready", "kubeconfig", "cloud.json", "env", "fleet.json"):
         (d / f).unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "twin", "serve", "--dir", str(d), "--nodes", str(a.nodes),
            "--node-pools", str(a.node_pools), "--time-scale", str(a.time_scale), "--crds", a.crds,
@@ -200,10 +202,12 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(fleet.serve(a.dir.resolve(), clusters=a.clusters, extra_clusters=a.ack_extra_clusters,
                                     member_args=member_args))
             return 0
-        from .fleet import TOKEN_ENV
+        from .fleet import ONTAP_PASSWORD_ENV, TOKEN_ENV
+        member = bool(a.cluster_name)  # started by a fleet front, which hands these over in the environment
         asyncio.run(serve(a.dir.resolve(), nodes=a.nodes, node_pools=a.node_pools, time_scale=a.time_scale, crds=crds,
                           extra_clusters=a.ack_extra_clusters, name=a.cluster_name, node_offset=a.node_offset,
-                          fleet_token=os.environ.get(TOKEN_ENV, "") if a.cluster_name else ""))
+                          fleet_token=os.environ.get(TOKEN_ENV, "") if member else "",
+                          ontap_password=os.environ.get(ONTAP_PASSWORD_ENV, "") if member else ""))
         return 0
     if a.verb == "status":
         print(json.dumps(_admin(a.dir.resolve(), "stats", {}, a.cluster), indent=2))

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from . import admission, authorization, backing, exec_runner, nodes
+from . import admission, authorization, backing, envfile, exec_runner, nodes
 from .cloud import alibaba
 from .cloud_state import CloudState
 from .controllers import all_controllers
@@ -52,12 +52,13 @@ class Cluster:
 
     def __init__(self, directory: Path, *, nodes: int = 3, node_pools: int = 1, time_scale: float = 1.0,
                  crds: tuple[str, ...] = ("snapshot", "trident"), seed: str = "", name: str = "",
-                 extra_clusters: int = 0, fleet_token: str = "", node_offset: int = 0) -> None:
+                 extra_clusters: int = 0, fleet_token: str = "", node_offset: int = 0, ontap_password: str = "") -> None:
         self.dir = Path(directory)
         self.name = name  # the ACK cluster name (a fleet's twin-1..twin-N); empty: the single twin's default
         self.extra_clusters = extra_clusters  # synthetic ACK clusters next to this one (twin/cloud/ack_clusters.py)
         self.fleet_token = fleet_token  # set when a fleet front (twin/fleet.py) relays the cloud calls
         self.node_offset = node_offset  # a fleet member's nodes are numbered from here (distinct names and IPs)
+        self.ontap_password = ontap_password  # a fleet's ONTAPs share one credential; empty: the ONTAP makes its own
         self.api_runner: web.AppRunner | None = None
         self.cloud_requests: Callable[[], dict[str, int]] | None = None  # set by twin/cloud/alibaba.py
         self.node_count = nodes
@@ -128,6 +129,7 @@ class Cluster:
             cloud_doc["fleet_admin"] = await self.serve_app(admin, tls=False)
         self._write_kubeconfig(server_url, ca)
         write_atomic(self.dir / "cloud.json", json.dumps(cloud_doc, indent=2))
+        write_atomic(self.dir / envfile.NAME, envfile.render(cloud_doc))
         write_atomic(self.dir / "ready", server_url + "\n", 0o644)
         log.info("twin serving at %s with %d nodes, time scale %s", server_url, self.node_count, self.time_scale)
 

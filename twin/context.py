@@ -27,6 +27,7 @@ class ClusterContext(Protocol):
     crd_sets: tuple[str, ...]
     nodes: list[dict]
     fleet_token: str
+    ontap_password: str  # the fleet's shared ONTAP credential; empty for a single twin (its ONTAP makes one)
     extra_clusters: int
     settings: dict[str, Any]
 

@@ -13,8 +13,9 @@ Why processes rather than N clusters on one event loop: the machine has 2 cores 
 N clusters under benchmark load would share one core; and twin/backing.py and twin/exec_runner.py bind one
 cluster per process (module state), which several clusters in one process would overwrite.
 
-Files: D/twin-K/{kubeconfig,cloud.json,twin.log,pki/,...} per cluster (cloud.json as a single twin writes it,
-with the front's endpoints and credentials), D/fleet.json (the index: clusters, endpoints, the admin door),
+Files: D/twin-K/{kubeconfig,cloud.json,env,twin.log,pki/,...} per cluster (cloud.json as a single twin writes it,
+with the front's endpoints and credentials), D/env (the account's keys and the ONTAPs' shared credential, for the
+controller's environment: twin/envfile.py), D/fleet.json (the index: clusters, endpoints, the admin door),
 D/twin.pid (the front; the members share its process group, so `down` stops all), D/ready.
 
 Admin door (URL and token in fleet.json, what `python -m twin status|fault|settings|down --cluster` use):
@@ -45,6 +46,7 @@ from urllib.parse import urlencode
 import aiohttp
 from aiohttp import web
 
+from . import envfile
 from .cloud.ack import AckApi, Handler, not_found
 from .cloud.ack_clusters import synthetic_clusters
 from .cloud.ecs import LIST_TAGS_PAGE, _indexed
@@ -56,6 +58,9 @@ log = logging.getLogger("twin.fleet")
 
 START_SECONDS_PER_CLUSTER = 30.0
 TOKEN_ENV = "TWIN_FLEET_TOKEN"
+# One ONTAP credential for every member, as the ACK account is one: a controller running a fleet job has one
+# environment (one AWX credential per type), so ONTAP_USERNAME / ONTAP_PASSWORD must open every cluster's ONTAP.
+ONTAP_PASSWORD_ENV = "TWIN_FLEET_ONTAP_PASSWORD"
 
 
 def member_name(k: int) -> str:
@@ -83,6 +88,7 @@ class Fleet:
         self.extra_clusters = extra_clusters
         self.member_args = member_args
         self.token = secrets.token_hex(24)
+        self.ontap_password = secrets.token_urlsafe(12)
         self.gw = Gateway()
         self.members: dict[str, Member] = {}
         self.by_cluster: dict[str, Member] = {}
@@ -94,11 +100,11 @@ class Fleet:
         name = member_name(k)
         d = self.dir / name
         d.mkdir(parents=True, exist_ok=True)
-        for f in ("ready", "kubeconfig", "cloud.json", "twin.pid"):
+        for f in ("ready", "kubeconfig", "cloud.json", "env", "twin.pid"):
             (d / f).unlink(missing_ok=True)
         cmd = [sys.executable, "-m", "twin", "serve", "--dir", str(d), "--cluster-name", name,
                "--node-offset", str((k - 1) * 1000), *self.member_args]
-        env = dict(os.environ, **{TOKEN_ENV: self.token})
+        env = dict(os.environ, **{TOKEN_ENV: self.token, ONTAP_PASSWORD_ENV: self.ontap_password})
         with open(d / "twin.log", "ab") as logf:
             # same process group as the front: `down` signals the group, so members stop with it
             proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent, stdout=logf,
@@ -138,7 +144,7 @@ class Fleet:
 
     async def start(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        for f in ("ready", "kubeconfig", "cloud.json", "fleet.json"):
+        for f in ("ready", "kubeconfig", "cloud.json", "env", "fleet.json"):
             (self.dir / f).unlink(missing_ok=True)
         self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120))
         key = self.gw.credentials.new_access_key()
@@ -164,11 +170,14 @@ class Fleet:
             doc = {k: v for k, v in m.doc.items() if k != "fleet_admin"}
             doc["alibaba"] = {"region": m.region, "cluster_id": m.cluster_id, **shared}
             write_atomic(m.dir / "cloud.json", json.dumps(doc, indent=2))
+            write_atomic(m.dir / envfile.NAME, envfile.render(doc))  # the member wrote its own key's; the account's
             index.append({"name": m.name, "cluster_id": m.cluster_id, "region": m.region, "dir": str(m.dir),
                           "kubeconfig": str(m.dir / "kubeconfig"), "cloud": str(m.dir / "cloud.json")})
         write_atomic(self.dir / "fleet.json", json.dumps({
             "clusters": index, "extra_clusters": self.extra_clusters, "cs_endpoint": cs_url, "ecs_endpoint": ecs_url,
             "admin": {"url": admin_url, "token": self.token}}, indent=2))
+        # the same for every member (one account, one ONTAP credential): the fleet's, for a job over all of them
+        write_atomic(self.dir / envfile.NAME, envfile.render(doc))
         write_atomic(self.dir / "ready", f"{len(index)} clusters, cs {cs_url}\n", 0o644)
         log.info("fleet of %d clusters serving, ACK %s, ECS %s", len(index), cs_url, ecs_url)
 

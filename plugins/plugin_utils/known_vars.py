@@ -25,7 +25,9 @@ PLAYBOOKS = {
     "cleanup_gluster": ["prefix"],
     "cluster_info": [],
     "clusters": ["storageperf_cluster_needs"],
-    "compare": ["candidate", "baseline", "baseline_file", "tolerances", "junit_path", "fail_on_threshold"],
+    "compare": ["candidate", "baseline", "baseline_file", "tolerances", "junit_path", "fail_on_threshold", "run_dirs",
+                "upload_bucket", "upload_prefix", "upload_endpoint_url", "upload_region", "upload_addressing_style",
+                "upload_signature_version"],
     "deploy_pmem": ["state", "nodes", "node_type", "regions", "vg_name", "topology", "classes", "force"],
     "enable_parallel_attach": ["state", "detach", "parallel"],
     "tune_trident": ["state", "allow_tech_preview", "k8s_api_qps", "worker_threads", "kube_api_qps", "kube_api_burst",
@@ -45,9 +47,10 @@ INVENTORY = [
 
 # set_stats keys: an AWX workflow node's artifacts become the next job's extra vars
 OUTPUTS = [
-    "ack_parallel_attach", "bench_attach_stress", "bench_csi_lifecycle", "bench_fio", "bench_sysbench", "gluster_bench",
-    "storageperf_advice", "storageperf_bench_last", "storageperf_bench_runs", "storageperf_bench_summary",
-    "storageperf_fleet_report",
+    "storageperf_stats_advice", "storageperf_stats_bench_attach_stress", "storageperf_stats_bench_baseline",
+    "storageperf_stats_bench_csi_lifecycle", "storageperf_stats_bench_last", "storageperf_stats_bench_runs",
+    "storageperf_stats_compare", "storageperf_stats_fleet_report", "storageperf_stats_gluster_bench",
+    "storageperf_stats_ack_parallel_attach",
 ]
 
 # Ansible's and the job runners' own: connection and behaviour variables, AWX/Tower job metadata, molecule's

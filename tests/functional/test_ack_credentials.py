@@ -2,7 +2,7 @@
 
 Ansible writes a module's arguments, no_log ones included, into the AnsiballZ payload file; a run stopped by
 SIGTERM leaves that file behind (here: kept on purpose with ANSIBLE_KEEP_REMOTE_FILES=1, the worst case). The
-role therefore hands keys to its modules through their environment, and with nothing in the inventory the
+role therefore hands keys given as variables to its modules through their environment, and with none the
 modules find them through the Alibaba Cloud default credential chain of the controller. Each source of that
 chain is driven end to end against the twin's signed ACK/ECS endpoints: RRSA through the twin's STS
 (AssumeRoleWithOIDC), the ECS metadata service as a small loopback server handing out the twin's STS keys in the
@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.alibaba import admin, cloud_calls, run_module, run_role_playbook
+from tests.support.alibaba import (NO_CREDENTIALS_ENV, admin, cloud_calls, credentials_inventory, run_module,
+                                   run_role_playbook)
+from tests.support.payload import files_holding, kept_payload_env
 from tests.support.twin import CALLBACKS, COLLECTIONS, REPO, VENV_BIN, Twin
 
 PLAYBOOK = REPO / "playbooks" / "enable_parallel_attach.yml"
@@ -33,27 +35,6 @@ PAYLOAD = "AnsiballZ_ack_parallel_attach.py"
 def twin(tmp_path_factory):
     with Twin(tmp_path_factory.mktemp("ack-creds") / "twin", nodes=3, time_scale=0.01) as t:
         yield t
-
-
-def temp_env(base: Path) -> dict[str, str]:
-    """A HOME and both Ansible temp dirs under base, payload files kept, no pipelining (files are written)."""
-    dirs = {"HOME": base / "home", "ANSIBLE_LOCAL_TEMP": base / "local-tmp", "ANSIBLE_REMOTE_TEMP": base / "remote-tmp"}
-    for d in dirs.values():
-        d.mkdir(parents=True, exist_ok=True)
-    return {**{k: str(v) for k, v in dirs.items()}, "ANSIBLE_KEEP_REMOTE_FILES": "1", "ANSIBLE_PIPELINING": "False"}
-
-
-def files_holding(base: Path, needle: str) -> list[str]:
-    hits = []
-    for root, _dirs, names in os.walk(base):
-        for name in names:
-            path = Path(root) / name
-            try:
-                if needle.encode() in path.read_bytes():
-                    hits.append(str(path.relative_to(base)))
-            except OSError:
-                continue
-    return hits
 
 
 def wait_for_file(base: Path, name: str, proc: subprocess.Popen, deadline: float) -> Path:
@@ -72,12 +53,13 @@ def test_sigterm_during_enable_leaves_no_file_holding_the_secret(twin, tmp_path)
     cluster_id = twin.cloud["alibaba"]["cluster_id"]
     admin(twin, "alibaba", {"latency": 0.5})  # every cloud call takes half a second: the module is mid-run
     try:
-        env = {**twin.env(), **temp_env(tmp_path), "STORAGEPERF_TWIN_DIR": str(twin.dir),
+        env = {**twin.env(), **kept_payload_env(tmp_path), "STORAGEPERF_TWIN_DIR": str(twin.dir),
                "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
                "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS), "ANSIBLE_CALLBACKS_ENABLED": "record_results",
                "RECORD_RESULTS_FILE": str(tmp_path / "results.jsonl"), "ANSIBLE_NOCOLOR": "1"}
-        env.pop("ALIBABA_CLOUD_ACCESS_KEY_SECRET", None)  # the secret comes from the twin inventory only
-        proc = subprocess.Popen([str(VENV_BIN / "ansible-playbook"), str(PLAYBOOK), "-i", str(REPO / "inventories" / "twin")],
+        env.update(NO_CREDENTIALS_ENV)  # the secret comes from the inventory variables only
+        inventory = [arg for path in credentials_inventory(twin, twin.dir / "keys.yml") for arg in ("-i", str(path))]
+        proc = subprocess.Popen([str(VENV_BIN / "ansible-playbook"), str(PLAYBOOK), *inventory],
                                 cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
         try:
@@ -101,12 +83,14 @@ def test_module_arguments_are_in_the_payload_the_environment_is_not(twin, tmp_pa
     """Why the role moved the keys: the same module run both ways, payload files kept."""
     secret = twin.cloud["alibaba"]["access_key_secret"]
     as_args = tmp_path / "args"
-    run = run_module(twin, "ack_cluster_info", {}, env=temp_env(as_args))  # keys as module arguments (deprecated)
+    keys = {"alibaba_access_key_id": twin.cloud["alibaba"]["access_key_id"], "alibaba_access_key_secret": secret}
+    run = run_module(twin, "ack_cluster_info", {}, extra_vars=keys, env=kept_payload_env(as_args))  # as module arguments (deprecated)
     assert run.rc == 0, run.stdout
     assert files_holding(as_args / "remote-tmp", secret)  # the AnsiballZ file holds the no_log secret
 
     as_env = tmp_path / "env"
-    run = run_role_playbook(twin, check=True, env=temp_env(as_env))
+    run = run_role_playbook(twin, check=True, env={**kept_payload_env(as_env), **NO_CREDENTIALS_ENV},
+                            inventory=credentials_inventory(twin, tmp_path / "keys.yml"))
     assert run.rc == 0, run.stdout + run.stderr
     assert next((as_env / "remote-tmp").rglob(PAYLOAD), None) is not None
     assert files_holding(as_env, secret) == []

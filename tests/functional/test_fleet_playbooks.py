@@ -24,6 +24,7 @@ SMALL_BENCH = {"volumes": 8, "pvcs_per_pod": 4}
 def fleet_env(fleet: Fleet, reports: Path) -> dict[str, str]:
     # no KUBECONFIG / K8S_AUTH_*: each host brings its own cluster through the inventory
     env = {k: v for k, v in os.environ.items() if not k.startswith(("K8S_AUTH_", "KUBECONFIG"))}
+    env.update(fleet.front.credentials)  # the fleet's one account and ONTAP credential, as an AWX credential gives them
     env.update(STORAGEPERF_TWIN_DIR=str(fleet.dir), HOME=str(fleet.dir / "home"), ANSIBLE_FORKS="3",
                PATH=f"{VENV_BIN}:{env.get('PATH', '')}")
     reports.mkdir(parents=True, exist_ok=True)
@@ -102,7 +103,7 @@ def test_tuning_playbooks_run_on_every_cluster_at_once(fleet, tmp_path):
              if "Publish what changed" in r["task"]]
     published = {}
     for r in stats:
-        published.update(r["result"]["ansible_stats"]["data"]["ack_parallel_attach"])
+        published.update(r["result"]["ansible_stats"]["data"]["storageperf_stats_ack_parallel_attach"])
     assert sorted(published) == HOSTS and not any(p["changed"] for p in published.values())  # idempotent rerun
 
     after = advice(tmp_path / "advice-after")
@@ -128,7 +129,7 @@ def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
     published = {}
     for r in run.results:
         if "Publish the outcome" in r["task"]:
-            published.update(r["result"]["ansible_stats"]["data"]["bench_csi_lifecycle"])
+            published.update(r["result"]["ansible_stats"]["data"]["storageperf_stats_bench_csi_lifecycle"])
     assert {h: p["run_id"] for h, p in published.items()} == run_ids
     fleet = fleet_report(reports)
     assert fleet["summary"]["clusters"] == 3 and fleet["summary"]["ok"] == 3
@@ -174,9 +175,9 @@ def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tm
 
         [final] = [e for e in job.events if e["event"] == "playbook_on_stats"]
         artifacts = final["event_data"]["artifact_data"]
-        assert set(artifacts["bench_csi_lifecycle"]) == set(HOSTS)
-        assert artifacts["bench_csi_lifecycle"]["twin-2"]["status"] == "unreachable"
-        assert {artifacts["bench_csi_lifecycle"][h]["status"] for h in ("twin-1", "twin-3")} == {"ok"}
+        assert set(artifacts["storageperf_stats_bench_csi_lifecycle"]) == set(HOSTS)
+        assert artifacts["storageperf_stats_bench_csi_lifecycle"]["twin-2"]["status"] == "unreachable"
+        assert {artifacts["storageperf_stats_bench_csi_lifecycle"][h]["status"] for h in ("twin-1", "twin-3")} == {"ok"}
         # the fleet report names the failed cluster beside the two that finished
-        assert artifacts["storageperf_fleet_report"]["summary"]["failed_clusters"] == ["twin-2"]
+        assert artifacts["storageperf_stats_fleet_report"]["summary"]["failed_clusters"] == ["twin-2"]
         assert fleet_report(reports)["summary"]["ok"] == 2

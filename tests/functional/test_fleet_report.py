@@ -62,7 +62,7 @@ def task_result(events: list, task: str) -> dict:
 def test_three_clusters_give_one_report_with_three_rows(collection, tmp_path, results):
     runner, events, artifacts = run_job(tmp_path, {"results": results, "fleet_dir": str(tmp_path / "reports")})
     assert runner.rc == 0, runner.stdout.read()
-    published = artifacts["storageperf_fleet_report"]
+    published = artifacts["storageperf_stats_fleet_report"]
     assert published["summary"]["clusters"] == 3 and published["summary"]["ok"] == 3
     fleet_json = Path(published["paths"]["json"])
     assert fleet_json == tmp_path / "reports" / "fleet-test" / "fleet.json"
@@ -80,10 +80,10 @@ def test_failed_and_rescued_clusters_are_rows_with_their_error(collection, tmp_p
     runner, events, artifacts = run_job(tmp_path, {"results": results, "fleet_dir": str(tmp_path / "reports"),
                                                    "hard_fail": ["c2"], "rescued": ["c3"]})
     assert runner.rc == 2  # c2 failed: the job fails, and still writes the fleet report
-    summary = artifacts["storageperf_fleet_report"]["summary"]
+    summary = artifacts["storageperf_stats_fleet_report"]["summary"]
     assert summary == {"clusters": 3, "ok": 1, "failed": 2, "failed_clusters": ["c2", "c3"],
                        "kind": "bench", "name": "fleet-test"}
-    fleet = json.loads(Path(artifacts["storageperf_fleet_report"]["paths"]["json"]).read_text())
+    fleet = json.loads(Path(artifacts["storageperf_stats_fleet_report"]["paths"]["json"]).read_text())
     rows = {r["cluster"]: r for r in fleet["clusters"]}
     assert rows["c1"]["status"] == "ok" and rows["c1"]["variants"][0]["sum_wall_s"] == pytest.approx(1715.0)
     assert rows["c2"] == {"cluster": "c2", "status": "error", "source": None,

@@ -156,7 +156,7 @@ def test_restart_handshake_measured_and_reported(pool_dir, work):
     assert step["metrics"]["handshake_s"] == hs["handshake_seconds"]
     assert "7m 30s" in Path(facts["paths"]["markdown"]).read_text()
     assert "data:image/png;base64" in Path(facts["paths"]["html"]).read_text()
-    stats = run.task("set_stats")["result"]["ansible_stats"]["data"]["gluster_bench"]
+    stats = run.task("set_stats")["result"]["ansible_stats"]["data"]["storageperf_stats_gluster_bench"]
     assert stats["run_id"] == doc["run_id"]
 
 

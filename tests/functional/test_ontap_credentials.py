@@ -3,10 +3,12 @@ credential type or tune_trident.yml's task environment gives them: it works agai
 password is in no kept payload file, and without credentials the error names the variables."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import yaml
+
+from tests.support.alibaba import NO_CREDENTIALS_ENV, credentials_inventory
+from tests.support.payload import files_holding, kept_payload_env
 
 TASK = "ONTAP volumes"
 
@@ -21,24 +23,11 @@ def play(path: Path, environment: dict[str, str] | None = None) -> Path:
     return path
 
 
-def kept_files_env(base: Path) -> dict[str, str]:
-    for d in ("home", "local-tmp", "remote-tmp"):
-        (base / d).mkdir(parents=True, exist_ok=True)
-    return {"HOME": str(base / "home"), "ANSIBLE_LOCAL_TEMP": str(base / "local-tmp"),
-            "ANSIBLE_REMOTE_TEMP": str(base / "remote-tmp"), "ANSIBLE_KEEP_REMOTE_FILES": "1",
-            "ANSIBLE_PIPELINING": "False"}
-
-
-def files_holding(base: Path, needle: str) -> list[str]:
-    return [str(Path(r) / n) for r, _d, names in os.walk(base) for n in names
-            if needle.encode() in (Path(r) / n).read_bytes()]
-
-
 def test_credentials_from_the_controller_environment_and_the_task_environment(twin, tmp_path):
     ontap = twin.cloud["ontap"]
     base = tmp_path / "controller"
     run = twin.playbook(play(tmp_path / "controller.yml"),
-                        env={**kept_files_env(base), "ONTAP_USERNAME": ontap["username"], "ONTAP_PASSWORD": ontap["password"]})
+                        env={**kept_payload_env(base), "ONTAP_USERNAME": ontap["username"], "ONTAP_PASSWORD": ontap["password"]})
     assert run.rc == 0, run.stdout + run.stderr
     assert run.task(TASK)["result"]["api"] == "rest"
     assert list((base / "remote-tmp").rglob("AnsiballZ_ontap_volume_info.py"))  # the payload was kept
@@ -47,7 +36,8 @@ def test_credentials_from_the_controller_environment_and_the_task_environment(tw
     base = tmp_path / "task"
     run = twin.playbook(play(tmp_path / "task.yml", {"ONTAP_USERNAME": "{{ ontap_username }}",
                                                      "ONTAP_PASSWORD": "{{ ontap_password }}"}),
-                        env=kept_files_env(base))
+                        env={**kept_payload_env(base), **NO_CREDENTIALS_ENV},
+                        inventory=credentials_inventory(twin, twin.dir / "keys.yml"))  # variables, as a user may
     assert run.rc == 0, run.stdout + run.stderr
     assert files_holding(base, ontap["password"]) == []
 

@@ -1,7 +1,8 @@
 """ontap_volume_info against the twin's ONTAP (REST, and ZAPI through netapp-lib) and the PVs its Trident made.
 
-The ONTAP connection comes from inventories/twin/group_vars/all/ontap.yml (the twin's cloud.json), as a user's
-playbook would get it. What ONTAP lists must match the PVs' internal names exactly, and be empty after cleanup.
+The ONTAP endpoint comes from inventories/twin/group_vars/all/ontap.yml (the twin's cloud.json) and the user and
+password from the environment (the twin's DIR/env, ONTAP_USERNAME / ONTAP_PASSWORD), as a user's playbook would get
+them. What ONTAP lists must match the PVs' internal names exactly, and be empty after cleanup.
 """
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ from tests.support.waits import watch_until
 NS = "ontap-check"
 CLAIMS = {"nas": ("ontap-nas", 3), "naseco": ("ontap-nas-economy", 2), "saneco": ("ontap-san-economy", 2),
           "san": ("ontap-san", 1)}
-CONNECTION = {"hostname": "{{ ontap_hostname }}", "username": "{{ ontap_username }}",
-              "password": "{{ ontap_password }}", "ca_cert": "{{ ontap_ca_cert }}", "svm": "{{ ontap_svm }}"}
+CONNECTION = {"hostname": "{{ ontap_hostname }}", "ca_cert": "{{ ontap_ca_cert }}", "svm": "{{ ontap_svm }}"}
 
 
 def trident_pvs(core):

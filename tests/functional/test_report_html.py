@@ -127,6 +127,17 @@ def test_compare_playbook_rejects_bad_tolerance_with_a_clear_message(results):
     assert "unknown limit 'max_increase'" in run.stdout
 
 
+def test_compare_playbook_without_tolerances_fails_instead_of_passing_unchecked(results):
+    root, base, cand = results
+    junit = root / "none.xml"
+    run = run_playbook(REPO / "playbooks" / "compare.yml", record_dir=root, extra_vars={
+        "baseline": base, "candidate": cand, "junit_path": str(junit)})
+    assert run.rc == 2
+    msg = run.task("Compare the candidate")["result"]["msg"]
+    assert "tolerances is empty" in msg and "-e tolerances=" in msg and "docs/results.md" in msg
+    assert not junit.exists()  # refused before anything was written
+
+
 def test_bench_report_role_renders_and_publishes_summary(results, tmp_path):
     root, base, _ = results
     playbook = tmp_path / "report.yml"
@@ -144,7 +155,9 @@ def test_bench_report_role_renders_and_publishes_summary(results, tmp_path):
     second = run_playbook(playbook, record_dir=tmp_path)
     assert second.task("Render the result document")["result"]["changed"] is False
     stats = first.task("Publish the summary")["result"]["ansible_stats"]
-    assert stats["aggregate"] is True and stats["data"]["storageperf_bench_last"]["localhost"]["run_id"] in base
+    data = stats["data"]  # namespaced (docs/awx.md): the fact storageperf_bench_summary is not shadowed in AWX
+    assert stats["aggregate"] is True and data["storageperf_stats_bench_last"]["localhost"]["run_id"] in base
+    assert data["storageperf_stats_bench_baseline"] == data["storageperf_stats_bench_last"]  # the first benchmark
 
 
 # Runs in the page after load and leaves its findings as JSON in <pre id="layout-check">, for --dump-dom.

@@ -2,20 +2,17 @@
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import subprocess
-import time
 
 import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
-from tests.support.twin import REPO, VENV_BIN, run_playbook
+from tests.support.s3 import MOTO, moto_s3
+from tests.support.twin import REPO, run_playbook
 
 boto3 = pytest.importorskip("boto3", reason="pip install --no-deps -r requirements-s3.txt")
-MOTO = shutil.which("moto_server", path=str(VENV_BIN)) or shutil.which("moto_server")
 
 # what a leak would look like: neither string may appear in anything the run prints or returns
 ACCESS_KEY = "AKIAFLEETUPLOADTEST01"
@@ -36,41 +33,12 @@ PLAYBOOK = """
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def s3_endpoint():
     if not MOTO:
         pytest.skip("no moto_server: pip install --no-deps -r requirements-s3-dev.txt")
-    port = free_port()
-    proc = subprocess.Popen([MOTO, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = "http://127.0.0.1:%d" % port
-    deadline = time.monotonic() + 60
-    try:
-        while True:  # ready when it accepts connections; proc.wait doubles as the pause and the crash check
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("moto_server did not listen on %s within 60 s" % url)
-                try:
-                    proc.wait(timeout=0.2)
-                    raise RuntimeError("moto_server exited with %s" % proc.returncode)
-                except subprocess.TimeoutExpired:
-                    pass
-        s3 = boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id=ACCESS_KEY,
-                          aws_secret_access_key=SECRET_KEY)
-        s3.create_bucket(Bucket=BUCKET)
-        yield url, s3
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with moto_s3(ACCESS_KEY, SECRET_KEY, BUCKET) as endpoint:
+        yield endpoint
 
 
 @pytest.fixture(scope="module")

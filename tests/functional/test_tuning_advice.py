@@ -83,7 +83,7 @@ def test_fresh_cluster_then_the_same_tunings_on_after_their_playbooks(twin, tmp_
     [report] = list((reports / "localhost").glob("advice-*Z.json"))
     assert json.loads(report.read_text()) == advice
     stats = run.task("Publish the advice for the fleet report")["result"]["ansible_stats"]
-    assert stats["aggregate"] is True and stats["data"]["storageperf_advice"] == {"localhost": advice}
+    assert stats["aggregate"] is True and stats["data"]["storageperf_stats_advice"] == {"localhost": advice}
 
     enable = run_role_playbook(twin)
     assert enable.rc == 0, enable.stdout + enable.stderr
@@ -157,7 +157,7 @@ def test_a_fleet_each_cluster_its_own_report_and_a_broken_one_fails_alone(twin, 
     assert recap == {"localhost": "0", "ack-prod": "0", "no-ack": "0", "broken": "1"}, proc.stdout  # ... alone
     # the default callback prints the aggregated set_stats as one JSON line
     [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("\tRUN: ")]
-    per_host = json.loads(line[len("\tRUN: "):])["storageperf_advice"]
+    per_host = json.loads(line[len("\tRUN: "):])["storageperf_stats_advice"]
     assert sorted(per_host) == ["ack-prod", "no-ack"]  # aggregated: each host added its own key
     assert by_name(per_host["ack-prod"])["parallel_attach"]["state"] == "available"
     no_ack = by_name(per_host["no-ack"])["parallel_attach"]

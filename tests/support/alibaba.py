@@ -1,5 +1,6 @@
 """Drive the twin's Alibaba Cloud side from tests: its admin door (call counts, throttling, faults, seeds) and
-small playbooks that run the ack_* modules with the twin inventory's credentials.
+small playbooks that run the ack_* modules against the twin inventory, with the twin's keys in the environment
+(Twin.env(), from DIR/env) unless a test gives them as variables.
 """
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.support.twin import PlaybookRun, Twin
+import yaml
+
+from tests.support.twin import REPO, PlaybookRun, Twin
+
+# The environment of a controller without credentials: what the twin's DIR/env put there is taken away again.
+NO_CREDENTIALS_ENV = {"ALIBABA_CLOUD_ACCESS_KEY_ID": "", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "",
+                      "ALIBABA_CLOUD_SECURITY_TOKEN": "", "ONTAP_USERNAME": "", "ONTAP_PASSWORD": ""}
 
 MODULE_PLAYBOOK = """
 - name: One storageperf.k8s module against the twin's ACK cluster
@@ -20,8 +27,9 @@ MODULE_PLAYBOOK = """
       cluster_id: "{{ ack_cluster_id }}"
       cs_endpoint: "{{ ack_cs_endpoint }}"
       ecs_endpoint: "{{ ack_ecs_endpoint }}"
-      access_key_id: "{{ alibaba_access_key_id }}"
-      access_key_secret: "{{ alibaba_access_key_secret }}"
+      # module options only when a test gives them (-e alibaba_access_key_id=...): the deprecated way
+      access_key_id: "{{ alibaba_access_key_id | default(omit) }}"
+      access_key_secret: "{{ alibaba_access_key_secret | default(omit) }}"
   tasks:
     - name: module under test
       storageperf.k8s.MODULE: ARGS
@@ -58,7 +66,18 @@ def run_module(twin: Twin, module: str, args: dict[str, Any], *, check: bool = F
 
 
 def run_role_playbook(twin: Twin, *, extra_vars: dict[str, Any] | None = None, check: bool = False,
-                      diff: bool = False, env: dict[str, str] | None = None) -> PlaybookRun:
-    return twin.playbook(Path(__file__).resolve().parents[2] / "playbooks" / "enable_parallel_attach.yml",
-                         extra_vars=extra_vars, check=check, diff=diff,
-                         env={"STORAGEPERF_TWIN_DIR": str(twin.dir), **(env or {})})
+                      diff: bool = False, env: dict[str, str] | None = None,
+                      inventory: list[Path] | None = None) -> PlaybookRun:
+    return twin.playbook(REPO / "playbooks" / "enable_parallel_attach.yml", extra_vars=extra_vars, check=check,
+                         diff=diff, env={"STORAGEPERF_TWIN_DIR": str(twin.dir), **(env or {})}, inventory=inventory)
+
+
+def credentials_inventory(twin: Twin, path: Path) -> list[Path]:
+    """inventories/twin and beside it a file holding the twin's keys and ONTAP user as inventory variables: what a
+    user's inventory may do (no shipped one does). Run it with NO_CREDENTIALS_ENV, so that these variables, through
+    the roles' task environment, are the only way the keys reach the modules."""
+    alibaba, ontap = twin.cloud["alibaba"], twin.cloud["ontap"]
+    path.write_text(yaml.safe_dump({"all": {"vars": {
+        "alibaba_access_key_id": alibaba["access_key_id"], "alibaba_access_key_secret": alibaba["access_key_secret"],
+        "ontap_username": ontap["username"], "ontap_password": ontap["password"]}}}))
+    return [REPO / "inventories" / "twin", path]

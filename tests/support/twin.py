@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from twin import envfile
+
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 COLLECTIONS = REPO / "collections"
@@ -76,6 +78,13 @@ class Twin:
         return json.loads((self.dir / "cloud.json").read_text())
 
     @property
+    def credentials(self) -> dict[str, str]:
+        """What the twin hands the controller through the environment (DIR/env): its throwaway ACK/ECS keys and
+        ONTAP user, as an AWX credential would. No inventory of the repository holds them."""
+        path = self.dir / envfile.NAME
+        return envfile.read(path) if path.exists() else {}
+
+    @property
     def server(self) -> str:
         import yaml
 
@@ -106,6 +115,7 @@ class Twin:
 
     def env(self, kubeconfig: Path | None = None) -> dict[str, str]:
         env = dict(os.environ)
+        env.update(self.credentials)
         env["KUBECONFIG"] = str(kubeconfig or self.kubeconfig)
         env["K8S_AUTH_KUBECONFIG"] = str(kubeconfig or self.kubeconfig)
         env["STORAGEPERF_TWIN_DIR"] = str(self.dir)
@@ -143,7 +153,7 @@ class Twin:
                               cwd=REPO, text=True, capture_output=True, check=check, timeout=60)
 
     def playbook(self, playbook: str | Path, *, extra_vars: dict[str, Any] | None = None,
-                 check: bool = False, diff: bool = False, inventory: str | Path | None = None,
+                 check: bool = False, diff: bool = False, inventory: str | Path | list[Path] | None = None,
                  env: dict[str, str] | None = None, timeout: float = 900) -> PlaybookRun:
         return run_playbook(playbook, extra_vars=extra_vars, check=check, diff=diff,
                             inventory=inventory or REPO / "inventories" / "twin",
@@ -151,7 +161,7 @@ class Twin:
 
 
 def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = None, check: bool = False,
-                 diff: bool = False, inventory: str | Path | None = None, env: dict[str, str] | None = None,
+                 diff: bool = False, inventory: str | Path | list[Path] | None = None, env: dict[str, str] | None = None,
                  record_dir: Path | None = None, timeout: float = 900, collections_path: str | None = None) -> PlaybookRun:
     """ansible-playbook with the installed collection; every task result is recorded as JSON.
 
@@ -172,8 +182,8 @@ def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = No
         "PATH": f"{VENV_BIN}:{run_env.get('PATH', '')}",
     })
     cmd = [str(VENV_BIN / "ansible-playbook"), str(playbook)]
-    if inventory:
-        cmd += ["-i", str(inventory)]
+    for source in ([inventory] if isinstance(inventory, (str, Path)) else inventory or []):
+        cmd += ["-i", str(source)]
     if extra_vars:
         cmd += ["-e", json.dumps(extra_vars)]
     if check:

@@ -153,7 +153,7 @@ FLEET_PLAYBOOK = """
           ack_region: "{{ ack_region }}"
           ack_cs_endpoint: "{{ ack_cs_endpoint }}"
           ack_ecs_endpoint: "{{ ack_ecs_endpoint }}"
-          key_set: "{{ alibaba_access_key_id | length > 0 and alibaba_access_key_secret | length > 0 }}"
+          credential_vars: "{{ query('ansible.builtin.varnames', '^(alibaba_access_key|alibaba_security_token|ontap_username|ontap_password)') }}"
           ontap_hostname: "{{ ontap_hostname }}"
           bench_fio_runtime: "{{ bench_fio_runtime }}"
 """
@@ -173,7 +173,14 @@ def test_fleet_inventory_gives_each_host_its_clusters_vars(fleet):
         assert vars_["nodes"] == sorted(node_names(t))
         assert (vars_["ack_cluster_id"], vars_["ack_region"], vars_["ack_cs_endpoint"], vars_["ack_ecs_endpoint"]) == \
             (a["cluster_id"], a["region"], a["cs_endpoint"], a["ecs_endpoint"])
-        assert vars_["key_set"] is True
+        assert vars_["credential_vars"] == []  # the keys come through the environment (DIR/env), not the inventory
+        # one account and one ONTAP credential for the fleet: every member's env file is the fleet's, and it opens
+        # this member's ACK account and ONTAP
+        assert t.credentials == fleet.front.credentials
+        assert (t.credentials["ALIBABA_CLOUD_ACCESS_KEY_ID"], t.credentials["ALIBABA_CLOUD_ACCESS_KEY_SECRET"]) == \
+            (a["access_key_id"], a["access_key_secret"])
+        assert (t.credentials["ONTAP_USERNAME"], t.credentials["ONTAP_PASSWORD"]) == \
+            (t.cloud["ontap"]["username"], t.cloud["ontap"]["password"])
         assert vars_["ontap_hostname"] == t.cloud["ontap"]["management_lif"]
         assert str(vars_["bench_fio_runtime"]) == "5"
     assert len({v["ack_cluster_id"] for v in seen.values()}) == 3

@@ -407,7 +407,7 @@ def _tag_key(api: str, tag: str) -> tuple[str, ...] | None:
 class Ontap:
     def __init__(self, cluster: ClusterContext) -> None:
         self.cluster = cluster
-        self.password = secrets.token_urlsafe(12)
+        self.password = cluster.ontap_password or secrets.token_urlsafe(12)
         self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0}
         self.created: list[dict[str, Any]] = []  # volumes made through REST or ZAPI (Trident's come from its registry)
         self.jobs: dict[str, dict[str, Any]] = {}

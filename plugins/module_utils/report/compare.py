@@ -18,8 +18,8 @@ count, errors, unfinished, the latency keys (min p50 p90 p99 max mean, p95 ...),
     {"max": 300}, {"min": 4}  absolute bounds on the candidate's value
 
 Speedup keys take "baseline_variant"/"candidate_variant" (default: first and second variant).
-Values are medians over repetitions. A key that matches nothing fails: a check that checks
-nothing must not pass silently.
+Values are medians over repetitions. A key that matches nothing fails, and no tolerances at all is bad
+input: a check that checks nothing must not pass silently.
 """
 
 
@@ -41,10 +41,16 @@ class ToleranceError(StoragePerfError, ValueError):
     """A tolerance is malformed; the message names the key and the fix."""
 
 
+NO_TOLERANCES = ("tolerances is empty, so the comparison would check nothing and pass: give at least one, e.g. "
+                 "tolerances={'*.wall_s': {'max_increase_pct': 10}} or {'speedup': {'min': 2}} (playbooks/compare.yml "
+                 "-e tolerances=..., the bench_report role's bench_report_compare_tolerances, or `tolerances:` in "
+                 "baseline_file; keys and limits in docs/results.md, 'Comparing runs')")
+
+
 def parse_tolerances(tolerances):
-    """Validate and normalise {key: {limit: number}}; raises ToleranceError naming the bad key."""
-    if tolerances is None:
-        return {}
+    """Validate and normalise {key: {limit: number}}; raises ToleranceError naming the bad key, or when empty."""
+    if not tolerances and isinstance(tolerances, (dict, type(None))):
+        raise ToleranceError(NO_TOLERANCES)
     if not isinstance(tolerances, dict):
         raise ToleranceError("tolerances must be a mapping of metric key to limits, e.g. "
                              "{'publish.p99': {'max_increase_pct': 10}}; got %s" % type(tolerances).__name__)
@@ -295,9 +301,7 @@ def compare(baseline_doc, candidate_doc, tolerances):
                 key, ", ".join(step_names(candidate_doc)) or "none")
             rows.append(row)
     failures = [r for r in rows if not r["passed"]]
-    if not rows:
-        message = "no tolerances given: nothing was checked"
-    elif failures:
+    if failures:
         message = "%d of %d checks failed: %s" % (len(failures), len(rows), "; ".join(
             "%s %s" % (r["metric"], r["reason"]) for r in failures[:5]))
     else:

@@ -79,6 +79,8 @@ def test_unmatched_key_fails_instead_of_passing_silently(base):
     ({"publish": {"max": 1}}, "expected '<step>.<field>'"),
     ({"publish.p99": {}}, "sets no limit"),
     (["publish.p99"], "must be a mapping of metric key"),
+    ({}, "tolerances is empty, so the comparison would check nothing"),  # it used to pass with "nothing was checked"
+    (None, "give at least one"),
 ])
 def test_bad_tolerances_name_the_key(base, tolerances, words):
     with pytest.raises(C.ToleranceError, match=words.replace("(", r"\(").replace(".", r"\.")):
