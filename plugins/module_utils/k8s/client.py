@@ -273,8 +273,16 @@ class Client:
         return self._with_retries(call, what or "%s %s" % (method, path))
 
     def _call(self, method, path, query_params, body=None, content_type=None, timeout=None):
-        """One HTTP exchange through the kubernetes library's transport (auth, TLS, proxies)."""
+        """One HTTP exchange through the kubernetes library's transport (auth, TLS, proxies); the urllib3 response,
+        body not read yet."""
         headers = {"Accept": "application/json", "Content-Type": content_type or "application/json"}
+        if not hasattr(self.api_client, "param_serialize"):
+            # kubernetes < 37 (requirements.txt accepts 31 and up, which an EE shared with boto3 needs: botocore
+            # wants python-dateutil < 3, kubernetes 37 >= 3): one call_api, which raises ApiException itself
+            return self.api_client.call_api(
+                path, method, query_params=list(query_params), header_params=headers, body=body,
+                auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
+                _request_timeout=timeout)
         method, url, headers, body, post = self.api_client.param_serialize(
             method, path, query_params=list(query_params), header_params=headers, body=body,
             auth_settings=["BearerToken"])
@@ -283,7 +291,7 @@ class Client:
         if not 200 <= resp.status <= 299:
             resp.read()
             self.api_client.response_deserialize(resp, {})  # raises ApiException with the Status body
-        return resp
+        return resp.response
 
     # resources --------------------------------------------------------------------------------
     def resource(self, api_version, kind):
@@ -392,7 +400,7 @@ class Client:
                      ("resourceVersion", resource_version), ("allowWatchBookmarks", "true" if bookmarks else None)):
             if v is not None:
                 query.append((k, v))
-        resp = self._with_retries(lambda: self._call("GET", path, query, timeout=timeout_seconds + 10).response,
+        resp = self._with_retries(lambda: self._call("GET", path, query, timeout=timeout_seconds + 10),
                                   "watch %s" % kind)
         if on_open is not None:
             on_open(resp)
