@@ -4,7 +4,7 @@ lower bounds, with the oldest ansible-core meta/runtime.yml accepts, run a playb
 Each test makes a throwaway venv (no pip of its own: the development venv's pip installs into it with --python)
 and installs from the package index, so it needs the network. The shared one takes about 90 s, nearly all of it
 pip's resolver: it takes kubernetes 37.0.2 first, whose python-dateutil>=3 botocore refuses, and reads hundreds of
-botocore releases before it steps back to kubernetes 37.0.1. The lower bounds take about 40 s.
+botocore releases before it steps back to kubernetes 37.0.1. The lower bounds take about 20 s.
 """
 from __future__ import annotations
 
