@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-shot, idempotent set-up of a fresh Debian machine (run as root) for this repository:
-# Debian packages from bindep.txt, a .venv with the pinned requirements, kubernetes.core taken
+# Debian packages from bindep.txt, a .venv with the pinned requirements (ranges of requirements.txt held to
+# constraints.txt), a .venv-oldest with the oldest accepted ansible-core for sanity tests, kubernetes.core taken
 # from the `ansible` wheel (Galaxy is not reachable here), this collection built and installed
 # into ./collections, and the pip bootstrap stand-in that `ansible-test sanity` needs offline.
 set -euo pipefail
@@ -28,20 +29,39 @@ install_debian_packages() {
   fi
 }
 
+# A venv's stamp is the hash of the files it was installed from; a venv whose files changed since is reinstalled.
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+venv_is_current() {  # DIR FILE...
+  local dir=$1; shift
+  [[ -x $dir/bin/python && -f $dir/.requirements.sha && $(cat "$dir/.requirements.sha") == "$(hash_of "$@")" ]]
+}
+pip_quiet() { "$@" 2>&1 | grep -v '^WARNING: Location' || true; }
+
 install_venv() {
-  local stamp=.venv/.requirements.sha
-  local want
-  # every file that requirements-dev.txt includes (requirements.txt, requirements-twin.txt) is one of these
-  want=$(cat requirements*.txt | sha256sum | cut -d' ' -f1)
-  if [[ -x .venv/bin/python && -f $stamp && $(cat $stamp) == "$want" ]]; then return; fi
+  # what the pip commands below read: requirements-dev.txt and its includes (requirements.txt,
+  # requirements-twin.txt), requirements-s3*.txt, and constraints.txt, which pins requirements.txt's ranges
+  local files=(requirements*.txt constraints.txt)
+  venv_is_current .venv "${files[@]}" && return
   log "creating .venv with the pinned requirements"
   [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
-  .venv/bin/pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-  .venv/bin/pip install -q -r requirements-dev.txt 2>&1 | grep -v '^WARNING: Location' || true
+  pip_quiet .venv/bin/pip install -q --upgrade pip
+  pip_quiet .venv/bin/pip install -q -r requirements-dev.txt -c constraints.txt
   # boto3 (reports_upload) and the local S3 server of its tests: --no-deps, requirements-s3.txt says why
-  .venv/bin/pip install -q --no-deps -r requirements-s3-dev.txt 2>&1 | grep -v '^WARNING: Location' || true
-  .venv/bin/python -c 'import ansible, kubernetes, aiohttp, aliyunsdkcore, netapp_lib, molecule, boto3, moto, ansible_runner' 
-  echo "$want" > $stamp
+  pip_quiet .venv/bin/pip install -q --no-deps -r requirements-s3-dev.txt
+  .venv/bin/python -c 'import ansible, kubernetes, aiohttp, aliyunsdkcore, netapp_lib, molecule, boto3, moto, ansible_runner'
+  hash_of "${files[@]}" > .venv/.requirements.sha
+}
+
+install_oldest_venv() {
+  # the oldest ansible-core that meta/runtime.yml accepts, for `scripts/test.sh sanity` (ansible-test only)
+  local files=(requirements-oldest.txt)
+  venv_is_current .venv-oldest "${files[@]}" && return
+  log "creating .venv-oldest with the ansible-core of requirements-oldest.txt"
+  [[ -x .venv-oldest/bin/python ]] || "$PY" -m venv .venv-oldest
+  pip_quiet .venv-oldest/bin/pip install -q --upgrade pip
+  pip_quiet .venv-oldest/bin/pip install -q -r requirements-oldest.txt
+  .venv-oldest/bin/ansible-test --version >/dev/null
+  hash_of "${files[@]}" > .venv-oldest/.requirements.sha
 }
 
 install_kubernetes_core() {
@@ -49,7 +69,7 @@ install_kubernetes_core() {
   [[ -f $dest/MANIFEST.json ]] && return
   log "extracting kubernetes.core from ansible==$ANSIBLE_WHEEL_VERSION"
   mkdir -p .cache/wheels collections/ansible_collections/kubernetes
-  .venv/bin/pip download -q --no-deps -d .cache/wheels "ansible==$ANSIBLE_WHEEL_VERSION" 2>&1 | grep -v '^WARNING: Location' || true
+  pip_quiet .venv/bin/pip download -q --no-deps -d .cache/wheels "ansible==$ANSIBLE_WHEEL_VERSION"
   local whl
   whl=$(ls .cache/wheels/ansible-"$ANSIBLE_WHEEL_VERSION"-*.whl | head -1)
   rm -rf .cache/kcore && mkdir -p .cache/kcore
@@ -78,10 +98,11 @@ case "${1:-all}" in
   all)
     install_debian_packages
     install_venv
+    install_oldest_venv
     install_kubernetes_core
     install_pip_bootstrap_standin
     scripts/install-collection.sh
     ;;
-  python) install_venv; install_kubernetes_core; install_pip_bootstrap_standin; scripts/install-collection.sh ;;
+  python) install_venv; install_oldest_venv; install_kubernetes_core; install_pip_bootstrap_standin; scripts/install-collection.sh ;;
   *) echo "usage: $0 [all|python]" >&2; exit 2 ;;
 esac

@@ -44,12 +44,16 @@ run_lint() {
   ansible-lint --offline -q
 }
 
+# Sanity with the newest ansible-core that meta/runtime.yml accepts (.venv's, requirements-dev.txt) and with the
+# oldest (.venv-oldest, requirements-oldest.txt), each reading its own tests/sanity/ignore-<version>.txt.
 run_sanity() {
-  stage "ansible-test sanity"
-  local tree
+  local tree venv
   tree=$(ansible_test_tree)
-  (cd "$tree" && ansible-test sanity --venv --python 3.11 --color no \
-      --skip-test pylint ${SANITY_EXTRA:-})
+  for venv in "$ROOT/.venv" "$ROOT/.venv-oldest"; do
+    stage "ansible-test sanity: $("$venv/bin/ansible-test" --version)"
+    (cd "$tree" && "$venv/bin/ansible-test" sanity --venv --python 3.11 --color no \
+        --skip-test pylint ${SANITY_EXTRA:-})
+  done
 }
 
 run_integration() {

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .queryflags import flag
+
 _VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
@@ -32,7 +34,7 @@ def request_info(method: str, path: str, query: Any) -> tuple[dict, bool]:
     attrs = {"verb": verb, "group": group, "resource": rest[0] if rest else "", "namespace": namespace,
              "name": rest[1] if len(rest) > 1 else "", "subresource": rest[2] if len(rest) > 2 else ""}
     if not attrs["name"] and verb == "get":
-        attrs["verb"] = "watch" if query.get("watch") in ("true", "1") else "list"
+        attrs["verb"] = "watch" if flag(query, "watch") else "list"
         for term in (query.get("fieldSelector") or "").split(","):
             key, _, value = term.partition("=")
             value = value[1:] if value.startswith("=") else value  # "==" is "=" too

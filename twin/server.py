@@ -25,6 +25,7 @@ from aiohttp import web
 from . import authorization, discovery, discovery_aggregated, errors, escalation, impersonation, openapi_v2, podlogs, portforward, protobuf, streaming, tables
 from .authentication import Authenticator, self_subject_review
 from .controllers import kubelet
+from .queryflags import flag
 from .requestinfo import request_info
 from .resources import ResourceType
 from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
@@ -251,7 +252,7 @@ class ApiServer:
         _check_query(q)
         if name is None:
             if request.method == "GET":
-                if watch_prefix or q.get("watch") in ("true", "1"):
+                if watch_prefix or flag(q, "watch"):
                     return await self._watch(request, rtype, ns)
                 return self._list(request, rtype, ns)
             if request.method == "POST":
@@ -282,7 +283,7 @@ class ApiServer:
         if sub == "eviction":
             return await self._eviction(request, rtype, ns, name)
         if request.method == "GET":
-            if q.get("watch") in ("true", "1"):
+            if flag(q, "watch"):
                 return await self._watch(request, rtype, ns, name)
             return self._object(request, rtype, self.store.get_raw(rtype, ns, name))
         if request.method == "PUT":
@@ -310,7 +311,7 @@ class ApiServer:
                                               strict=_strict(q), raw=True)
                 return self._warned(self._object(request, rtype, raw, 201), q)
             raw = self.store.patch(rtype, ns, name, ptype, body, subresource=sub, dry_run=_dry(q), strict=_strict(q),
-                                   field_manager=manager, force=q.get("force") == "true", raw=True)
+                                   field_manager=manager, force=flag(q, "force"), raw=True)
             return self._warned(self._object(request, rtype, raw), q)
         if request.method == "DELETE":
             return await self._delete(request, rtype, ns, name)
@@ -429,7 +430,7 @@ class ApiServer:
         fs = q.get("fieldSelector")
         if name:
             fs = f"metadata.name={name}" + (f",{fs}" if fs else "")
-        initial = q.get("sendInitialEvents") == "true"
+        initial = flag(q, "sendInitialEvents")
         if initial and q.get("resourceVersionMatch") != "NotOlderThan":
             raise errors.invalid(rtype, "", [{"reason": "FieldValueForbidden", "field": "resourceVersionMatch",
                                               "message": "Forbidden: sendInitialEvents requires setting "
@@ -440,7 +441,7 @@ class ApiServer:
             raise errors.bad_request(f"invalid timeoutSeconds {q.get('timeoutSeconds')!r}") from e
         w = self.store.watch(rtype, ns, q.get("resourceVersion"), q.get("labelSelector"), fs, send_initial_events=initial)
         w.backlog = WATCH_BACKLOG
-        bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
+        bookmarks = flag(q, "allowWatchBookmarks")
         table_v = _wants(request, "Table")
         include = q.get("includeObject", "Metadata")
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Cache-Control": "no-cache"})
@@ -664,7 +665,7 @@ class ApiServer:
         elif container not in names + [c["name"] for c in pod["spec"].get("initContainers", [])]:
             raise errors.bad_request(f"container {container} is not valid for pod {name}")
         clog = self.store.pod_logs.get((ns or "", name, container))
-        if q.get("previous") in ("true", "1"):
+        if flag(q, "previous"):
             clog = _previous_log(pod, name, container, clog)
         elif clog is None:
             statuses = (pod.get("status") or {}).get("containerStatuses", []) + \
@@ -688,10 +689,10 @@ class ApiServer:
             limit = int(q["limitBytes"]) if q.get("limitBytes") else None
         except ValueError as e:
             raise errors.bad_request(f"invalid log options: {e}") from e
-        stamps = q.get("timestamps") in ("true", "1")
+        stamps = flag(q, "timestamps")
         lines = clog.select(since, tail)
         text = clog.render(lines, stamps)
-        if q.get("follow") not in ("true", "1"):
+        if not flag(q, "follow"):
             return web.Response(text=text[:limit] if limit else text, content_type="text/plain")
         resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
         resp.enable_chunked_encoding()

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import WSMsgType, web
 
 from . import errors, spdy, upgrade
+from .queryflags import flag
 
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 # the kubelet's order (remotecommand SupportedStreamingProtocols); the client's order picks among them
@@ -41,10 +42,6 @@ _RESIZING = ("v4.channel.k8s.io", "v3.channel.k8s.io")  # v1 and v2 have no resi
 STREAM_CREATION_TIMEOUT = 30  # the kubelet's default (--streaming-connection... DefaultStreamCreationTimeout)
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 CHUNK = 32 * 1024
-
-
-def _flag(q, name: str) -> bool:
-    return q.get(name, "").lower() in ("true", "1")
 
 
 def exit_status(code: int, argv: list[str]) -> dict:
@@ -141,7 +138,7 @@ def _query(request: web.Request) -> tuple[list[str], bool, bool]:
     argv = q.getall("command", [])
     if not argv:
         raise errors.bad_request("you must specify at least 1 command")
-    return argv, _flag(q, "tty"), _flag(q, "stdin")
+    return argv, flag(q, "tty"), flag(q, "stdin")
 
 
 class Attachment:
@@ -204,7 +201,7 @@ async def exec_stream(request: web.Request, kubelet, ns: str, name: str) -> web.
 
 async def attach_stream(request: web.Request, kubelet, ns: str, name: str) -> web.StreamResponse:
     """pods/attach: the running container's own stdio, over the same transports as exec."""
-    tty, want_stdin = _flag(request.query, "tty"), _flag(request.query, "stdin")
+    tty, want_stdin = flag(request.query, "tty"), flag(request.query, "stdin")
     if kubelet is None:
         raise errors.ApiError(500, "InternalError", "no kubelet serves this cluster's pods")
     container = request.query.get("container", "")
@@ -270,9 +267,9 @@ def _expected_streams(request: web.Request, tty: bool, want_stdin: bool, version
     wanted = {"error"}
     if want_stdin:
         wanted.add("stdin")
-    if _flag(q, "stdout"):
+    if flag(q, "stdout"):
         wanted.add("stdout")
-    if _flag(q, "stderr") and not tty:
+    if flag(q, "stderr") and not tty:
         wanted.add("stderr")
     if tty and version in _RESIZING:
         wanted.add("resize")

@@ -18,9 +18,10 @@ def _build(tmp_path):
 
 
 # What serves only the twin or this repository's development, never the collection's users.
-NOT_SHIPPED_TOP = ("twin", ".venv", ".twin", "reports", "collections", "build", "benchmarks", "scripts", ".ci",
+NOT_SHIPPED_TOP = ("twin", ".venv", ".venv-oldest", ".twin", "reports", "collections", "build", "benchmarks", "scripts", ".ci",
                    ".cache", ".config", "extensions", "Makefile", "ansible.cfg", ".ansible-lint", ".gitignore",
-                   "pyproject.toml", "requirements-dev.txt", "requirements-twin.txt", "execution-environment.yml")
+                   "pyproject.toml", "requirements-dev.txt", "requirements-twin.txt", "requirements-oldest.txt",
+                   "constraints.txt", "execution-environment.yml")
 NOT_SHIPPED_UNDER = ("inventories/twin/", "inventories/twin-fleet/", "inventories/gluster-local/", "tests/twin/",
                      "tests/functional/", "tests/support/", "tests/integration/", "tests/output/")
 NOT_SHIPPED_FILES = ("docs/twin.md", "docs/calibration.md", "docs/development.md", "tests/conftest.py",
@@ -45,7 +46,8 @@ def test_tarball_ships_only_what_users_need(tmp_path):
         assert wanted in top, f"{wanted} is missing from the build"
     for wanted in ("plugins/modules/cluster_info.py", "plugins/module_utils/k8s/client.py", "meta/runtime.yml",
                    "meta/execution-environment.yml", "docs/awx.md", "docs/result.schema.json",
-                   "inventories/examples/ack.yml", "changelogs/changelog.yaml", "tests/sanity/ignore-2.19.txt",
+                   "inventories/examples/ack.yml", "changelogs/changelog.yaml", "tests/sanity/ignore-2.18.txt",
+                   "tests/sanity/ignore-2.19.txt",
                    "tests/unit/requirements.txt"):
         assert wanted in names, f"{wanted} is missing from the build"
     assert any(n.startswith("tests/unit/plugins/") and n.endswith(".py") for n in names)

@@ -5,6 +5,7 @@ EE base image, and nothing of the twin, the tests or the controller pin of devel
 from __future__ import annotations
 
 import ast
+import fnmatch
 import importlib.metadata
 import re
 import shutil
@@ -13,6 +14,7 @@ import sys
 
 import yaml
 from bindep.depends import Depends
+from packaging.requirements import Requirement
 
 from tests.support.twin import REPO, VENV_BIN
 
@@ -89,11 +91,73 @@ def test_dev_requirements_include_both_and_pin_the_controller():
     assert dev["ansible-builder"] == "ansible-builder==3.2.0"
 
 
+def _setup_functions():
+    """{name: body} of scripts/setup.sh's shell functions."""
+    text = (REPO / "scripts" / "setup.sh").read_text()
+    return dict(re.findall(r"^(\w+)\(\) \{\n(.*?)^\}", text, re.M | re.S))
+
+
+def _pip_inputs(body):
+    """The files that a function's pip commands read: their -r/-c files and, in turn, those files' own."""
+    todo = re.findall(r"pip install .*?-[rc] (\S+)(?: -c (\S+))?", body)
+    todo = [f for pair in todo for f in pair if f]
+    seen = []
+    while todo:
+        name = todo.pop()
+        seen.append(name)
+        todo += [ln.split()[1] for ln in (REPO / name).read_text().splitlines() if ln.startswith(("-r ", "-c "))]
+    return seen
+
+
 def test_setup_stamp_hashes_every_requirements_file_it_installs():
-    setup = (REPO / "scripts" / "setup.sh").read_text()
-    stamp_line = next(line for line in setup.splitlines() if "sha256sum" in line)
-    assert "requirements*.txt" in stamp_line or all(
-        f in stamp_line for f in ("requirements.txt", "requirements-twin.txt", "requirements-dev.txt"))
+    """Each venv is reinstalled when any file its pip commands read changes: constraints.txt too."""
+    stamped = {}
+    for body in _setup_functions().values():
+        venv = re.search(r"venv_is_current (\S+) ", body)
+        if venv:
+            hashed = re.search(r"local files=\(([^)]*)\)", body).group(1).split()
+            inputs = _pip_inputs(body)
+            assert inputs, f"no pip install -r in the function that installs {venv.group(1)}"
+            for name in inputs:
+                assert any(fnmatch.fnmatch(name, pattern) for pattern in hashed), (venv.group(1), name, hashed)
+            stamped[venv.group(1)] = inputs
+    assert "constraints.txt" in stamped[".venv"] and "requirements.txt" in stamped[".venv"]
+    assert stamped[".venv-oldest"] == ["requirements-oldest.txt"]
+
+
+def _requirement_lines(name):
+    return [Requirement(line) for line in (ln.split("#", 1)[0].strip() for ln in (REPO / name).read_text().splitlines())
+            if line and not line.startswith("-")]
+
+
+def test_runtime_requirements_are_ranges_and_constraints_pin_each_inside_its_range():
+    """Ranges let an EE hold other collections too; constraints.txt keeps this repository's own venv exact."""
+    runtime = {r.name.lower(): r for r in _requirement_lines("requirements.txt")}
+    pins = {r.name.lower(): r for r in _requirement_lines("constraints.txt")}
+    assert set(pins) == set(runtime)
+    for name, req in runtime.items():
+        ops = {s.operator for s in req.specifier}
+        assert ops == {">=", "<"}, f"{req}: a lower bound that is tested and an upper one below the next major"
+        exact = [s.version for s in pins[name].specifier if s.operator == "=="]
+        assert len(pins[name].specifier) == 1 and exact, f"constraints.txt pins {name} exactly: {pins[name]}"
+        assert exact[0] in req.specifier, f"constraints.txt's {name}=={exact[0]} is outside requirements.txt's {req}"
+    # the EE and every other collection's EE read requirements.txt, never the pins
+    assert "constraints" not in (REPO / "requirements.txt").read_text().split("#")[0]
+
+
+def test_every_accepted_ansible_core_has_a_sanity_ignore_file_and_the_oldest_is_installed_for_sanity():
+    floor = re.fullmatch(r">=(\d+)\.(\d+)\.0", yaml.safe_load((REPO / "meta" / "runtime.yml").read_text())
+                         ["requires_ansible"])
+    assert floor, "requires_ansible is >=X.Y.0"
+    oldest = (int(floor.group(1)), int(floor.group(2)))
+    newest = tuple(int(x) for x in _requirements("requirements-dev.txt")["ansible-core"].split("==")[1].split(".")[:2])
+    ignores = {p.name for p in (REPO / "tests" / "sanity").glob("ignore-*.txt")}
+    assert ignores == {f"ignore-{oldest[0]}.{m}.txt" for m in range(oldest[1], newest[1] + 1)}
+    (core,) = _requirement_lines("requirements-oldest.txt")
+    (version,) = [s.version for s in core.specifier if s.operator == "=="]
+    assert core.name == "ansible-core" and tuple(int(x) for x in version.split(".")[:2]) == oldest
+    for meta in (REPO / "roles").glob("*/meta/main.yml"):
+        assert yaml.safe_load(meta.read_text())["galaxy_info"]["min_ansible_version"] == "%d.%d" % oldest, meta
 
 
 def _bindep_packages(profiles):

@@ -162,11 +162,14 @@ class Twin:
 
 def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = None, check: bool = False,
                  diff: bool = False, inventory: str | Path | list[Path] | None = None, env: dict[str, str] | None = None,
-                 record_dir: Path | None = None, timeout: float = 900, collections_path: str | None = None) -> PlaybookRun:
+                 record_dir: Path | None = None, timeout: float = 900, collections_path: str | None = None,
+                 bin_dir: Path | None = None) -> PlaybookRun:
     """ansible-playbook with the installed collection; every task result is recorded as JSON.
 
-    `playbook` may be a path or a collection playbook name such as storageperf.k8s.cluster_info.
+    `playbook` may be a path or a collection playbook name such as storageperf.k8s.cluster_info. `bin_dir` is the
+    bin/ of another venv whose ansible-playbook (and so Python, for the modules) runs it instead of this one's.
     """
+    bin_dir = bin_dir or VENV_BIN
     record_dir = Path(record_dir or REPO / ".cache")
     record_dir.mkdir(parents=True, exist_ok=True)
     record = record_dir / f"results-{time.monotonic_ns()}.jsonl"
@@ -179,9 +182,9 @@ def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = No
         "RECORD_RESULTS_FILE": str(record),
         "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_FORCE_COLOR": "0",
-        "PATH": f"{VENV_BIN}:{run_env.get('PATH', '')}",
+        "PATH": f"{bin_dir}:{run_env.get('PATH', '')}",
     })
-    cmd = [str(VENV_BIN / "ansible-playbook"), str(playbook)]
+    cmd = [str(bin_dir / "ansible-playbook"), str(playbook)]
     for source in ([inventory] if isinstance(inventory, (str, Path)) else inventory or []):
         cmd += ["-i", str(source)]
     if extra_vars:

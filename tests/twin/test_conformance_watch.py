@@ -91,6 +91,19 @@ def test_raw_framing_and_synthetic_added_then_timeout(twin, api, ns):
     assert all(e["object"]["metadata"]["resourceVersion"] and e["object"]["kind"] == "ConfigMap" for e in events)
 
 
+@pytest.mark.parametrize(("value", "watches"), [("True", True), ("1", True), ("", True), ("False", False), ("0", False)])
+def test_watch_parameter_is_decoded_as_the_apiserver_does(twin, api, ns, value, watches):
+    """Only "0" and "false" in any case mean no watch: the Python client before 37 sends watch=True."""
+    client.CoreV1Api(api).create_namespaced_config_map(ns, cm("a"))
+    s = Stream(twin, f"/api/v1/namespaces/{ns}/configmaps?watch={value}&timeoutSeconds=1")
+    body = s.events() if watches else [json.loads(s.resp.read())]
+    s.close()
+    if watches:
+        assert [(e["type"], e["object"]["metadata"]["name"]) for e in body] == [("ADDED", "a")]
+    else:
+        assert body[0]["kind"] == "ConfigMapList" and [i["metadata"]["name"] for i in body[0]["items"]] == ["a"]
+
+
 def test_python_watch_from_list_resource_version_sees_changes_in_order(api, ns):
     core = client.CoreV1Api(api)
     core.create_namespaced_config_map(ns, cm("before"))

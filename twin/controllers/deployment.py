@@ -209,7 +209,9 @@ class DeploymentController(Reconciler):
         replicas = spec.get("replicas", 1)
         all_rs = olds + ([new_rs] if new_rs else [])
 
-        def st(r, k): return (r.get("status") or {}).get(k, 0)  # noqa: E731
+        def st(r, k):
+            return (r.get("status") or {}).get(k, 0)
+
         available = sum(st(r, "availableReplicas") for r in all_rs)
         status = {"observedGeneration": md.get("generation", 1),
                   "replicas": sum(st(r, "replicas") for r in all_rs),
