@@ -111,6 +111,8 @@ def _judge(_body, exc):
     # a TLS failure is a configuration to fix, not a server to wait for
     return rp.Verdict(answered=False, retry=isinstance(exc, (URLError, OSError)) and not isinstance(exc, ssl.SSLError)
                       and not isinstance(getattr(exc, "reason", None), ssl.SSLError))
+
+
 class OntapRest:
     """Basic-auth REST client of one ONTAP cluster management LIF."""
 
@@ -132,6 +134,7 @@ class OntapRest:
         url = path if path.startswith("/api/") else "/api/" + path.lstrip("/")
         if query:
             url += ("&" if "?" in url else "?") + urlencode(query, safe="*|!,.")
+
         def send():
             self.calls += 1
             resp = open_url(self.base + url, method="GET", headers={"Accept": "application/hal+json"},
