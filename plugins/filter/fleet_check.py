@@ -10,6 +10,7 @@ K8S_AUTH_* point to: on an operator's laptop or an AWX node that is a production
 
 import os
 
+import yaml
 from ansible.errors import AnsibleFilterError
 
 # Ansible's own default inventory: a run that names no other source is a run with no inventory.
@@ -36,6 +37,21 @@ def _adds_no_hosts(source):
     except (OSError, UnicodeDecodeError):
         return False
     return False
+
+
+def _holds_only_vars(source):
+    """True for a YAML inventory file that parses and whose groups give variables only (a layered source, such as a
+    vaulted file of group vars beside the hosts): it yields no host of its own by design, not by failing."""
+    if not os.path.isfile(source) or os.path.getsize(source) > 1 << 20:
+        return False
+    try:
+        with open(source) as f:
+            data = yaml.safe_load(f)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    if not isinstance(data, dict) or not data or "plugin" in data:
+        return False
+    return all(isinstance(g, dict) and not g.get("hosts") and not g.get("children") for g in data.values())
 
 
 def _yielded_hosts(source, origins):
@@ -67,7 +83,7 @@ def fleet_check(groups, hostvars, sources, cluster_group="k8s_clusters", needs="
     problems = []
     origins = [_var(hostvars, h, "inventory_file") or "" for h in hosts]
     for source in given:
-        if not _adds_no_hosts(source) and not _yielded_hosts(source, origins):
+        if not (_adds_no_hosts(source) or _holds_only_vars(source) or _yielded_hosts(source, origins)):
             problems.append(
                 "The inventory source %s yielded no host: it does not exist, failed to parse (see the [WARNING] "
                 "lines above) or lists no host. Fix the source; to run on the one cluster of KUBECONFIG / "

@@ -51,6 +51,15 @@ def test_a_constructed_source_adds_no_host_and_is_not_refused(tmp_path):
     assert fleet_check(groups, hostvars, [src, str(constructed)])["problems"] == []
 
 
+def test_a_source_of_variables_only_is_layered_not_broken(tmp_path):
+    groups, hostvars, src = inventory(tmp_path, {"a": {"k8s_kubeconfig": "/k/a"}}, {"k8s_clusters": ["a"]})
+    keys = tmp_path.parent / "vault.yml"
+    keys.write_text("all:\n  vars:\n    alibaba_access_key_id: x\n")
+    assert fleet_check(groups, hostvars, [src, str(keys)])["problems"] == []
+    keys.write_text("all:\n  hosts:\n    b:\n")  # a host that did not arrive: that source did not parse as written
+    assert fleet_check(groups, hostvars, [src, str(keys)])["problems"]
+
+
 def test_an_empty_cluster_group_is_refused_when_the_inventory_lists_other_hosts(tmp_path):
     groups, hostvars, src = inventory(tmp_path, {"web1": {}, "db1": {}}, {"webservers": ["web1"]})
     [problem] = fleet_check(groups, hostvars, [src])["problems"]
