@@ -13,7 +13,7 @@ import pytest
 from tests.support.alibaba import admin, cloud_state, run_role_playbook
 from tests.support.twin import REPO, Twin
 
-THROTTLED = 20
+THROTTLED = 10
 STORMS = {
     "429": {"fraction": 0.3, "code": 429, "retry_after": 1, "count": THROTTLED},
     "500": {"fraction": 0.2, "code": 500},

@@ -45,7 +45,7 @@ def test_a_dead_and_a_throttled_cluster_leave_the_healthy_one_alone(tmp_path):
         job = ansible_runner.run(private_data_dir=str(tmp_path / "job"), project_dir=str(REPO),
                                  playbook=str(REPO / "playbooks" / "bench_csi_lifecycle.yml"),
                                  inventory=str(INVENTORY), envvars=env, forks=3, quiet=True, timeout=RUN_LIMIT,
-                                 extravars={"reports_dir": str(reports), "volumes": 20, "pvcs_per_pod": 4,
+                                 extravars={"reports_dir": str(reports), "volumes": 12, "pvcs_per_pod": 4,
                                             "max_fail_percentage": 34})
         assert stopped.is_set(), "twin-2 never had a claim in flight"
         # one of three failed (33 %), within the failure budget: the job is successful and says so
