@@ -15,9 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from multidict import CIMultiDict  # noqa: E402
 
-from twin import authorization  # noqa: E402
-from twin.authentication import Authenticator  # noqa: E402
-from twin.requestinfo import request_info  # noqa: E402
+from twin.apiserver.auth import authorization  # noqa: E402
+from twin.apiserver.auth.authentication import Authenticator  # noqa: E402
+from twin.apiserver.http.requestinfo import request_info  # noqa: E402
 from twin.store import Store  # noqa: E402
 
 RBAC = "rbac.authorization.k8s.io"

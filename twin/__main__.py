@@ -1,9 +1,9 @@
 """`python -m twin up|down|serve|status|fault` — the twin's command contract.
 
 up     start in the background, return once the API answers; writes DIR/kubeconfig, DIR/cloud.json and DIR/env
-       (the throwaway keys for the controller's environment: `set -a; . DIR/env; set +a`, twin/envfile.py)
+       (the throwaway keys for the controller's environment: `set -a; . DIR/env; set +a`, twin/fleet/envfile.py)
        (with --clusters N > 1: a fleet, DIR/twin-K/{kubeconfig,cloud.json,env}, DIR/env and DIR/fleet.json, see
-       twin/fleet.py)
+       twin/fleet/front.py)
 down   stop what `up` started (the whole process group); `--cluster twin-K` stops only that cluster's API server
 serve  run in the foreground
 status print the running twin's object counts and cloud requests per action (a fleet: every cluster)
@@ -189,20 +189,20 @@ def main(argv: list[str] | None = None) -> int:
     if a.verb == "down":
         return down(a)
     if a.verb == "serve":
-        from .cluster import serve
+        from .fleet.cluster import serve
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
         crds = tuple(c for c in a.crds.split(",") if c and c != "none")
         (a.dir / "twin.pid").write_text(str(os.getpid())) if not (a.dir / "twin.pid").exists() else None
         if a.clusters > 1:
-            from . import fleet
+            from .fleet import front as fleet
 
             member_args = ["--nodes", str(a.nodes), "--node-pools", str(a.node_pools),
                            "--time-scale", str(a.time_scale), "--crds", a.crds]
             asyncio.run(fleet.serve(a.dir.resolve(), clusters=a.clusters, extra_clusters=a.ack_extra_clusters,
                                     member_args=member_args))
             return 0
-        from .fleet import ONTAP_PASSWORD_ENV, TOKEN_ENV
+        from .fleet.front import ONTAP_PASSWORD_ENV, TOKEN_ENV
         member = bool(a.cluster_name)  # started by a fleet front, which hands these over in the environment
         asyncio.run(serve(a.dir.resolve(), nodes=a.nodes, node_pools=a.node_pools, time_scale=a.time_scale, crds=crds,
                           extra_clusters=a.ack_extra_clusters, name=a.cluster_name, node_offset=a.node_offset,

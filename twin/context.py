@@ -1,8 +1,8 @@
 """What the parts of a running twin may use of the cluster that runs them.
 
-twin/cluster.py builds the twin: it imports the API server, the controllers and the cloud endpoints and hands
-itself to each of them. They take it as a ClusterContext, this protocol, and never import twin.cluster, so
-the import graph runs one way: cluster.py on top, the parts below it, this file under them all.
+twin/fleet/cluster.py builds the twin: it imports the API server, the controllers and the cloud endpoints and hands
+itself to each of them. They take it as a ClusterContext, this protocol, and never import twin.fleet.cluster, so
+the import graph runs one way: fleet/cluster.py on top, the parts below it, this file under them all.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only: none of these modules imports this one ba
     from aiohttp import web
 
     from .cloud_state import CloudState
-    from .faults import Faults
+    from .fleet.faults import Faults
     from .store import Store
 
 

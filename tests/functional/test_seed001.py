@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from twin import exec_runner
+from twin.host import exec_runner
 
 DATA = Path(__file__).resolve().parents[1] / "twin" / "data"
 FIO = ("fio -filename=./testfile -direct=1 -iodepth 1 -thread -rw=randwrite -ioengine=psync -bs=4k -size=16M "

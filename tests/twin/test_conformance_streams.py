@@ -19,7 +19,8 @@ from kubernetes import client
 from kubernetes.stream import portforward
 
 from tests.support.twin import Twin
-from twin import exec_runner, spdy
+from twin.host import exec_runner
+from twin.streams import spdy
 
 needs_host = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in exec_runner.HOST_TOOLS),
                                 reason="host-run containers need root, nsenter, unshare, ip, mount and chroot")

@@ -12,8 +12,8 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from twin import escalation
-from twin.server import ApiServer
+from twin.apiserver.auth import escalation
+from twin.apiserver.server import ApiServer
 from twin.store import Store
 
 TOKEN = "super-admin-token"  # system:masters: a bare Store has no RBAC objects to grant the admin anything

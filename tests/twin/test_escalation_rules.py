@@ -1,10 +1,10 @@
-"""The rule comparison behind RBAC escalation prevention (twin/escalation.py), case by case as
+"""The rule comparison behind RBAC escalation prevention (twin/apiserver/auth/escalation.py), case by case as
 pkg/registry/rbac/validation's policy comparator and CompactRules decide them."""
 from __future__ import annotations
 
 import pytest
 
-from twin.escalation import breakdown, compact, compact_string, covers
+from twin.apiserver.auth.escalation import breakdown, compact, compact_string, covers
 
 
 def _covered(owner: list[dict], rule: dict) -> list[str]:

@@ -1,4 +1,4 @@
-"""twin/exec_runner.py and twin/backing.py: pods whose images map to programs on this machine run them for real.
+"""twin/host/exec_runner.py and twin/host/backing.py: pods whose images map to programs on this machine run them for real.
 
 The first tests drive the runner directly (no cluster): mount namespace and overlay root, volume binds, exit
 codes, $(VAR) expansion, kill on cancel, per-node network namespaces, the MySQL entrypoint with a password that
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from twin import exec_runner
+from twin.host import exec_runner
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in exec_runner.HOST_TOOLS),
                                 reason="host-run containers need root, nsenter, unshare, ip, mount and chroot")

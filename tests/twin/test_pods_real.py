@@ -1,6 +1,6 @@
 """Pods on the twin as a user meets them: images that cannot be pulled, what really runs, exec, cp, logs.
 
-Images come from the catalogue twin/images.yaml; everything else goes through kubectl. Waits are
+Images come from the catalogue twin/host/images.yaml; everything else goes through kubectl. Waits are
 `kubectl wait` on conditions and jsonpaths, never sleeps.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from tests.support.twin import Twin
-from twin import exec_runner, images
+from twin.host import exec_runner, images
 
 needs_host = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in exec_runner.HOST_TOOLS),
                                 reason="host-run containers need root, nsenter, unshare, ip, mount and chroot")

@@ -1,4 +1,4 @@
-"""The twin installs external-snapshotter's real CRDs (twin/crds/snapshot/, v8 line) and honours them as
+"""The twin installs external-snapshotter's real CRDs (twin/fleet/crds/snapshot/, v8 line) and honours them as
 kube-apiserver's apiextensions does: the printer columns in `kubectl get`, required fields, enums, pruning of
 unknown fields (or a strict decoding error under kubectl's fieldValidation=Strict), and `oneOf` of `required`
 alternatives with the kube-openapi message."""

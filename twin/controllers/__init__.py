@@ -1,6 +1,6 @@
 """Controllers of the twin, each a watch-driven loop like its real counterpart.
 
-CONTROLLER_MODULES lists "module:Class" entries that twin.cluster starts, in order.
+CONTROLLER_MODULES lists "module:Class" entries that twin.fleet.cluster starts, in order.
 Add one line per controller; keep the list free of logic.
 """
 CONTROLLER_MODULES = [

@@ -30,7 +30,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from .. import calibration, errors
+from ..fleet import calibration
+from ..apiserver import errors
 from ..store import now_iso
 from .base import Controller
 from .csi import CSIError, backends, with_faults

@@ -9,13 +9,13 @@ import uuid
 from typing import TYPE_CHECKING, Any, overload
 from collections.abc import AsyncIterator, Coroutine, Hashable
 
-from .. import errors
+from ..apiserver import errors
 from ..store import now_iso
 from .syncqueue import SyncQueue
 
 if TYPE_CHECKING:
     from ..context import ClusterContext
-    from ..resources import ResourceType
+    from ..apiserver.resources import ResourceType
 
 log = logging.getLogger("twin")
 
@@ -118,7 +118,7 @@ class Controller:
         return asyncio.sleep(seconds * self.cluster.time_scale)
 
     async def gate(self, who: str = "") -> None:
-        """Hold while a `stall:<who>` fault rule (twin/faults.py) stalls this controller, or the component `who`
+        """Hold while a `stall:<who>` fault rule (twin/fleet/faults.py) stalls this controller, or the component `who`
         it plays; return at once otherwise."""
         await self.cluster.faults.wait_unstalled(who or self.name, self.cluster.time_scale)
 

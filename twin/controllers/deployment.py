@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 
-from .. import errors
+from ..apiserver import errors
 from .base import Kind, Reconciler
 from .podstatus import controller_of, controller_ref, is_terminal, omit_empty, owned_by, set_condition, template_hash
 

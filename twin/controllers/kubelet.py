@@ -22,11 +22,13 @@ import shutil
 import weakref
 from pathlib import Path
 
-from .. import calibration, errors, images
+from ..fleet import calibration
+from ..apiserver import errors
+from ..host import images
 from ..store import now_iso
 from . import kubelet_runtime
 from .base import Controller
-from ..podlogs import ContainerLog
+from ..streams.podlogs import ContainerLog
 from .kubelet_volumes import Volume, VolumeManager
 from .podstatus import is_terminal, set_condition
 
@@ -111,7 +113,7 @@ class Kubelet(Controller):
         return pod, c, w, mod
 
     async def exec(self, ns: str, name: str, container: str, argv: list[str], tty: bool, start: bool = True):
-        """Start `kubectl exec`'s command in the container's view (twin/exec_runner.py); errors as the API's.
+        """Start `kubectl exec`'s command in the container's view (twin/host/exec_runner.py); errors as the API's.
         With start=False only check that it could start."""
         pod, c, w, mod = self._streaming_target(ns, name, container, "exec")
         if not start:

@@ -1,7 +1,7 @@
-"""The kubelet's container runtime: simulated containers, or host programs through twin/exec_runner.py.
+"""The kubelet's container runtime: simulated containers, or host programs through twin/host/exec_runner.py.
 
-twin/exec_runner.py (maps(image) -> bool; async run(pod, container, mounts, log) -> exit code) and
-twin/backing.py (volume_dir(pv) -> host directory of a PV) belong to the storage half and may be absent:
+twin/host/exec_runner.py (maps(image) -> bool; async run(pod, container, mounts, log) -> exit code) and
+twin/host/backing.py (volume_dir(pv) -> host directory of a PV) belong to the storage half and may be absent:
 then every container is simulated. A simulated container of a pod with restartPolicy Always runs until it
 is killed; any other (a Job's) runs for a short calibrated time, prints what its shell script echoes and
 exits with the code of its `exit N`, 0 otherwise - enough for logs and backoffLimit to behave.
@@ -16,16 +16,16 @@ import shlex
 from types import ModuleType
 from collections.abc import Callable
 
-from .. import calibration
+from ..fleet import calibration
 
-# Not in twin/calibration.yaml's kubelet section, so kept here (real-cluster seconds, scaled by
+# Not in twin/fleet/calibration.yaml's kubelet section, so kept here (real-cluster seconds, scaled by
 # --time-scale); a `container_run` entry in that section overrides it.
 SIMULATED_RUN = {"median": 2.0, "sigma": 0.3}  # a batch container's work before it exits
 
 
 def exec_runner() -> ModuleType | None:
     try:
-        from .. import exec_runner as mod
+        from ..host import exec_runner as mod
     except ImportError:
         return None
     return mod
@@ -33,7 +33,7 @@ def exec_runner() -> ModuleType | None:
 
 def backing() -> ModuleType | None:
     try:
-        from .. import backing as mod
+        from ..host import backing as mod
     except ImportError:
         return None
     return mod

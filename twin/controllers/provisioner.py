@@ -23,7 +23,8 @@ import logging
 import uuid
 from typing import Any
 
-from .. import calibration, errors
+from ..fleet import calibration
+from ..apiserver import errors
 from .base import Controller
 from .csi import CSIError, backends, with_faults
 from .pv_controller import ANN_SELECTED_NODE, format_quantity, parse_quantity

@@ -18,7 +18,7 @@ import asyncio
 import logging
 from typing import Any
 
-from .. import errors
+from ..apiserver import errors
 from .base import Controller
 from .csi import backends
 

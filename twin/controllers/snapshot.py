@@ -39,7 +39,8 @@ from datetime import datetime, UTC
 from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
-from .. import calibration, errors
+from ..fleet import calibration
+from ..apiserver import errors
 from ..store import now_iso
 from .base import Controller
 from .csi import CSIError, backends, with_faults
@@ -48,7 +49,7 @@ from .tokenbucket import Throttle, WorkerPool, follow_deployment, throttles
 from .workqueue import Retry, WorkQueue
 
 if TYPE_CHECKING:
-    from ..resources import ResourceType
+    from ..apiserver.resources import ResourceType
 
 log = logging.getLogger("twin")
 

@@ -36,7 +36,8 @@ import time
 import uuid
 from typing import Any
 
-from .. import calibration, errors
+from ..fleet import calibration
+from ..apiserver import errors
 from ..netapp.sizes import MAX_FLEXVOL, flexvol_size_error
 from . import vclock
 from .base import Controller

@@ -6,8 +6,9 @@ answers are the real server's.
 """
 from __future__ import annotations
 
-from .. import defaulters, errors, validation
-from ..resources import Registry, ResourceType
+from ..apiserver import defaulters, errors
+from .. import validation
+from ..apiserver.resources import Registry, ResourceType
 
 
 def typed(rtype: ResourceType, obj: dict) -> dict:

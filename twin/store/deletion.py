@@ -10,8 +10,8 @@ import builtins
 from typing import Any
 from collections.abc import Callable
 
-from .. import errors
-from ..resources import Registry, ResourceType
+from ..apiserver import errors
+from ..apiserver.resources import Registry, ResourceType
 from .objects import _clone, _is_crd_type, dumps, now_iso
 from .writes import Writes
 

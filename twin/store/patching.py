@@ -1,16 +1,17 @@
 """PATCH (json, merge, strategic merge, server-side apply) and apply-create, with managedFields.
 
-The patch arithmetic lives in twin/patch.py; here it meets the stored object, the kind's schema
+The patch arithmetic lives in twin/apiserver/patch.py; here it meets the stored object, the kind's schema
 and the field managers, and the result goes through the same update as a PUT.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .. import errors, validation
-from ..patch import (PatchError, apply_merge, field_set, fields_minus, json_patch, merge_patch, remove_fields,
-                     strategic_merge_patch)
-from ..resources import ResourceType
+from ..apiserver import errors
+from .. import validation
+from ..apiserver.patch import (PatchError, apply_merge, field_set, fields_minus, json_patch, merge_patch, remove_fields,
+                               strategic_merge_patch)
+from ..apiserver.resources import ResourceType
 from .deletion import Deletion
 from .objects import _clone, now_iso
 

@@ -1,6 +1,6 @@
 """Create and update (PUT): the write path from request body to stored object and watch event.
 
-create allocates the name (generateName with RetryGenerateName, twin/names.py), uid and
+create allocates the name (generateName with RetryGenerateName, twin/apiserver/names.py), uid and
 timestamps; update applies optimistic concurrency on metadata.resourceVersion, keeps what a PUT
 may not change, and hands an object whose last finalizer went to deletion.py for removal.
 """
@@ -11,8 +11,8 @@ import uuid
 from typing import Any
 from collections.abc import Callable
 
-from .. import errors, names
-from ..resources import Registry, ResourceType
+from ..apiserver import errors, names
+from ..apiserver.resources import Registry, ResourceType
 from .admission import admit, check_kind, typed
 from .objects import _clone, _is_crd_type, now_iso
 from .watch import WatchLog
@@ -28,7 +28,7 @@ class Writes(WatchLog):
         # metadata.generateName -> name; tests replace it to force collisions
         self.generate_name: Callable[[str], str] = names.simple_name
         # checks of a client's write before admission, (rtype, new object, old object or None); they raise to
-        # refuse it (RBAC escalation prevention, twin/escalation.py). Controllers' internal writes skip them.
+        # refuse it (RBAC escalation prevention, twin/apiserver/auth/escalation.py). Controllers' internal writes skip them.
         self.before_write: list[Callable[[ResourceType, dict, dict | None], None]] = []
 
     # update removes an object whose last finalizer it drops: removal belongs to deletion.py, the

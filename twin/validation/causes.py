@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import fieldrules
+from ..apiserver import fieldrules
 
 
 class Invalid(Exception):

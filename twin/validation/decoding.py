@@ -16,7 +16,7 @@ import json
 import re
 from typing import Any
 
-from .. import fieldrules
+from ..apiserver import fieldrules
 
 from .causes import DecodeError
 from .schema import Node, _def_node

@@ -9,7 +9,7 @@ import functools
 import re
 from typing import Any
 
-from .. import fieldrules
+from ..apiserver import fieldrules
 
 from .causes import _invalid, _required
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Iterable
 
-from .. import fieldrules
+from ..apiserver import fieldrules
 
 from .causes import _duplicate, _forbidden, _invalid, _not_found, _required, _unsupported
 from .metadata import _check_labels, _check_name, _meta_causes, _selector_causes, _selector_matches

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import admission, fieldrules
+from ..apiserver import admission, fieldrules
 
 from .causes import _forbidden, _invalid
 

@@ -1,4 +1,4 @@
-"""Host directories behind the twin's PersistentVolumes, so programs run by twin/exec_runner.py measure
+"""Host directories behind the twin's PersistentVolumes, so programs run by twin/host/exec_runner.py measure
 real media: PMEM volumes live in memory, disk volumes on the machine's disk.
 
 - PMEM (driver localplugin.csi.alibabacloud.com, volumeAttributes volumeType PMEM, the driver's default):
@@ -15,7 +15,7 @@ one PMEM filesystem. Size of the PMEM file: cluster.settings["pmem_backing_bytes
 $TWIN_PMEM_BACKING_BYTES, else 16 GiB capped at 60 % of /dev/shm's free space (sparse: RAM is used only
 for what is written).
 
-bind(cluster) is called by twin/cluster.py at start; volume_dir(pv) by the kubelet (kubelet_volumes.py).
+bind(cluster) is called by twin/fleet/cluster.py at start; volume_dir(pv) by the kubelet (kubelet_volumes.py).
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def bind(cluster: Any) -> None:
 
 def root() -> Path:
     if _cluster is None:
-        raise RuntimeError("twin.backing is not bound to a cluster: twin/cluster.py calls backing.bind(cluster) at start")
+        raise RuntimeError("twin.host.backing is not bound to a cluster: twin/fleet/cluster.py calls backing.bind(cluster) at start")
     return Path(_cluster.dir).resolve() / "backing"
 
 

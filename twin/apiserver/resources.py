@@ -166,7 +166,7 @@ class Registry:
 
     # CRDs -------------------------------------------------------------------------------
     def register_crd(self, crd: dict) -> None:
-        from .validation import compile_crd_schema
+        from ..validation import compile_crd_schema
 
         spec = crd["spec"]
         names = spec["names"]

@@ -1,4 +1,4 @@
-"""The twin's image catalogue (twin/images.yaml): which images it can pull and what really runs for each.
+"""The twin's image catalogue (twin/host/images.yaml): which images it can pull and what really runs for each.
 
 An image reference is normalised as containerd does (docker.io/library/ for short names, tag latest when
 none is given); the first catalogue entry whose repository and tag globs match decides. An image with no

@@ -9,7 +9,7 @@ environment of ansible-playbook:
 
 One `NAME=value` a line: the values are the twin's own random tokens (letters, digits, `-`, `_`), so the file is
 both a shell script and trivially parsed (read()). A fleet (`--clusters N`) writes DIR/env and the same file in
-every DIR/twin-K: one ACK account, and ONTAPs that share one credential (twin/fleet.py).
+every DIR/twin-K: one ACK account, and ONTAPs that share one credential (twin/fleet/front.py).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def variables(cloud_doc: dict[str, Any]) -> dict[str, str]:
 
 
 def render(cloud_doc: dict[str, Any]) -> str:
-    lines = ["# The twin's throwaway credentials (twin/envfile.py): set -a; . <this file>; set +a"]
+    lines = ["# The twin's throwaway credentials (twin/fleet/envfile.py): set -a; . <this file>; set +a"]
     for name, value in variables(cloud_doc).items():
         if not _PLAIN.fullmatch(value):
             raise ValueError(f"{name}: the twin made a value the env file cannot hold unquoted")

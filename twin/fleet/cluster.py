@@ -16,15 +16,18 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from . import admission, authorization, backing, envfile, exec_runner, nodes
-from .cloud import alibaba
-from .cloud_state import CloudState
-from .controllers import all_controllers
+from ..apiserver import admission
+from ..apiserver.auth import authorization
+from ..host import backing, exec_runner
+from . import envfile, nodes
+from ..cloud import alibaba
+from ..cloud_state import CloudState
+from ..controllers import all_controllers
 from .faults import Faults
-from .server import ApiServer
-from .store import Store
-from .netapp import ontap
-from .tls import make_certs
+from ..apiserver.server import ApiServer
+from ..store import Store
+from ..netapp import ontap
+from ..apiserver.http.tls import make_certs
 
 log = logging.getLogger("twin")
 
@@ -56,7 +59,7 @@ class Cluster:
         self.dir = Path(directory)
         self.name = name  # the ACK cluster name (a fleet's twin-1..twin-N); empty: the single twin's default
         self.extra_clusters = extra_clusters  # synthetic ACK clusters next to this one (twin/cloud/ack_clusters.py)
-        self.fleet_token = fleet_token  # set when a fleet front (twin/fleet.py) relays the cloud calls
+        self.fleet_token = fleet_token  # set when a fleet front (twin/fleet/front.py) relays the cloud calls
         self.node_offset = node_offset  # a fleet member's nodes are numbered from here (distinct names and IPs)
         self.ontap_password = ontap_password  # a fleet's ONTAPs share one credential; empty: the ONTAP makes its own
         self.api_runner: web.AppRunner | None = None
@@ -107,7 +110,7 @@ class Cluster:
         self.nodes = nodes.register(self.store, self.node_count, self.node_pools, self.seed, offset=self.node_offset)
         # cloud state (ACK addons, ECS instances/disks), read by the storage controllers
         self.cloud = self._cloud_state()
-        # host-backed volumes and host-run containers (twin/backing.py, twin/exec_runner.py) need the cluster
+        # host-backed volumes and host-run containers (twin/host/backing.py, twin/host/exec_runner.py) need the cluster
         admission.bind(self)
         backing.bind(self)
         exec_runner.bind(self)

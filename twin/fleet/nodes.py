@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .store import Store, now_iso
+from ..store import Store, now_iso
 
 REGION = "cn-hangzhou"
 ZONE = "cn-hangzhou-k"

@@ -9,7 +9,7 @@ forwarded on its own: the data stream to TCP localhost:<port> inside the pod's n
 runtime tries IPv4, then IPv6), the error stream carries the message of a failure, and both are closed
 when the connection ends.
 
-On the twin a pod has a network namespace when its containers run as host processes (twin/exec_runner.py):
+On the twin a pod has a network namespace when its containers run as host processes (twin/host/exec_runner.py):
 what listens there answers. A pod whose containers are simulated has nothing listening, so its ports
 refuse the connection as a real pod's closed port does.
 """
@@ -26,7 +26,8 @@ import threading
 
 from aiohttp import web
 
-from . import errors, spdy, upgrade
+from ..apiserver import errors
+from . import spdy, upgrade
 
 PROTOCOL = "portforward.k8s.io"
 TUNNEL_PROTOCOL = "SPDY/3.1+" + PROTOCOL
@@ -227,7 +228,7 @@ def _sandbox(pod: dict) -> str:
 
 
 async def _connect_in_pod(pod: dict, port: int) -> socket.socket:
-    from . import exec_runner
+    from ..host import exec_runner
 
     path = exec_runner.netns_path(pod)
     if path is None:

@@ -10,12 +10,12 @@ checking a signature again). So ModifyClusterAddon on twin-2 runs in twin-2's pr
 csi-plugin DaemonSet, and nothing in the controllers or cloud modules had to learn about several clusters.
 
 Why processes rather than N clusters on one event loop: the machine has 2 cores and a loop uses one, so
-N clusters under benchmark load would share one core; and twin/backing.py and twin/exec_runner.py bind one
+N clusters under benchmark load would share one core; and twin/host/backing.py and twin/host/exec_runner.py bind one
 cluster per process (module state), which several clusters in one process would overwrite.
 
 Files: D/twin-K/{kubeconfig,cloud.json,env,twin.log,pki/,...} per cluster (cloud.json as a single twin writes it,
 with the front's endpoints and credentials), D/env (the account's keys and the ONTAPs' shared credential, for the
-controller's environment: twin/envfile.py), D/fleet.json (the index: clusters, endpoints, the admin door),
+controller's environment: twin/fleet/envfile.py), D/fleet.json (the index: clusters, endpoints, the admin door),
 D/twin.pid (the front; the members share its process group, so `down` stops all), D/ready.
 
 Admin door (URL and token in fleet.json, what `python -m twin status|fault|settings|down --cluster` use):
@@ -47,11 +47,11 @@ import aiohttp
 from aiohttp import web
 
 from . import envfile
-from .cloud.ack import AckApi, Handler, not_found
-from .cloud.ack_clusters import synthetic_clusters
-from .cloud.ecs import LIST_TAGS_PAGE, _indexed
-from .cloud.errors import PopError, request_id
-from .cloud.gateway import MAX_PAGE_SIZE, TRUSTED_HEADER, Gateway, page_params
+from ..cloud.ack import AckApi, Handler, not_found
+from ..cloud.ack_clusters import synthetic_clusters
+from ..cloud.ecs import LIST_TAGS_PAGE, _indexed
+from ..cloud.errors import PopError, request_id
+from ..cloud.gateway import MAX_PAGE_SIZE, TRUSTED_HEADER, Gateway, page_params
 from .cluster import free_socket, write_atomic
 
 log = logging.getLogger("twin.fleet")
@@ -107,7 +107,7 @@ class Fleet:
         env = dict(os.environ, **{TOKEN_ENV: self.token, ONTAP_PASSWORD_ENV: self.ontap_password})
         with open(d / "twin.log", "ab") as logf:
             # same process group as the front: `down` signals the group, so members stop with it
-            proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent, stdout=logf,
+            proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[2], stdout=logf,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         (d / "twin.pid").write_text(str(proc.pid))
         return Member(name, d, proc)

@@ -9,7 +9,7 @@ would have decoded, so the request then takes the JSON path.
 protobuf_fields.json holds, per message, field number -> [jsonName, type(, message)] for the
 served API groups plus meta/v1, resource, intstr and runtime. It was read from the gzipped
 FileDescriptorProtos that client-go registers in the kubectl 1.32 binary:
-`python -m twin.protobuf regenerate /path/to/kubectl` rewrites it.
+`python -m twin.apiserver.protobuf regenerate /path/to/kubectl` rewrites it.
 
 Go encodes value fields even when zero, and JSON then omits the omitempty ones: zero strings,
 false booleans and zero integers are dropped here unless the schema marks the field required or
@@ -302,5 +302,5 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "regenerate":
         print(f"{regenerate(sys.argv[2])} messages written to {_TABLE}")
     else:
-        print("usage: python -m twin.protobuf regenerate /path/to/kubectl", file=sys.stderr)
+        print("usage: python -m twin.apiserver.protobuf regenerate /path/to/kubectl", file=sys.stderr)
         sys.exit(2)

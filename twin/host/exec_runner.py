@@ -1,6 +1,6 @@
 """Run a pod's container as a host process, so benchmark pods on the twin run the real programs.
 
-Which images run (maps): the catalogue twin/images.yaml; mysql / mariadb images run MariaDB (mariadbd; the
+Which images run (maps): the catalogue twin/host/images.yaml; mysql / mariadb images run MariaDB (mariadbd; the
 image's entrypoint is emulated, below), sysbench images /usr/bin/sysbench, fio images /usr/bin/fio, each
 only when that program is installed and the twin runs as root. Shell images (busybox, alpine, ubuntu,
 debian, bash) run their command with the host's /bin/sh only when the twin setting `exec_shell_images` is
@@ -13,7 +13,7 @@ How a container runs (run):
   (value, secretKeyRef, configMapKeyRef, fieldRef incl. status.podIP), from the store when bound.
 - Filesystem: a private mount namespace (`unshare --mount --uts --propagation private`) whose root is a
   copy-on-write overlay of the host's / (upper layer on a tmpfs), with private /tmp, /run and /dev/shm;
-  each volumeMount's host directory (mounts: mountPath -> directory, from the kubelet / twin/backing.py)
+  each volumeMount's host directory (mounts: mountPath -> directory, from the kubelet / twin/host/backing.py)
   is bind-mounted at its mountPath inside. So /data or /var/lib/mysql exist only in the container: the
   host's own directories are never written. Then chroot into it, cd to workingDir, exec the program.
 - Network: a pod with hostNetwork joins its node's network namespace (one per node, loopback only), as a
@@ -131,7 +131,7 @@ def bind(cluster: Any) -> None:
 
 # which images run --------------------------------------------------------------------------------
 def image_kind(image: str) -> str | None:
-    """mysql / sysbench / fio / shell for images this machine can run (twin/images.yaml), else None."""
+    """mysql / sysbench / fio / shell for images this machine can run (twin/host/images.yaml), else None."""
     from . import images
 
     entry = images.lookup(image or "")

@@ -7,7 +7,7 @@ command ends: Success, or Failure with reason NonZeroExitCode and causes [{reaso
 "<code>"}], from which kubectl takes its exit code), 4 resize ({"Width", "Height"} for a tty), and in v5
 255 close (payload: the channel the client closes, 0 when its stdin ended).
 
-The same command runs over SPDY/3.1 (twin/spdy.py) when the client upgrades to it: kubectl falls back to
+The same command runs over SPDY/3.1 (twin/streams/spdy.py) when the client upgrades to it: kubectl falls back to
 SPDY when the WebSocket upgrade fails, uses it with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false, and older
 clients only speak it. Protocols v4.channel.k8s.io, v3, v2 and channel.k8s.io (v1), as the kubelet serves
 them (pkg/kubelet/cri/streaming/remotecommand): one client-opened stream per channel, told apart by their
@@ -32,8 +32,9 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import WSMsgType, web
 
-from . import errors, spdy, upgrade
-from .queryflags import flag
+from ..apiserver import errors
+from . import spdy, upgrade
+from ..apiserver.http.queryflags import flag
 
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 # the kubelet's order (remotecommand SupportedStreamingProtocols); the client's order picks among them

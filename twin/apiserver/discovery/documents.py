@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from .resources import Registry, ResourceType
+from ..resources import Registry, ResourceType
 
 VERSION_INFO = {
     "major": "1", "minor": "32", "gitVersion": "v1.32.4", "gitCommit": "59526cd4867447956156ae3a602fcbac10a2c335",
@@ -146,7 +146,7 @@ def _convert(schema: Any, ref: str = _REF) -> Any:
 def builtin_definitions(ref: str = _REF) -> dict[str, dict]:
     """Every built-in type's schema (one per Go type, named like io.k8s.api.core.v1.Pod), from the
     kubernetes-validate schemas the twin validates with, with references in the document's style."""
-    from . import validation
+    from ... import validation
 
     out: dict[str, dict] = {}
     for name, s in validation._defs().items():
@@ -209,7 +209,7 @@ def openapi_gv(reg: Registry, group: str, version: str) -> dict:
     cached = _GV_CACHE.get(key)
     if cached and cached[0] == reg.generation:
         return cached[1]
-    from . import validation
+    from ... import validation
 
     paths: dict[str, dict] = {}
     schemas: dict[str, dict] = {}

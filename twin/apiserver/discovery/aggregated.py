@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 import yaml
 from aiohttp import web
 
-from . import discovery, errors
-from .accept import media_ranges
-from .resources import Registry
+from . import documents as discovery
+from .. import errors
+from ..http.accept import media_ranges
+from ..resources import Registry
 
 GROUP = "apidiscovery.k8s.io"
 KIND = "APIGroupDiscoveryList"

@@ -1,7 +1,7 @@
 """/openapi/v2: the Swagger 2.0 document kube-apiserver serves, built from the same schemas as the
-OpenAPI v3 documents (discovery.py): the kubernetes-validate definitions and the CRDs' openAPIV3Schema.
+OpenAPI v3 documents (twin/apiserver/discovery/documents.py): the kubernetes-validate definitions and the CRDs' openAPIV3Schema.
 
-kubectl 1.32 asks for it as protobuf (the gnostic openapi_v2.Document, see openapi_v2_pb.py) whenever it
+kubectl 1.32 asks for it as protobuf (the gnostic openapi_v2.Document, see v2_protobuf.py) whenever it
 validates on the client: for a `kind: List`, whose items the server cannot check in one request, and for
 kinds whose paths lack the fieldValidation parameter. The handler negotiates as kube-openapi's does: the
 first Accept clause that matches JSON or one of the two protobuf names wins, otherwise 406 with an empty
@@ -24,9 +24,10 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from . import discovery, openapi_v2_pb
-from .accept import media_ranges
-from .resources import Registry, ResourceType
+from ..discovery import documents as discovery
+from . import v2_protobuf as openapi_v2_pb
+from ..http.accept import media_ranges
+from ..resources import Registry, ResourceType
 
 T = TypeVar("T")
 REF = "#/definitions/"
@@ -104,7 +105,7 @@ def _crd_list(r: ResourceType, name: str) -> dict:
 
 
 def _paths(types: list[ResourceType], definitions: dict[str, dict]) -> dict[str, dict]:
-    from . import validation
+    from ... import validation
 
     paths: dict[str, dict] = {}
     gvk_names = validation._gvk_index()

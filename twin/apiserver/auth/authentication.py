@@ -21,7 +21,7 @@ import secrets
 import time
 from typing import Any, NamedTuple
 
-from . import errors
+from .. import errors
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 AUDIENCES = [ISSUER]

@@ -1,8 +1,8 @@
 """RBAC as kube-apiserver authorizes: every request and the access reviews (`kubectl auth can-i`).
 
-Impersonation is twin/impersonation.py, escalation prevention on RBAC writes twin/escalation.py.
+Impersonation is twin/apiserver/auth/impersonation.py, escalation prevention on RBAC writes twin/apiserver/auth/escalation.py.
 
-The admin token stands for kubeadm's admin.conf identity (twin/authentication.py), which the
+The admin token stands for kubeadm's admin.conf identity (twin/apiserver/auth/authentication.py), which the
 ClusterRoleBinding kubeadm:cluster-admins binds to cluster-admin. At start the twin stores those objects
 and the bootstrap roles every authenticated user has (system:basic-user, system:discovery,
 system:public-info-viewer), so requests and reviews are evaluated as the real RBAC authorizer does it
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import errors, rbac_aggregation
+from .. import errors
+from . import rbac_aggregation
 from .authentication import Identity, split_sa_user
-from .resources import ResourceType
+from ..resources import ResourceType
 
 PRIVILEGED_GROUP = "system:masters"
 
@@ -47,7 +48,7 @@ _RBAC = "rbac.authorization.k8s.io"
 
 def bootstrap(store: Any) -> None:
     """Store the ClusterRoles and ClusterRoleBindings a kubeadm cluster starts with (those the reviews use), and
-    keep aggregated ClusterRoles' rules (twin/rbac_aggregation.py)."""
+    keep aggregated ClusterRoles' rules (twin/apiserver/auth/rbac_aggregation.py)."""
     rbac_aggregation.install(store)
     roles = store.rt(_RBAC, "v1", "clusterroles")
     bindings = store.rt(_RBAC, "v1", "clusterrolebindings")

@@ -1,7 +1,7 @@
 """The twin's Kubernetes API server: HTTP routing onto the store, as real clients expect it.
 
-Serves legacy discovery and OpenAPI v3 (discovery.py), aggregated discovery (discovery_aggregated.py), OpenAPI v2
-(openapi_v2.py), CRUD on every registered resource, list with label/field selectors and limit/continue, watch
+Serves legacy discovery and OpenAPI v3 (discovery/documents.py), aggregated discovery (discovery/aggregated.py), OpenAPI
+v2 (openapi/v2.py), CRUD on every registered resource, list with label/field selectors and limit/continue, watch
 (chunked JSON lines, replay from a resourceVersion, 410 Expired, bookmarks, sendInitialEvents), merge/JSON/strategic merge patch and
 server-side apply, the status, scale, log, binding, eviction and finalize subresources, Table and
 PartialObjectMetadata output, dry-run, fieldValidation (Strict/Warn/Ignore with Warning headers),
@@ -22,13 +22,17 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import authorization, discovery, discovery_aggregated, errors, escalation, impersonation, openapi_v2, podlogs, portforward, protobuf, streaming, tables
-from .authentication import Authenticator, self_subject_review
-from .controllers import kubelet
-from .queryflags import flag
-from .requestinfo import request_info
+from .auth import authorization, escalation, impersonation
+from .discovery import documents as discovery, aggregated as discovery_aggregated
+from . import errors, protobuf, tables
+from .openapi import v2 as openapi_v2
+from ..streams import podlogs, portforward, remotecommand as streaming
+from .auth.authentication import Authenticator, self_subject_review
+from ..controllers import kubelet
+from .http.queryflags import flag
+from .http.requestinfo import request_info
 from .resources import ResourceType
-from .store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
+from ..store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
 log = logging.getLogger("twin")
 IDENTITY = web.RequestKey("identity", authorization.Identity)  # who sent the request, once authenticated
@@ -624,7 +628,7 @@ class ApiServer:
 
     async def _review(self, request: web.Request, rtype: ResourceType, ns: str | None, name: str | None) -> web.Response:
         """The authorization.k8s.io and authentication.k8s.io reviews: create-only, answered and never stored
-        (twin/authorization.py, twin/authentication.py)."""
+        (twin/apiserver/auth/authorization.py, twin/apiserver/auth/authentication.py)."""
         if name is not None:
             raise errors.ApiError(404, "NotFound", NOT_FOUND)
         if request.method != "POST":

@@ -6,13 +6,14 @@ after) has allowVolumeExpansion: true. Otherwise 403 Forbidden, after validation
 `persistentvolumeclaims "<name>" is forbidden: <why>`.
 
 The plugin reads StorageClasses from the cluster, so this module is bound to the cluster's store at start
-(twin/cluster.py calls admission.bind), as twin/backing.py is.
+(twin/fleet/cluster.py calls admission.bind), as twin/host/backing.py is.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from . import errors, fieldrules
+from . import errors
+from . import fieldrules
 
 _store: Any = None
 

@@ -1,0 +1,1 @@
+"""Discovery: the legacy documents (/api, /apis, group versions) with OpenAPI v3, and aggregated discovery."""
