@@ -137,5 +137,5 @@ def page(action: str, params: dict[str, str], items: list[Any]) -> tuple[list[An
         raise PopError(400, "InvalidParameter.PageSize", f"PageSize must be 1-{LEGACY_MAX_PAGE_SIZE}.")
     if number < 1:
         raise invalid("PageNumber", "It must be 1 or more.")
-    return items[(number - 1) * size: number * size], {"NextToken": "", "PageNumber": number, "PageSize": size,
-                                                        "TotalCount": len(items)}
+    paging = {"NextToken": "", "PageNumber": number, "PageSize": size, "TotalCount": len(items)}
+    return items[(number - 1) * size: number * size], paging
