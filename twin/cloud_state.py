@@ -107,6 +107,7 @@ class Disk:
     zone: str = ZONE
     status: str = "Available"  # Available | Attaching | In_use | Detaching
     device: str = ""  # DescribeDisks' Device; unreliable once parallel attach is on (seed 000)
+    tags: dict[str, str] = field(default_factory=dict)  # DescribeDisks' Tags and its Tag.N filter
 
 
 class CloudState:
@@ -292,7 +293,7 @@ class CloudState:
     async def admin(self, body: dict[str, Any]) -> dict[str, Any]:
         """POST /_twin/cloud: {"addon": name, "feature_gates": {..}|"A=true,..", "version": .., "state": ..};
         {"instance": id|"all", "tags": {..}} / {"untag": [keys]}; {"disk": {id, serial_number|null, size_gib,
-        category}} registers a (pre-existing) disk; {} returns the state."""
+        category, tags}} registers a (pre-existing) disk; {} returns the state."""
         if "addon" in body:
             name = body["addon"]
             if name not in self.addons:
@@ -325,5 +326,6 @@ class CloudState:
                                     serial=d.get("serial_number", "x") is not None, disk_id=d.get("id"))
             if d.get("serial_number"):
                 disk.serial_number = d["serial_number"]
+            disk.tags = {str(k): str(v) for k, v in (d.get("tags") or {}).items()}
             self.notify(f"disk {disk.id}")
         return self.doc()

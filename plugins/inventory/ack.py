@@ -96,7 +96,7 @@ options:
       - A cached listing whose kubeconfigs expire within 5 minutes, or whose files are gone, is listed anew.
     type: int
   addon_versions:
-    description: Also read the installed addons' versions (C(DescribeClusterAddonsVersion)) into
+    description: Also read the installed addons' versions (C(ListClusterAddonInstances)) into
       C(ack_addon_versions). One call per cluster.
     type: bool
     default: false
@@ -113,10 +113,10 @@ options:
     type: int
     default: 8
 notes:
-  - C(DescribeClusterAddonsVersion) is deprecated by Alibaba Cloud in favour of C(ListClusterAddonInstances), which
-    the C(storageperf.k8s.ack_cluster_info) module reads per cluster.
+  - O(addon_versions) reads C(ListClusterAddonInstances), as the C(storageperf.k8s.ack_cluster_info) module does;
+    the deprecated C(DescribeClusterAddonsVersion) is no longer called.
   - The RAM policy needs C(cs:DescribeClustersV1) (listing), C(cs:GetUserConfig) (O(fetch_kubeconfig)) and
-    C(cs:Queryk8sComponentsUpdateVersion) (O(addon_versions)).
+    C(cs:ListClusterAddonInstances) (O(addon_versions)).
 requirements:
   - aliyun-python-sdk-core >= 2.13 (Python library, on the controller)
 seealso:
@@ -178,13 +178,14 @@ from ansible.errors import AnsibleError, AnsibleParserError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
-    CS_MAX_PAGE_SIZE, ENV_ACCESS_KEY_ID, ENV_ACCESS_KEY_SECRET, ENV_PROFILE, ENV_SECURITY_TOKEN, AliyunClient,
-    AliyunError)
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import AliyunClient
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.api import list_addons, list_clusters, user_kubeconfig
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.credentials import (
+    ENV_ACCESS_KEY_ID, ENV_ACCESS_KEY_SECRET, ENV_PROFILE, ENV_SECURITY_TOKEN)
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.errors import AliyunError
 from ansible_collections.storageperf.k8s.plugins.plugin_utils.cluster_inventory import ClusterInventory, host_name
 
 FILTER_KEYS = ("name", "tags", "cluster_type", "cluster_spec", "state")
-LIST_PATH = "/api/v1/clusters"
 EXPIRY_MARGIN = timedelta(minutes=5)
 ERRORS_SHOWN = 5
 
@@ -242,13 +243,9 @@ def host_vars(cluster):
     }
 
 
-def addon_versions(doc):
-    """DescribeClusterAddonsVersion's {addon: {component_name, version, ...}} -> {name: version} of installed ones."""
-    out = {}
-    for key, item in (doc or {}).items():
-        if isinstance(item, dict) and item.get("version"):
-            out[str(item.get("component_name") or key)] = str(item["version"])
-    return out
+def addon_versions(addons):
+    """ListClusterAddonInstances' addons ({name: {version, state}}) -> {name: version} of the installed ones."""
+    return {str(name): str(a["version"]) for name, a in (addons or {}).items() if isinstance(a, dict) and a.get("version")}
 
 
 def write_private(path, text):
@@ -398,36 +395,10 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
 
     # the listing ----------------------------------------------------------------------------------
     def _list_region(self, client, region, filters):
-        base = {"page_size": CS_MAX_PAGE_SIZE}
-        if region:
-            base["region_id"] = region
-        if filters.get("name"):
-            literal = longest_literal(str(filters["name"]))
-            if literal:
-                base["name"] = literal
-        for key in ("cluster_type", "cluster_spec"):
-            if filters.get(key):
-                base[key] = str(filters[key])
-
-        def page(number):
-            return client.cs("DescribeClustersV1", "GET", LIST_PATH, query=dict(base, page_number=number))
-
-        first = page(1)
-        clusters = list(first.get("clusters") or [])
-        total = (first.get("page_info") or {}).get("total_count")
-        if total is not None:
-            pages = -(-int(total) // CS_MAX_PAGE_SIZE)
-            for _n, doc, err in client.parallel(page, range(2, pages + 1)):
-                if err is not None:
-                    raise err
-                clusters.extend(doc.get("clusters") or [])
-        else:  # no total: read on until a short page
-            number, last = 1, first
-            while len(last.get("clusters") or []) >= CS_MAX_PAGE_SIZE:
-                number += 1
-                last = page(number)
-                clusters.extend(last.get("clusters") or [])
-        return clusters
+        literal = longest_literal(str(filters["name"])) if filters.get("name") else ""
+        return list_clusters(client, region=region or None, name=literal or None,
+                             cluster_type=str(filters["cluster_type"]) if filters.get("cluster_type") else None,
+                             cluster_spec=str(filters["cluster_spec"]) if filters.get("cluster_spec") else None)
 
     def _per_cluster(self, client, query, clusters):
         """Kubeconfigs and addon versions, one cluster at a time on the client's thread pool."""
@@ -439,19 +410,14 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
             cid = cluster["cluster_id"]
             out = {}
             if query["fetch_kubeconfig"]:
-                q = {"PrivateIpAddress": "true" if query["kubeconfig_private_ip"] else "false"}
-                if query["kubeconfig_minutes"]:
-                    q["TemporaryDurationMinutes"] = query["kubeconfig_minutes"]
-                doc = client.cs("DescribeClusterUserKubeconfig", "GET", "/k8s/%s/user_config" % cid, query=q)
-                if not doc.get("config"):
-                    raise AliyunError("DescribeClusterUserKubeconfig returned no config", action="user_config")
+                doc = user_kubeconfig(client, cid, private_ip=query["kubeconfig_private_ip"],
+                                      minutes=query["kubeconfig_minutes"] or None)
                 path = os.path.join(directory, "%s.kubeconfig" % cid)
                 write_private(path, doc["config"])
                 out["kubeconfig"] = path
                 out["expiration"] = doc.get("expiration")
             if query["addon_versions"]:
-                doc = client.cs("DescribeClusterAddonsVersion", "GET", "/clusters/%s/components/version" % cid)
-                out["addon_versions"] = addon_versions(doc)
+                out["addon_versions"] = addon_versions(list_addons(client, cid))
             return out
 
         results = client.parallel(one, clusters)

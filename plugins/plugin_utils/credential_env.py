@@ -25,7 +25,7 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action.normal import ActionModule as NormalAction
 
 # What the collection's modules read from their environment as a credential: the Alibaba Cloud chain
-# (module_utils/ack/aliyun.py), ontap_volume_info, and boto3's chain for reports_upload.
+# (module_utils/ack/credentials.py), ontap_volume_info, and boto3's chain for reports_upload.
 CREDENTIAL_VARIABLES = frozenset((
     "ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN",
     "ONTAP_USERNAME", "ONTAP_PASSWORD",

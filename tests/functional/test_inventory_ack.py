@@ -126,7 +126,7 @@ def test_a_cached_listing_makes_no_api_call(ack, tmp_path):
     before = requests(ack)
     first = ack_list(ack, inv, tmp_path)
     calls = new_calls(before, requests(ack))
-    assert calls == {"cs:DescribeClustersV1": 1, "cs:DescribeClusterAddonsVersion": CLUSTERS}
+    assert calls == {"cs:DescribeClustersV1": 1, "cs:ListClusterAddonInstances": CLUSTERS}  # was DescribeClusterAddonsVersion (issue 29)
     assert all(v["ack_addon_versions"].get("csi-plugin") for v in first.hostvars.values())
 
     before = requests(ack)

@@ -7,7 +7,7 @@ cluster directory (twin/cloud/ack_clusters.py): DescribeClustersV1, DescribeClus
 DescribeClusterAddonsVersion, and the addon upgrade status (DescribeClusterAddonUpgradeStatus,
 DescribeClusterAddonsUpgradeStatus), over this cluster and the synthetic ones (`up --ack-extra-clusters N`).
 
-A fleet (`up --clusters N`) serves one AckApi per cluster process behind twin/fleet.py's front, which
+A fleet (`up --clusters N`) serves one AckApi per cluster process behind twin/fleet/front.py's front, which
 subclasses this class: `dispatch`, `all_details` and `kubeconfig_for` are what it overrides.
 """
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The ECS endpoint (API version 2014-05-26): RPC-style, `GET /?Action=...` with a signed query, JSON answers.
 
-Actions: TagResources, UntagResources, ListTagResources, DescribeDisks, DescribeInstanceTypes.
+Actions: TagResources, UntagResources, ListTagResources, DescribeInstances, DescribeDisks, DescribeInstanceTypes
+(the three lists' parameters, filters and paging: ecs_lists.py).
 Limits and codes are the documented ones: at most 50 ResourceId.N and 20 Tag.N / TagKey.N per call
 (NumberExceed.ResourceIds / NumberExceed.Tags), unknown ids InvalidResourceId.NotFound, PageSize 1-100.
 
@@ -18,8 +19,9 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from . import ecs_lists
 from .errors import PopError, request_id
-from .gateway import Gateway, page_params
+from .gateway import Gateway
 
 if TYPE_CHECKING:
     from ..context import ClusterContext
@@ -60,7 +62,7 @@ class EcsApi:
         self.actions: dict[str, Callable[[dict[str, str]], Awaitable[dict] | dict]] = {
             "TagResources": self.tag_resources, "UntagResources": self.untag_resources,
             "ListTagResources": self.list_tag_resources, "DescribeDisks": self.describe_disks,
-            "DescribeInstanceTypes": self.describe_instance_types,
+            "DescribeInstanceTypes": self.describe_instance_types, "DescribeInstances": self.describe_instances,
         }
         self.app = web.Application()
         self.app.router.add_route("*", "/{tail:.*}", self.handle)
@@ -87,6 +89,8 @@ class EcsApi:
                 raise _missing("RegionId")
             if params.get("RegionId", self.cloud.region) != self.cloud.region:
                 raise PopError(404, "InvalidRegionId.NotFound", "The specified RegionId does not exist.")
+            if action in ecs_lists.ACTIONS:
+                ecs_lists.check_names(action, params)
             result = fn(params)
             if hasattr(result, "__await__"):
                 result = await result
@@ -179,23 +183,55 @@ class EcsApi:
         return {"NextToken": str(nxt) if nxt < len(rows) else "", "TagResources": {"TagResource": page}}
 
     # disks and instance types -----------------------------------------------------------------
+    def describe_instances(self, params: dict[str, str]) -> dict:
+        ecs_lists.check_value("Status", params.get("Status"), ecs_lists.INSTANCE_STATUS)
+        wanted_ids = ecs_lists.json_ids(params, "InstanceIds")
+        tags = ecs_lists.tag_filters(params)
+        found = [i for i in self.cloud.instances.values()
+                 if i.is_aliyun_node and (wanted_ids is None or i.id in wanted_ids)
+                 and (not params.get("ZoneId") or i.zone == params["ZoneId"])
+                 and (not params.get("InstanceType") or i.instance_type == params["InstanceType"])
+                 and (not params.get("InstanceName") or i.node_name == params["InstanceName"])
+                 and (not params.get("Status") or _instance_status(i) == params["Status"])
+                 and ecs_lists.tags_match(i.tags, tags)]
+        items, paging = ecs_lists.page("DescribeInstances", params, sorted(found, key=lambda i: i.id))
+        return dict(paging, Instances={"Instance": [self._instance_doc(i) for i in items]})
+
+    def _instance_doc(self, i: Any) -> dict:
+        """The DescribeInstances fields a client reads (ids, type, state, placement, tags), with the catalogue's
+        CPU and memory of the type."""
+        t = self.cloud.instance_types.get(i.instance_type, {})
+        cores = int(t.get("CpuCoreCount", 4))
+        return {"InstanceId": i.id, "InstanceName": i.node_name, "HostName": i.node_name, "Description": "",
+                "InstanceType": i.instance_type, "InstanceTypeFamily": ".".join(i.instance_type.split(".")[:2]),
+                "Cpu": cores, "Memory": int(t.get("MemorySize", cores * 4)) * 1024, "Status": _instance_status(i),
+                "RegionId": self.cloud.region, "ZoneId": i.zone, "InstanceChargeType": "PostPaid",
+                "InternetChargeType": "PayByTraffic", "InstanceNetworkType": "vpc", "OSType": "linux",
+                "OSName": "Alibaba Cloud Linux 3.2104 LTS 64 bit", "ImageId": "aliyun_3_x64_20G_alibase_20240819.vhd",
+                "CreationTime": CREATED, "StartTime": CREATED, "ExpiredTime": "2099-12-31T15:59Z",
+                "ResourceGroupId": "rg-twin", "IoOptimized": True, "DeletionProtection": False,
+                "VpcAttributes": {"VpcId": "vpc-twin", "VSwitchId": "vsw-twin", "NatIpAddress": "",
+                                  "PrivateIpAddress": {"IpAddress": []}},
+                "SecurityGroupIds": {"SecurityGroupId": ["sg-twin"]},
+                "Tags": {"Tag": [{"TagKey": k, "TagValue": v} for k, v in sorted(i.tags.items())]},
+                "OperationLocks": {"LockReason": []}}
+
     def describe_disks(self, params: dict[str, str]) -> dict:
-        size, number = page_params(params)
-        disks = list(self.cloud.disks.values())
-        if params.get("InstanceId"):
-            disks = [d for d in disks if d.instance_id == params["InstanceId"]]
-        if params.get("DiskIds"):
-            try:
-                wanted = set(json.loads(params["DiskIds"]))
-            except ValueError:
-                raise PopError(400, "InvalidDiskIds.Malformed",
-                               "The specified parameter DiskIds is not valid (a JSON array).") from None
-            disks = [d for d in disks if d.id in wanted]
-        if params.get("Status"):
-            disks = [d for d in disks if d.status == params["Status"]]
-        page = disks[(number - 1) * size: number * size]
-        return {"TotalCount": len(disks), "PageNumber": number, "PageSize": size, "NextToken": "",
-                "Disks": {"Disk": [self._disk_doc(d) for d in page]}}
+        ecs_lists.check_value("Status", params.get("Status"), ecs_lists.DISK_STATUS)
+        ecs_lists.check_value("Category", params.get("Category"), ecs_lists.DISK_CATEGORY)
+        check_disk_type(params.get("DiskType"))
+        wanted = ecs_lists.json_ids(params, "DiskIds")
+        tags = ecs_lists.tag_filters(params)
+        status = params.get("Status")
+        disks = [d for d in self.cloud.disks.values()
+                 if (not params.get("InstanceId") or d.instance_id == params["InstanceId"])
+                 and (wanted is None or d.id in wanted)
+                 and (not status or status == "All" or d.status == status)
+                 and (not params.get("Category") or params["Category"] == "all" or d.category == params["Category"])
+                 and (not params.get("ZoneId") or d.zone == params["ZoneId"])
+                 and ecs_lists.tags_match(d.tags, tags)]
+        items, paging = ecs_lists.page("DescribeDisks", params, disks)
+        return dict(paging, Disks={"Disk": [self._disk_doc(d) for d in items]})
 
     def _disk_doc(self, d: Any) -> dict:
         """A DescribeDisks item with every field of the SDK's model. Performance follows the ESSD AutoPL and
@@ -219,7 +255,8 @@ class EcsApi:
                "IOPSRead": iops // 2, "IOPSWrite": iops // 2, "Throughput": throughput,
                "ThroughputRead": throughput // 2, "ThroughputWrite": throughput // 2,
                "DataSource": {"Type": "", "Id": ""}, "Placement": {"ZoneIds": d.zone},
-               "OperationLocks": {"OperationLock": []}, "Tags": {"Tag": []}}
+               "OperationLocks": {"OperationLock": []},
+               "Tags": {"Tag": [{"TagKey": k, "TagValue": v} for k, v in sorted(d.tags.items())]}}
         if d.serial_number:  # disks created before 2020-06-10 have none, and the field is absent
             doc["SerialNumber"] = d.serial_number
         return doc
@@ -230,8 +267,19 @@ class EcsApi:
             raise PopError(400, "InvalidParameter.InstanceTypes",
                            f"InstanceTypes.N accepts at most {MAX_INSTANCE_TYPES} values.")
         names = set(wanted.values())
-        types = [instance_type_doc(t) for name, t in self.cloud.instance_types.items() if not names or name in names]
-        return {"NextToken": "", "InstanceTypes": {"InstanceType": types}}
+        family = params.get("InstanceTypeFamily")
+        types = [instance_type_doc(t) for name, t in sorted(self.cloud.instance_types.items())
+                 if (not names or name in names) and (not family or name.startswith(family + "."))]
+        items, paging = ecs_lists.page("DescribeInstanceTypes", params, types)
+        return {"NextToken": paging["NextToken"], "InstanceTypes": {"InstanceType": items}}
+
+
+def _instance_status(i: Any) -> str:
+    return "Running" if i.state == "running" else "Stopped"
+
+
+def check_disk_type(value: str | None) -> None:
+    ecs_lists.check_value("DiskType", value, {"all", "system", "data"})
 
 
 def instance_type_doc(t: dict[str, Any]) -> dict[str, Any]:

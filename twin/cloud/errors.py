@@ -20,12 +20,14 @@ def request_id() -> str:
 class PopError(Exception):
     """An error as the POP gateway (or an RPC service behind it) returns it."""
 
-    def __init__(self, status: int, code: str, message: str, host: str = "") -> None:
+    def __init__(self, status: int, code: str, message: str, host: str = "",
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.status = status
         self.code = code
         self.message = message
         self.host = host
+        self.headers = headers or {}  # e.g. x-acs-retry-after on a throttled call
 
     def body(self, rid: str) -> dict:
         return {"RequestId": rid, "HostId": self.host, "Code": self.code, "Message": self.message,
@@ -33,7 +35,8 @@ class PopError(Exception):
 
     def response(self, rid: str | None = None) -> web.Response:
         rid = rid or request_id()
-        return web.Response(status=self.status, body=json.dumps(self.body(rid)), content_type="application/json")
+        return web.Response(status=self.status, body=json.dumps(self.body(rid)), content_type="application/json",
+                            headers=self.headers)
 
 
 class CsError(PopError):

@@ -3,7 +3,9 @@ accounting, injected faults and latency. One Gateway serves the ACK (ROA) and EC
 
 Flow control is a token bucket per (product, action), as POP limits each API per user; a request beyond it is
 answered `Throttling.User` "Request was denied due to user flow control." (HTTP 400 by default, the gateway's
-historic status; `status` 429 is configurable because newer gateways send that).
+historic status; `status` 429 is configurable because newer gateways send that), with `x-acs-retry-after`: the
+milliseconds until the bucket has a token again, the header the official Tea SDKs read (alibabacloud_tea_openapi
+Utils.get_throttling_time_left; ThrottlingException.retry_after). No `Retry-After` header: POP does not send one.
 
 Everything is set through the twin's admin door (`POST /_twin/alibaba`), never by the clients under test.
 """
@@ -21,7 +23,7 @@ from aiohttp import web
 from .errors import CsError, PopError
 from .signatures import Credentials, rpc_params, verify_roa, verify_rpc_request
 
-TRUSTED_HEADER = "X-Twin-Fleet-Token"  # set by twin/fleet.py on calls it already authenticated and counted
+TRUSTED_HEADER = "X-Twin-Fleet-Token"  # set by twin/fleet/front.py on calls it already authenticated and counted
 MAX_PAGE_SIZE = 100  # PageSize / pageSize of the paged ECS and ACK lists
 
 
@@ -138,7 +140,9 @@ class Gateway:
             b = self.buckets[action] = Bucket(float(t["rate"]), float(t.get("burst", 1)), float(t.get("burst", 1)), now)
         if b.take(now):
             return None
-        return PopError(int(t.get("status", 400)), "Throttling.User", "Request was denied due to user flow control.")
+        wait_ms = max(1, int((1 - b.tokens) / b.rate * 1000)) if b.rate > 0 else 1000
+        return PopError(int(t.get("status", 400)), "Throttling.User", "Request was denied due to user flow control.",
+                        headers={"x-acs-retry-after": str(wait_ms)})
 
     def _fault(self, action: str) -> PopError | None:
         for rule in self.faults:

@@ -47,11 +47,12 @@ import aiohttp
 from aiohttp import web
 
 from . import envfile
+from ..cloud import ecs_lists
 from ..cloud.ack import AckApi, Handler, not_found
 from ..cloud.ack_clusters import synthetic_clusters
 from ..cloud.ecs import LIST_TAGS_PAGE, _indexed
 from ..cloud.errors import PopError, request_id
-from ..cloud.gateway import MAX_PAGE_SIZE, TRUSTED_HEADER, Gateway, page_params
+from ..cloud.gateway import MAX_PAGE_SIZE, TRUSTED_HEADER, Gateway
 from .cluster import free_socket, write_atomic
 
 log = logging.getLogger("twin.fleet")
@@ -340,20 +341,24 @@ class FleetEcs:
                      "TagResources": {"TagResource": rows[start:nxt]}}
 
     async def _describe_disks(self, params: dict[str, str], members: list[Member]) -> tuple[int, dict[str, Any]]:
-        size, number = page_params(params)
+        # every member's disks by the legacy pages, then this answer paged as the caller asked (either way)
+        legacy = {k: v for k, v in params.items() if k not in ("MaxResults", "NextToken", "PageSize", "PageNumber")}
         disks: list[dict[str, Any]] = []
         for m in members:
             page = 1
             while True:
-                status, answer = await self.fleet.ecs(m, dict(params, PageSize=str(MAX_PAGE_SIZE), PageNumber=str(page)))
+                status, answer = await self.fleet.ecs(m, dict(legacy, PageSize=str(MAX_PAGE_SIZE), PageNumber=str(page)))
                 if status >= 400:
                     return status, answer
                 disks += answer["Disks"]["Disk"]
                 if page * MAX_PAGE_SIZE >= answer["TotalCount"]:
                     break
                 page += 1
-        return 200, {"TotalCount": len(disks), "PageNumber": number, "PageSize": size, "NextToken": "",
-                     "Disks": {"Disk": disks[(number - 1) * size: number * size]}}
+        try:
+            items, paging = ecs_lists.page("DescribeDisks", params, disks)
+        except PopError as e:
+            return e.status, e.body("")
+        return 200, dict(paging, Disks={"Disk": items})
 
 
 async def serve(directory: Path, **kwargs: Any) -> None:

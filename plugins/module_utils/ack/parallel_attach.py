@@ -28,9 +28,10 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.ack import feature
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import versions
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError, WaitTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Predicate, poll
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import CSI_PLUGIN, AckCluster, cluster_id_problem
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import (
-    TAG_RESOURCES_MAX_IDS, AliyunError, batches, first_errors, indexed_params, tag_params)
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.api import (
+    CSI_PLUGIN, TAG_RESOURCES_MAX_IDS, AckCluster, cluster_id_problem)
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import batches, first_errors
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.errors import AliyunError
 
 ATTACH_TAG = "supportConcurrencyAttach"
 DETACH_TAG = "supportConcurrencyDetach"
@@ -248,12 +249,9 @@ class ParallelAttach:
 
         def tag_instances(call):
             key, chunk = call
-            params = dict(indexed_params("ResourceId", chunk), ResourceType="instance")
             if self.tags == "absent":
-                params.update(indexed_params("TagKey", key))
-                return self.client.ecs("UntagResources", params)
-            params.update(tag_params(dict(key)))
-            return self.client.ecs("TagResources", params)
+                return self.ack.untag_instances(chunk, key)
+            return self.ack.tag_instances(chunk, dict(key))
 
         # one pool of workers for both kinds of call, so node pools and instance batches overlap
         work = [("pool", p) for p in plan["pools"]] + [("instances", c) for c in calls]

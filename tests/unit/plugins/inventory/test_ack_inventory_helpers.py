@@ -46,7 +46,8 @@ def test_host_names_are_pattern_safe_and_shared_names_take_the_id():
 
 
 def test_addon_versions_keep_installed_ones():
-    doc = {"csi-plugin": {"component_name": "csi-plugin", "version": "v1.30"}, "absent": {"version": ""}}
+    # ListClusterAddonInstances' addons as api.list_addons gives them (was DescribeClusterAddonsVersion's map)
+    doc = {"csi-plugin": {"version": "v1.30", "state": "active"}, "absent": {"version": ""}}
     assert I.addon_versions(doc) == {"csi-plugin": "v1.30"}
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack import aliyun as A
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack import credentials as A
 
 PROFILES = {
     "current": "main",

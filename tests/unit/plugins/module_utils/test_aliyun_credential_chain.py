@@ -1,4 +1,4 @@
-"""The Alibaba Cloud default credential chain of module_utils/ack/aliyun.py: every source on its own, and the order in
+"""The Alibaba Cloud default credential chain of module_utils/ack/credentials.py: every source on its own, and the order in
 which alibabacloud-credentials' DefaultCredentialsProvider tries them (environment, RRSA OIDC, CLI profile, ECS RAM
 role). The metadata service and STS are small HTTP servers on loopback that answer with the real shapes."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack import aliyun as A
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack import credentials as A
 
 ROLE = "storageperf-ecs-role"
 ECS_CREDS = {"AccessKeyId": "STS.ecs0001", "AccessKeySecret": "ecs-secret", "SecurityToken": "ecs-token",
