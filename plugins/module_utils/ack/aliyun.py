@@ -25,6 +25,7 @@ from ansible.module_utils.urls import open_url
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import request_policy as rp
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.auth import register as register_auth
 
 try:
     from aliyunsdkcore.acs_exception.exceptions import ClientException, ServerException
@@ -583,3 +584,7 @@ def client_from_module(module):
         return AliyunClient(module.params)
     except AliyunError as e:
         module.fail_json(msg=e.msg)
+
+
+# StoragePerfModule(auth="alibaba") takes its options and client from here: common/ imports no system package
+register_auth("alibaba", ALIBABA_AUTH_ARG_SPEC, client_from_module)
