@@ -12,7 +12,7 @@ other's code or SDK.
 SYSTEMS = ("k8s", "alibaba")
 HOMES = {"k8s": "plugins/module_utils/k8s/client.py", "alibaba": "plugins/module_utils/ack/aliyun.py"}
 
-_REGISTERED = {}
+_REGISTERED = {}  # type: dict  # system -> (auth argument spec, client factory)
 
 
 def register(system, arg_spec, client_from_module):

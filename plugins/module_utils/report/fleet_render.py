@@ -49,7 +49,7 @@ def sums_table(fleet):
         if ratio:
             sp = r.get("speedup") or {}
             row.append(cell(stats.format_ratio(sp.get("overall"), approx=True) + (" overall" if sp.get("overall") else ""),
-                              "ratio"))
+                            "ratio"))
         rows.append(row)
     return {"id": "fleet-sums", "title": "Clusters", "headers": headers, "rows": rows, "left": 2,
             "note": "Sum of the median step times per variant. Ratio: %s throughput / %s throughput over the "

@@ -3,8 +3,8 @@
 """Table models built from a finalized result document, shared by the Markdown and HTML renderers.
 
 A table is {"id", "title", "headers": [str], "rows": [[cell]], "note"}; a cell is
-{"text": str, "cls": css class or ""}. Keeping the numbers-to-words step here means both
-output formats always say the same thing.
+{"text": str, "cls": css class or ""}. Keeping the numbers-to-words step here (a step's cell and
+label in steps.py, a metric's in metrics.py) means both output formats always say the same thing.
 """
 
 
@@ -14,10 +14,13 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import warn
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
     BROKEN_STEP_STATUSES, step_names, summaries, sweep_block,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import better_ratio, format_metric, metric_info, metric_keys, primary_metric
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import (
+    better_ratio, format_metric, metric_info, metric_keys, primary_metric,
+)
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import (
     cell, median, operation_cell, status_text, step_label, step_speedup,
 )
+
 
 def is_operation(summary):
     """Steps that time a batch of objects (the seed's rows); pure metric steps go elsewhere."""

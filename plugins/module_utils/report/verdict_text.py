@@ -16,7 +16,7 @@ def verdict_table(verdict):
         rows.append([cell(r["metric"]), cell(r["baseline_text"]), cell(r["candidate_text"]),
                      cell(r["change_text"]), cell(r["limit"]),
                      cell(("PASS" if r["passed"] else "FAIL") + ("" if r["passed"] else ": " + r["reason"]),
-                            "" if r["passed"] else "fail")])
+                          "" if r["passed"] else "fail")])
     return {"id": "verdict", "title": "Comparison: %s vs %s" % (verdict.get("candidate"), verdict.get("baseline") or "limits"),
             "headers": ["Metric", "Baseline", "Candidate", "Change", "Limit", "Verdict"], "rows": rows,
             "note": verdict["message"]}
