@@ -121,6 +121,8 @@ api_calls:
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.cluster import report_ack_cluster
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+# auth="k8s": the Kubernetes client registers its options and client on import (common/auth.py)
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client  # noqa: F401
 
 
 def main():

@@ -105,6 +105,8 @@ api_requests:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+# auth="k8s": the Kubernetes client registers its options and client on import (common/auth.py)
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client  # noqa: F401
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.storage_facts import gather
 
 

@@ -97,6 +97,8 @@ topology:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+# auth="k8s": the Kubernetes client registers its options and client on import (common/auth.py)
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client  # noqa: F401
 from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.plugin import DEFAULT_VG, NODE_TYPES
 from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.topology import ensure_node_topology
 

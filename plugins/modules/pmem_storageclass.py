@@ -141,6 +141,8 @@ changed_fields:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+# auth="k8s": the Kubernetes client registers its options and client on import (common/auth.py)
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client  # noqa: F401
 from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.plugin import LVM_TYPES, PMEM_TYPES
 from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.storageclass import ensure_storageclass
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import import_graph as G
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "plugins"
 MODULES = sorted((PLUGINS / "modules").glob("*.py"))
@@ -41,3 +43,124 @@ def test_module_is_a_storageperf_module_with_no_error_handling_of_its_own(path):
     names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
     assert "StoragePerfModule" in names and "AnsibleModule" not in names
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Try)], "failures go through StoragePerfError"
+
+
+# --- imports: no loops, common/ at the bottom, the report floors ----------------------------------
+PLUGIN_MODULES = G.module_names(ROOT, "plugins", G.COLLECTION)
+PLUGIN_ARROWS = G.arrows(PLUGIN_MODULES)
+MODULE_UTILS = G.COLLECTION + ".plugins.module_utils"
+REPORT = MODULE_UTILS + ".report"
+REPORT_INIT = PLUGINS / "module_utils" / "report" / "__init__.py"
+
+
+def _report_files() -> list[str]:
+    return sorted(p.stem for p in REPORT_INIT.parent.glob("*.py") if p.name != "__init__.py")
+
+
+def test_the_import_scan_sees_the_collection():
+    # a scan that resolves nothing would pass every rule below
+    assert len(PLUGIN_MODULES) > 100 and len(PLUGIN_ARROWS) > 200
+    # and sees a function-level import (render draws charts only when asked, so matplotlib loads only then)
+    assert any(a.src == REPORT + ".render" and a.dst == REPORT + ".charts" and a.late for a in PLUGIN_ARROWS)
+
+
+def test_no_import_loop_in_plugins():
+    assert G.cycles(PLUGIN_ARROWS) == []
+
+
+def test_common_imports_no_other_module_utils_package():
+    assert G.escapes(PLUGIN_ARROWS, MODULE_UTILS + ".common", MODULE_UTILS) == []
+
+
+AUTH_HOMES = {"k8s": MODULE_UTILS + ".k8s.client", "alibaba": MODULE_UTILS + ".ack.aliyun"}
+
+
+def _loaded_with(name: str) -> set[str]:
+    """The modules Python loads with `name` (its module-level imports, followed), which is also what Ansible ships."""
+    graph: dict[str, set[str]] = {}
+    for a in PLUGIN_ARROWS:
+        if not a.late:
+            graph.setdefault(a.src, set()).add(a.dst)
+    seen, todo = set(), [name]
+    while todo:
+        for dst in graph.get(todo.pop(), ()):
+            if dst not in seen:
+                seen.add(dst)
+                todo.append(dst)
+    return seen
+
+
+def _auth_of(path: Path) -> tuple[str, ...]:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.keyword) and node.arg == "auth":
+            value = ast.literal_eval(node.value)
+            return (value,) if isinstance(value, str) else tuple(value)
+    return ()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
+def test_a_module_loads_the_client_of_every_system_it_authenticates_to(path):
+    # common/auth.py learns a system's options when the system's client module is imported (common/ imports
+    # none): a module with auth="k8s" that never loaded k8s/client.py would fail at its first run
+    loaded = _loaded_with(G.COLLECTION + ".plugins.modules." + path.stem)
+    assert [s for s in _auth_of(path) if AUTH_HOMES[s] not in loaded] == []
+
+
+def test_every_report_file_is_on_a_floor_and_no_floor_imports_upward():
+    assert G.floor_problems(PLUGIN_ARROWS, REPORT, G.floors_of(REPORT_INIT), _report_files()) == []
+
+
+def test_no_import_loop_in_twin():
+    modules = G.module_names(ROOT, "twin")
+    assert len(modules) > 50
+    assert G.cycles(G.arrows(modules)) == []
+
+
+# --- the checker catches what it is for ---------------------------------------------------------
+def _tree(tmp_path: Path, files: dict[str, str]) -> list[G.Arrow]:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return G.arrows(G.module_names(tmp_path, "pkg"))
+
+
+def test_checker_finds_a_loop_hidden_in_a_function(tmp_path):
+    edges = _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from pkg import b\n",
+        "pkg/b.py": "def late():\n    from pkg.a import thing\n",
+        "pkg/c.py": "from . import a\n",
+    })
+    assert G.Arrow("pkg.b", "pkg.a", 2, True) in edges
+    assert G.cycles(edges) == [["pkg.a", "pkg.b"]]
+
+
+def test_checker_finds_a_loop_through_relative_imports(tmp_path):
+    edges = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "",
+                             "pkg/sub/x.py": "from ..y import f\n", "pkg/y.py": "from .sub import x\n"})
+    assert G.cycles(edges) == [["pkg.sub.x", "pkg.y"]]
+
+
+def test_checker_finds_common_importing_a_package_above_it(tmp_path):
+    edges = _tree(tmp_path, {
+        "pkg/__init__.py": "", "pkg/common/__init__.py": "", "pkg/k8s/__init__.py": "",
+        "pkg/common/base.py": "def specs():\n    from pkg.k8s.client import SPEC\n",
+        "pkg/common/errors.py": "", "pkg/common/waiter.py": "from pkg.common import errors\n",
+        "pkg/k8s/client.py": "from pkg.common.base import specs\n",
+    })
+    assert G.escapes(edges, "pkg.common", "pkg") == [G.Arrow("pkg.common.base", "pkg.k8s.client", 2, True)]
+
+
+def test_checker_finds_an_upward_import_and_a_file_on_no_floor(tmp_path):
+    (tmp_path / "pkg" / "report").mkdir(parents=True)
+    (tmp_path / "pkg" / "report" / "__init__.py").write_text(
+        'FLOORS = (("model", ("document",)), ("render", ("render",)))\n')
+    edges = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/report/render.py": "from pkg.report import document\n",
+                             "pkg/report/document.py": "from pkg.report.render import table\n",
+                             "pkg/report/new.py": ""})
+    floors = G.floors_of(tmp_path / "pkg" / "report" / "__init__.py")
+    problems = G.floor_problems(edges, "pkg.report", floors, ["document", "new", "render"])
+    assert problems == ["pkg.report.new is on no floor: add it to FLOORS in report/__init__.py",
+                        "document (model) imports render (render) on line 1: a floor imports only from its own "
+                        "floor and below"]

@@ -23,6 +23,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.ack.credentials im
     ENV_ACCESS_KEY_ID, ENV_ACCESS_KEY_SECRET, ENV_PROFILE, ENV_SECURITY_TOKEN, credentials_from, split_endpoint)
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.errors import AliyunError
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import request_policy as rp
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.auth import register as register_auth
 
 try:
     from aliyunsdkcore.acs_exception.exceptions import ClientException, ServerException
@@ -360,3 +361,7 @@ def client_from_module(module):
         return AliyunClient(module.params)
     except AliyunError as e:
         module.fail_json(msg=e.msg)
+
+
+# StoragePerfModule(auth="alibaba") takes its options and client from here: common/ imports no system package
+register_auth("alibaba", ALIBABA_AUTH_ARG_SPEC, client_from_module)

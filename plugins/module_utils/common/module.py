@@ -3,7 +3,8 @@
 """The one module base: every module of the collection is a StoragePerfModule.
 
 It brings what each module otherwise wrote again: the auth argument specs of the systems the module
-speaks to (auth="k8s", "alibaba" or both), one cached client per system, check mode and diff helpers,
+speaks to (auth="k8s", "alibaba" or both; each system registers them in common/auth.py when the module
+imports it), one cached client per system, check mode and diff helpers,
 and one way to fail (fail_from_exception) that keeps the partial result and the hint of a
 StoragePerfError. A module is then its argument spec, its docs and a call into module_utils:
 
@@ -15,23 +16,9 @@ import copy
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import auth as AUTH
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as LIMITS
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
-
-
-def _auth_specs():
-    # Imported late: a module that speaks to one system must not need the other's SDK to load.
-    from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import ALIBABA_AUTH_ARG_SPEC
-    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8S_AUTH_ARG_SPEC
-
-    return {"k8s": K8S_AUTH_ARG_SPEC, "alibaba": ALIBABA_AUTH_ARG_SPEC}
-
-
-def _clients():
-    from ansible_collections.storageperf.k8s.plugins.module_utils.ack import aliyun
-    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client
-
-    return {"k8s": client.client_from_module, "alibaba": aliyun.client_from_module}
 
 
 class StoragePerfModule(AnsibleModule):
@@ -42,12 +29,9 @@ class StoragePerfModule(AnsibleModule):
         self.auth = (auth,) if isinstance(auth, str) else tuple(auth)
         spec = copy.deepcopy(argument_spec)
         limits = dict(limits or {})
-        specs = _auth_specs() if self.auth else {}
         for system in self.auth:
-            if system not in specs:
-                raise ValueError("auth must name k8s or alibaba, not %r" % system)
             # The shared options (api_retries) are the same dict in both specs; the module's own win.
-            for name, option in specs[system].items():
+            for name, option in AUTH.system(system)[0].items():
                 if name not in spec and name in LIMITS.AUTH_OPTIONS:
                     limits.setdefault(name, LIMITS.AUTH_OPTIONS[name])
                 spec.setdefault(name, copy.deepcopy(option))
@@ -67,7 +51,7 @@ class StoragePerfModule(AnsibleModule):
         if system not in self.auth:
             raise ValueError("this module did not declare auth=%r" % system)
         if system not in self._clients:
-            self._clients[system] = _clients()[system](self, **options)
+            self._clients[system] = AUTH.system(system)[1](self, **options)
         return self._clients[system]
 
     @property

@@ -17,6 +17,7 @@ import threading
 import time
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import request_policy as rp
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.auth import register as register_auth
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 try:
@@ -460,3 +461,7 @@ def client_from_module(module, pool_maxsize=None):
         return Client(module.params, pool_maxsize=pool_maxsize)
     except K8sError as e:
         module.fail_json(msg=e.msg)
+
+
+# StoragePerfModule(auth="k8s") takes its options and client from here: common/ imports no system package
+register_auth("k8s", K8S_AUTH_ARG_SPEC, client_from_module)

@@ -3,5 +3,30 @@
 """Result documents of storageperf.k8s benchmarks: schema, statistics, comparison, rendering.
 
 Import the submodules directly (``...report.document``, ``...report.render``); this package
-file stays empty so that importing one part never pulls in matplotlib or jsonschema.
+file holds no code, so that importing one part never pulls in matplotlib or jsonschema.
+
+The files stand on floors (FLOORS below, lowest first). A file imports only from its own floor and
+the floors below it, and no two files import each other, even through a function-level import
+(tests/unit/test_architecture.py reads this table and holds both rules; a new file goes on a floor):
+
+model     the result and fleet documents, their schemas, and what finalize() stores in a result:
+          stats (spreads, percentiles, and how a number is written), schema, fleet_schema,
+          sweep (the sweep block; it takes summarize_variant as an argument, document imports it),
+          document (build, finalize, read summaries, write, load)
+analysis  figures derived from documents, as data: steps (one step summary's label, ratio and
+          cell), metrics (what each metric is, which way is better), compare (speedups, headline,
+          tolerance verdicts), warning_events, fleet (the fleet document built from many results)
+render    words and formats: tables (table models), render (Markdown, HTML), charts (PNG),
+          summary (the facts / set_stats dict: texts and Markdown table lines), verdict_text,
+          junit, fleet_render, fleet_charts
+io        s3_upload (a report directory into a bucket)
+modules   modules (what the report modules do: the glue of the floors below)
 """
+
+FLOORS = (
+    ("model", ("stats", "schema", "fleet_schema", "sweep", "document")),
+    ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet")),
+    ("render", ("tables", "render", "charts", "summary", "verdict_text", "junit", "fleet_render", "fleet_charts")),
+    ("io", ("s3_upload",)),
+    ("modules", ("modules",)),
+)

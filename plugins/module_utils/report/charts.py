@@ -12,10 +12,11 @@ import base64
 import io
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.tables import (
-    format_metric, metric_info, metric_keys, step_label, summaries, is_operation,
-)
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names, summaries, sweep_block
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import format_metric, metric_info, metric_keys
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import step_label
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.tables import is_operation
 
 try:
     import matplotlib
@@ -279,13 +280,7 @@ def sweep_lines(doc):
 
     A line that stays level or rises as N grows is seed 002's claim (the rate holds at 1000 volumes).
     """
-    from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
-
-    block = doc.get("sweep")
-    if not block and S.is_sweep(doc):
-        from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import summarize_variant
-
-        block = S.sweep_summary(doc, summarize_variant)
+    block = sweep_block(doc)
     if not HAS_MATPLOTLIB or not block:
         return []
     panels = [(None, S.LIFECYCLE, S.LIFECYCLE_UNIT)]

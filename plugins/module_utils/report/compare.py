@@ -26,8 +26,9 @@ input: a check that checks nothing must not pass silently.
 import fnmatch
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names, summaries
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import format_metric
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import step_label, step_speedup
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.sweep import default_pair
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
@@ -120,7 +121,7 @@ def _variant_pair(doc, spec):
 def speedups(doc, baseline_variant=None, candidate_variant=None):
     """In-document comparison: {"baseline", "candidate", "steps": [{step, label, baseline_s,
     candidate_s, speedup}], "overall": ratio of the sums over steps ok in both}."""
-    summ = dict(T.summaries(doc))
+    summ = dict(summaries(doc))
     first, second = default_pair(doc)
     base = baseline_variant or first
     cand = candidate_variant or second
@@ -129,12 +130,12 @@ def speedups(doc, baseline_variant=None, candidate_variant=None):
     rows, tb, tc = [], 0.0, 0.0
     for n in step_names(doc):
         b, c = summ[base].get(n), summ[cand].get(n)
-        r = T.step_speedup(b, c)
+        r = step_speedup(b, c)
         bs, cs = step_value(b, "wall_s"), step_value(c, "wall_s")
         if bs is not None and cs is not None and (b or {}).get("ok_runs") and (c or {}).get("ok_runs"):
             tb += bs
             tc += cs
-        rows.append({"step": n, "label": T.step_label(doc, n), "baseline_s": bs, "candidate_s": cs, "speedup": r})
+        rows.append({"step": n, "label": step_label(doc, n), "baseline_s": bs, "candidate_s": cs, "speedup": r})
     return {"baseline": base, "candidate": cand, "steps": rows,
             "overall": stats.speedup(tb, tc) if tc else None, "baseline_sum_s": tb, "candidate_sum_s": tc}
 
@@ -173,7 +174,7 @@ def _doc_value(doc, field, spec):
         return s and s["overall"]
     if field == "sum_wall_s":
         # one figure per document: the candidate variant's sum (default: the last variant)
-        summ = T.summaries(doc)
+        summ = summaries(doc)
         name = spec.get("candidate_variant") or (summ[-1][0] if summ else None)
         for v in doc.get("variants", []):
             if v["name"] == name:
@@ -205,7 +206,7 @@ def format_value(field, value):
         return stats.format_rate(value, "obj")
     if field in LATENCY_FIELDS or field == "wall_s" or field == "sum_wall_s":
         return stats.format_duration(value)
-    return T.format_metric(field, value)
+    return format_metric(field, value)
 
 
 def format_limit(field, spec):
@@ -264,8 +265,8 @@ def compare(baseline_doc, candidate_doc, tolerances):
     """
     specs = parse_tolerances(tolerances)
     have_baseline = baseline_doc is not None
-    cand_summ = T.summaries(candidate_doc)
-    base_summ = dict(T.summaries(baseline_doc)) if have_baseline else {}
+    cand_summ = summaries(candidate_doc)
+    base_summ = dict(summaries(baseline_doc)) if have_baseline else {}
     rows = []
     for key, spec in specs.items():
         scope = split_key(key)
@@ -313,26 +314,3 @@ def compare(baseline_doc, candidate_doc, tolerances):
         "candidate": candidate_doc.get("run_id"),
         "benchmark": candidate_doc.get("benchmark"),
     }
-
-
-def verdict_table(verdict):
-    """Table model (tables.py) of the verdict rows."""
-    rows = []
-    for r in verdict["rows"]:
-        rows.append([T.cell(r["metric"]), T.cell(r["baseline_text"]), T.cell(r["candidate_text"]),
-                     T.cell(r["change_text"]), T.cell(r["limit"]),
-                     T.cell(("PASS" if r["passed"] else "FAIL") + ("" if r["passed"] else ": " + r["reason"]),
-                            "" if r["passed"] else "fail")])
-    return {"id": "verdict", "title": "Comparison: %s vs %s" % (verdict.get("candidate"), verdict.get("baseline") or "limits"),
-            "headers": ["Metric", "Baseline", "Candidate", "Change", "Limit", "Verdict"], "rows": rows,
-            "note": verdict["message"]}
-
-
-def verdict_lines(verdict):
-    """Fixed-width text lines of the verdict, for ansible debug output."""
-    table = verdict_table(verdict)
-    grid = [table["headers"]] + [[c["text"] for c in row] for row in table["rows"]]
-    widths = [max(len(r[i]) for r in grid) for i in range(len(table["headers"]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in grid]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return lines + [verdict["message"]]

@@ -279,6 +279,33 @@ def step_summary(variant, name):
     return None
 
 
+# --- reading summaries, stored or not ------------------------------------------------------
+def summaries(doc):
+    """[(variant name, {step name: step summary})] using stored summaries or computing them."""
+    out = []
+    for v in doc.get("variants", []):
+        summ = v.get("summary") or summarize_variant(v)
+        out.append((v["name"], {s["name"]: s for s in summ["steps"]}))
+    return out
+
+
+def ensure_summaries(doc):
+    """Documents written mid-run have no summaries yet: add them to a copy, status untouched."""
+    if all("summary" in v for v in doc.get("variants", [])):
+        return doc
+    copy = dict(doc)
+    copy["variants"] = [dict(v, summary=summarize_variant(v)) for v in doc.get("variants", [])]
+    return copy
+
+
+def sweep_block(doc):
+    """The document's sweep block: stored by finalize(), computed for a document written mid-run, or None."""
+    block = doc.get("sweep") or None
+    if block is None and sweep.is_sweep(doc):
+        block = sweep.sweep_summary(doc, summarize_variant)
+    return block
+
+
 # --- files ------------------------------------------------------------------------------
 def dumps(doc):
     """Canonical JSON text of a document (stable key order, so rewrites are byte-identical)."""

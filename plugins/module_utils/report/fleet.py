@@ -18,14 +18,13 @@ import json
 import os
 import re
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import speedups
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import ensure_summaries, step_names, summaries
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.fleet_schema import (
     ADVICE_STATES, FLEET_SCHEMA_VERSION, KINDS, validate_fleet,
 )
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import operation_cell, step_label
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import (
     ResultValidationError, validate,
 )
@@ -165,7 +164,7 @@ def _bench_row(e, doc, err):
     except ResultValidationError as exc:
         row.update(status="error", error="%s: %s" % (e["path"] or "document", exc))
         return row
-    doc = R.ensure_summaries(doc)
+    doc = ensure_summaries(doc)
     row["status"] = doc.get("status", "interrupted")
     if row["error"] and row["status"] == "ok":
         row["status"] = "failed"  # the document is fine but the host failed after writing it
@@ -174,7 +173,7 @@ def _bench_row(e, doc, err):
             row[key] = doc[key]
     row["variants"] = []
     names = step_names(doc)
-    for vname, steps in T.summaries(doc):
+    for vname, steps in summaries(doc):
         figures = [_step_figures(n, steps.get(n)) for n in names]
         summ = next(v.get("summary") for v in doc["variants"] if v["name"] == vname)
         row["variants"].append({"name": vname, "steps": figures, "sum_wall_s": summ.get("sum_wall_s")})
@@ -194,7 +193,7 @@ def _step_figures(name, s):
            "wall_s": s["wall_s"]["median"] if s.get("wall_s") else None,
            "rate": s["rate"]["median"] if s.get("rate") else None,
            "runs": s.get("runs", 0), "ok_runs": s.get("ok_runs", 0),
-           "text": T.operation_cell(s)["text"]}
+           "text": operation_cell(s)["text"]}
     for key in ("unit", "count"):
         if s.get(key) is not None:
             out[key] = s[key]
@@ -212,7 +211,7 @@ def _bench_columns(fleet, docs):
         for n in step_names(doc):
             if n not in steps:
                 steps.append(n)
-                labels[n] = T.step_label(doc, n)
+                labels[n] = step_label(doc, n)
     fleet["benchmark"] = benchmarks[0] if len(benchmarks) == 1 else None
     fleet["variants"] = variants
     fleet["steps"] = [{"name": n, "label": labels[n]} for n in steps]

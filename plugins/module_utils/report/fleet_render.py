@@ -13,8 +13,8 @@ import os
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import cell, humanize
 
 FILENAMES = {"json": "fleet.json", "markdown": "fleet.md", "html": "fleet.html"}
 # cell classes of render.CSS: on = ok (green, FLEET_CSS), available = warn, blocked = fail, n/a = skip
@@ -29,7 +29,7 @@ def _status_cell(row):
         text += ": " + row["error"]
     elif row.get("reason"):
         text += ": " + row["reason"]
-    return T.cell(text, "" if row["status"] == "ok" else "fail")
+    return cell(text, "" if row["status"] == "ok" else "fail")
 
 
 def sums_table(fleet):
@@ -41,15 +41,15 @@ def sums_table(fleet):
         headers.append("%s vs %s (throughput)" % (variants[-1], variants[0]))
     rows = []
     for r in fleet["clusters"]:
-        row = [T.cell(r["cluster"]), _status_cell(r)]
+        row = [cell(r["cluster"]), _status_cell(r)]
         by_name = {v["name"]: v for v in r.get("variants") or []}
         for v in variants:
             total = (by_name.get(v) or {}).get("sum_wall_s")
-            row.append(T.cell(stats.format_duration(total), "" if total is not None else "missing"))
+            row.append(cell(stats.format_duration(total), "" if total is not None else "missing"))
         if ratio:
             sp = r.get("speedup") or {}
-            row.append(T.cell(stats.format_ratio(sp.get("overall"), approx=True) + (" overall" if sp.get("overall") else ""),
-                              "ratio"))
+            row.append(cell(stats.format_ratio(sp.get("overall"), approx=True) + (" overall" if sp.get("overall") else ""),
+                            "ratio"))
         rows.append(row)
     return {"id": "fleet-sums", "title": "Clusters", "headers": headers, "rows": rows, "left": 2,
             "note": "Sum of the median step times per variant. Ratio: %s throughput / %s throughput over the "
@@ -70,23 +70,23 @@ def steps_table(fleet):
     rows = []
     for r in fleet["clusters"]:
         if r["status"] == "error":
-            rows.append([T.cell(r["cluster"]), _status_cell(r)] + [T.cell(stats.DASH, "missing")] * (len(headers) - 2))
+            rows.append([cell(r["cluster"]), _status_cell(r)] + [cell(stats.DASH, "missing")] * (len(headers) - 2))
             continue
         by_name = {v["name"]: {s["name"]: s for s in v["steps"]} for v in r.get("variants") or []}
         step_ratios = (r.get("speedup") or {}).get("steps") or {}
         for i, st in enumerate(steps):
-            row = [T.cell(r["cluster"] if i == 0 else ""), T.cell(st["label"])]
+            row = [cell(r["cluster"] if i == 0 else ""), cell(st["label"])]
             for v in variants:
                 s = (by_name.get(v) or {}).get(st["name"])
                 if s is None or s["status"] == "missing":
-                    row.append(T.cell(stats.DASH, "missing"))
+                    row.append(cell(stats.DASH, "missing"))
                 else:
                     cls = "" if s["status"] == "ok" and s.get("ok_runs") == s.get("runs") else (
                         "warn" if s["status"] == "ok" or s.get("wall_s") is not None else
                         ("fail" if s["status"] in ("failed", "timeout") else "skip"))
-                    row.append(T.cell(s["text"], cls))
+                    row.append(cell(s["text"], cls))
             if ratio:
-                row.append(T.cell(stats.format_ratio(step_ratios.get(st["name"])), "ratio"))
+                row.append(cell(stats.format_ratio(step_ratios.get(st["name"])), "ratio"))
             rows.append(row)
     return {"id": "fleet-steps", "title": "Step times per cluster", "headers": headers, "rows": rows, "left": 2,
             "note": "Median over repetitions: wall time of the whole batch · objects per second."}
@@ -95,24 +95,24 @@ def steps_table(fleet):
 def advice_table(fleet):
     """Cluster x tuning: the state in each cell, [n] pointing at the cell's reasons in advice_notes()."""
     tunings = fleet.get("tunings") or []
-    headers = ["Cluster", "Status"] + [T.humanize(t) for t in tunings]
+    headers = ["Cluster", "Status"] + [humanize(t) for t in tunings]
     rows, n = [], 0
     for r in fleet["clusters"]:
         if r["status"] == "error":
-            rows.append([T.cell(r["cluster"]), _status_cell(r)] + [T.cell(stats.DASH, "missing")] * len(tunings))
+            rows.append([cell(r["cluster"]), _status_cell(r)] + [cell(stats.DASH, "missing")] * len(tunings))
             continue
         cells = {t["name"]: t for t in r.get("tunings") or []}
-        row = [T.cell(r["cluster"]), _status_cell(r)]
+        row = [cell(r["cluster"]), _status_cell(r)]
         for name in tunings:
             t = cells.get(name)
             if t is None:
-                row.append(T.cell(stats.DASH, "missing"))
+                row.append(cell(stats.DASH, "missing"))
                 continue
             text = STATE_TEXT[t["state"]]
             if t["reasons"]:
                 n += 1
                 text += " [%d]" % n
-            row.append(T.cell(text, STATE_CLS[t["state"]]))
+            row.append(cell(text, STATE_CLS[t["state"]]))
         rows.append(row)
     return {"id": "fleet-advice", "title": "Tunings per cluster", "headers": headers, "rows": rows,
             "left": len(headers),
@@ -143,8 +143,8 @@ def fleet_tables(fleet):
 
 def clusters_facts(fleet):
     """Cluster | API server | version | source: where each row's figures came from."""
-    rows = [[T.cell(r["cluster"]), T.cell(r.get("server") or stats.DASH), T.cell(r.get("version") or stats.DASH),
-             T.cell(r.get("run_id") or stats.DASH), T.cell(r.get("source") or stats.DASH)] for r in fleet["clusters"]]
+    rows = [[cell(r["cluster"]), cell(r.get("server") or stats.DASH), cell(r.get("version") or stats.DASH),
+             cell(r.get("run_id") or stats.DASH), cell(r.get("source") or stats.DASH)] for r in fleet["clusters"]]
     return {"id": "fleet-sources", "title": "Sources", "headers": ["Cluster", "API server", "Version", "Run", "Document"],
             "rows": rows, "left": 5, "note": ""}
 

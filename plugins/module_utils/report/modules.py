@@ -24,6 +24,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.fleet_schem
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.junit import to_junit
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import ResultValidationError, validate
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.verdict_text import verdict_lines
 
 
 # shared -------------------------------------------------------------------------------------------
@@ -88,7 +89,7 @@ def bench_compare(p, check_mode=False):
     verdict = C.compare(docs["baseline"], docs["candidate"], p["tolerances"])
     result = dict(changed=False, verdict="fail" if verdict["failed"] else "pass",
                   failed_checks=verdict["failed"], checks=verdict["checks"], failures=verdict["failures"],
-                  rows=verdict["rows"], message=verdict["message"], lines=C.verdict_lines(verdict))
+                  rows=verdict["rows"], message=verdict["message"], lines=verdict_lines(verdict))
     if p["junit_path"]:
         path = result["junit_path"] = os.path.abspath(p["junit_path"])
         if not check_mode:

@@ -16,8 +16,9 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import stat
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import headline
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
-    dumps, summarize_variant, write_text_atomic, RESULT_FILE,
+    dumps, ensure_summaries, summaries, write_text_atomic, RESULT_FILE,
 )
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import humanize
 
 FORMATS = ("json", "markdown", "html")
 FILENAMES = {"json": RESULT_FILE, "markdown": "report.md", "html": "report.html"}
@@ -28,16 +29,7 @@ def esc(text):
 
 
 def title_of(doc):
-    return doc.get("title") or "%s benchmark" % T.humanize(doc.get("benchmark", "result"))
-
-
-def ensure_summaries(doc):
-    """Documents written mid-run have no summaries yet: add them to a copy, status untouched."""
-    if all("summary" in v for v in doc.get("variants", [])):
-        return doc
-    copy = dict(doc)
-    copy["variants"] = [dict(v, summary=summarize_variant(v)) for v in doc.get("variants", [])]
-    return copy
+    return doc.get("title") or "%s benchmark" % humanize(doc.get("benchmark", "result"))
 
 
 # --- Markdown ---------------------------------------------------------------------------
@@ -153,7 +145,7 @@ def table_html(table, cls=""):
 
 def _cards(doc):
     cards = []
-    variants = T.summaries(doc)
+    variants = summaries(doc)
     table = T.operations_table(doc)
     if table:  # the same figures as the table's sum row, so the page never disagrees with itself
         sums = table["rows"][-1]

@@ -10,8 +10,10 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import stat
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import headline, speedups
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import summaries
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.render import table_markdown
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import operation_cell
 
 
 def summarize(doc):
@@ -22,7 +24,7 @@ def summarize(doc):
     if doc.get("reason"):
         out["reason"] = doc["reason"]
     variants = []
-    for vname, steps in T.summaries(doc):
+    for vname, steps in summaries(doc):
         sums = [s["wall_s"]["median"] for s in steps.values() if s.get("wall_s")]
         variants.append({
             "name": vname,
@@ -30,7 +32,7 @@ def summarize(doc):
             "failed_steps": sum(1 for s in steps.values() if s.get("status") in BROKEN_STEP_STATUSES),
             "sum_wall_s": sum(sums) if sums else None,
             "sum_text": stats.format_duration(sum(sums)) if sums else stats.DASH,
-            "step_times": {n: T.operation_cell(s)["text"] for n, s in steps.items()},
+            "step_times": {n: operation_cell(s)["text"] for n, s in steps.items()},
         })
     out["variants"] = variants
     sp = speedups(doc) if len(variants) >= 2 else None

@@ -3,147 +3,23 @@
 """Table models built from a finalized result document, shared by the Markdown and HTML renderers.
 
 A table is {"id", "title", "headers": [str], "rows": [[cell]], "note"}; a cell is
-{"text": str, "cls": css class or ""}. Keeping the numbers-to-words step here means both
-output formats always say the same thing.
+{"text": str, "cls": css class or ""}. Keeping the numbers-to-words step here (a step's cell and
+label in steps.py, a metric's in metrics.py) means both output formats always say the same thing.
 """
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
-    BROKEN_STEP, step_names, summarize_variant,
+    BROKEN_STEP_STATUSES, step_names, summaries, sweep_block,
 )
-
-SEP = " · "
-
-# Known metrics: key -> (label, kind, better). kind picks the formatter; better is the
-# direction used for ratios ("higher": candidate/baseline, "lower": baseline/candidate).
-METRICS = {
-    "iops": ("IOPS", "number", "higher"),
-    "read_iops": ("read IOPS", "number", "higher"),
-    "write_iops": ("write IOPS", "number", "higher"),
-    "bw_bytes": ("throughput", "bytes_rate", "higher"),
-    "read_bw_bytes": ("read throughput", "bytes_rate", "higher"),
-    "write_bw_bytes": ("write throughput", "bytes_rate", "higher"),
-    "tps": ("transactions/s", "number", "higher"),
-    "qps": ("queries/s", "number", "higher"),
-    "events_per_s": ("events/s", "number", "higher"),
-    "handshake_s": ("handshake", "duration", "lower"),
-    "volumes": ("volumes", "number", None),
-}
-PRIMARY_METRICS = ("iops", "tps", "qps", "bw_bytes", "handshake_s")
-BELOW_SUFFIX = "_below_s"
-
-
-def metric_info(key):
-    """(label, kind, better) for a metric key; unknown keys are guessed from their suffix."""
-    if key in METRICS:
-        return METRICS[key]
-    if key.endswith(BELOW_SUFFIX):
-        # an upper bound (the figure was below the tool's printed resolution): shown, never ranked
-        return (key[:-len(BELOW_SUFFIX)].replace("_", " "), "below", None)
-    if key.endswith("_s") or key.endswith("_seconds"):
-        return (key.replace("_", " "), "duration", "lower")
-    if key.endswith("_ns"):
-        return (key.replace("_", " "), "duration_ns", "lower")
-    if key.endswith("_bytes") or key.endswith("_bps"):
-        return (key.replace("_", " "), "bytes_rate", "higher")
-    if "lat" in key or "error" in key or "fail" in key:
-        return (key.replace("_", " "), "number", "lower")
-    return (key.replace("_", " "), "number", "higher")
-
-
-def format_metric(key, value):
-    kind = metric_info(key)[1]
-    if kind == "duration":
-        return stats.format_duration(value)
-    if kind == "below":
-        return stats.DASH if value is None else "< " + stats.format_duration(value)
-    if kind == "duration_ns":
-        return stats.format_duration(None if value is None else value / 1e9)
-    if kind == "bytes_rate":
-        return stats.format_bytes_rate(value)
-    return stats.format_number(value)
-
-
-def better_ratio(key, baseline, candidate):
-    """How many times better the candidate is for this metric (>1 = better), or None."""
-    better = metric_info(key)[2]
-    if better == "higher":
-        return stats.ratio(baseline, candidate)
-    if better == "lower":
-        return stats.ratio(candidate, baseline)
-    return None
-
-
-def cell(text, cls=""):
-    return {"text": text, "cls": cls}
-
-
-def humanize(name):
-    """'create_volume' -> 'Create volume' when a step has no label."""
-    text = name.replace("_", " ").strip()
-    return text[:1].upper() + text[1:]
-
-
-def summaries(doc):
-    """[(variant name, {step name: step summary})] using stored summaries or computing them."""
-    out = []
-    for v in doc.get("variants", []):
-        summ = v.get("summary") or summarize_variant(v)
-        out.append((v["name"], {s["name"]: s for s in summ["steps"]}))
-    return out
-
-
-def step_label(doc, name):
-    for _, steps in summaries(doc):
-        s = steps.get(name)
-        if s and s.get("label"):
-            return s["label"]
-    return humanize(name)
-
-
-def _median(spread):
-    return spread["median"] if spread else None
-
-
-def _status_text(s):
-    """Cell text for a step that has no ok repetition (or a partial one)."""
-    st = s.get("status", "ok")
-    if st == "disturbed":  # its errors are the disturbance's consequences: the reason says what happened
-        return st + (" (%s)" % s["reason"] if s.get("reason") else "")
-    bits = []
-    if s.get("errors"):
-        bits.append("%d error%s" % (s["errors"], "" if s["errors"] == 1 else "s"))
-    if s.get("unfinished"):
-        bits.append("%d unfinished" % s["unfinished"])
-    if s.get("reason") and st in ("skipped", "disturbed"):
-        bits.append(s["reason"])
-    return st + (" (%s)" % ", ".join(bits) if bits else "")
-
-
-def operation_cell(s):
-    """'6m 57s · 0.24 vol/s', or the status when no repetition succeeded."""
-    if s is None:
-        return cell(stats.DASH, "missing")
-    if not s.get("ok_runs") or not s.get("wall_s"):
-        return cell(_status_text(s), "fail" if s.get("status") in BROKEN_STEP else "skip")
-    text = stats.format_duration(_median(s["wall_s"]))
-    if s.get("rate"):
-        text += SEP + stats.format_rate(_median(s["rate"]), s.get("unit") or "obj")
-    if s["ok_runs"] < s["runs"]:
-        return cell("%s (%d/%d ok)" % (text, s["ok_runs"], s["runs"]), "warn")
-    return cell(text)
-
-
-def step_speedup(base, cand):
-    """Throughput ratio cand vs base: rates when both have them, else wall-time speedup."""
-    if not base or not cand or not base.get("ok_runs") or not cand.get("ok_runs"):
-        return None
-    r = stats.ratio(_median(base.get("rate")), _median(cand.get("rate")))
-    if r is None:
-        r = stats.speedup(_median(base.get("wall_s")), _median(cand.get("wall_s")))
-    return r
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import (
+    better_ratio, format_metric, metric_info, metric_keys, primary_metric,
+)
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import (
+    cell, median, operation_cell, status_text, step_label, step_speedup,
+)
 
 
 def is_operation(summary):
@@ -193,7 +69,7 @@ def _sum_row(variants, names, two, base_of=None):
     row = [cell("Sum of step times", "sum")]
     sums = []
     for _, steps in variants:
-        total = sum(_median(steps[n]["wall_s"]) for n in common) if common else None
+        total = sum(median(steps[n]["wall_s"]) for n in common) if common else None
         sums.append(total)
         row.append(cell(stats.format_duration(total), "sum"))
     if two:
@@ -225,8 +101,8 @@ def latency_table(doc):
             lat = (steps.get(n) or {}).get("latency") or {}
             if "p50" in lat and "p99" in lat:
                 row.append(cell("%s / %s (max %s)" % (
-                    stats.format_duration(_median(lat["p50"])), stats.format_duration(_median(lat["p99"])),
-                    stats.format_duration(_median(lat.get("max"))))))
+                    stats.format_duration(median(lat["p50"])), stats.format_duration(median(lat["p99"])),
+                    stats.format_duration(median(lat.get("max"))))))
             else:
                 row.append(cell(stats.DASH, "missing"))
         rows.append(row)
@@ -234,27 +110,6 @@ def latency_table(doc):
             "headers": ["Operation"] + ["%s p50 / p99" % v for v, _ in variants],
             "note": "Each object's own interval (client clock; per I/O for fio, per transaction for sysbench); "
                     "percentiles by linear interpolation, median over repetitions."}
-
-
-def metric_keys(doc):
-    keys = []
-    for _, steps in summaries(doc):
-        for s in steps.values():
-            for k in s.get("metrics") or {}:
-                if k not in keys:
-                    keys.append(k)
-    known = [k for k in METRICS if k in keys]
-    return known + [k for k in keys if k not in known]
-
-
-def primary_metric(keys):
-    for k in PRIMARY_METRICS:
-        if k in keys:
-            return k
-    for k in keys:
-        if metric_info(k)[2]:
-            return k
-    return None
 
 
 def metrics_table(doc):
@@ -282,21 +137,21 @@ def metrics_table(doc):
             s = steps.get(n)
             row = [cell(step_label(doc, n) if i == 0 else ""), cell(vname)]
             if s is None or not s.get("ok_runs"):
-                filler = _status_text(s) if s else stats.DASH
+                filler = status_text(s) if s else stats.DASH
                 row += [cell(filler, "fail" if s else "missing")] + [cell("")] * (len(headers) - 3)
                 rows.append(row)
                 continue
             m = s.get("metrics") or {}
             for k in keys:
-                row.append(cell(format_metric(k, _median(m.get(k))) if k in m else stats.DASH))
+                row.append(cell(format_metric(k, median(m.get(k))) if k in m else stats.DASH))
             if has_p99:
                 p99 = (s.get("latency") or {}).get("p99")
-                row.append(cell(stats.format_duration(_median(p99)) if p99 else stats.DASH))
+                row.append(cell(stats.format_duration(median(p99)) if p99 else stats.DASH))
             if len(variants) > 1:
                 if i == 0 or pk is None:
                     row.append(cell("baseline" if i == 0 else stats.DASH, "ratio"))
                 else:
-                    r = better_ratio(pk, _median((base.get("metrics") or {}).get(pk)), _median(m.get(pk)))
+                    r = better_ratio(pk, median((base.get("metrics") or {}).get(pk)), median(m.get(pk)))
                     row.append(cell("%s %s" % (stats.format_ratio(r), metric_info(pk)[0]) if r else stats.DASH, "ratio"))
             rows.append(row)
     return {"id": "metrics", "title": "Measured metrics", "headers": headers, "rows": rows, "left": 2,
@@ -316,7 +171,7 @@ def repetitions_table(doc):
             s = steps.get(n)
             w = (s or {}).get("wall_s")
             if not w:
-                row.append(cell(_status_text(s) if s else stats.DASH, "missing"))
+                row.append(cell(status_text(s) if s else stats.DASH, "missing"))
                 continue
             text = "%s (%s – %s, n=%d)" % (stats.format_duration(w["median"]), stats.format_duration(w["min"]),
                                            stats.format_duration(w["max"]), w["n"])
@@ -386,8 +241,63 @@ def problem_list(doc, limit=20):
     return out
 
 
-def all_tables(doc):
-    from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
+# --- sweep ----------------------------------------------------------------------------------
+def _rate_cell(step):
+    if step is None:
+        return cell(stats.DASH, "missing")
+    if not step.get("rate"):
+        return cell(step.get("status", "missing"), "fail" if step.get("status") in BROKEN_STEP_STATUSES else "skip")
+    return cell(stats.format_rate(step["rate"], step.get("unit") or "obj"))
 
-    return [t for t in (operations_table(doc), S.table(doc), latency_table(doc), metrics_table(doc),
+
+def sweep_table(doc):
+    """Rate per step and for the whole lifecycle, one column per (variant, N), then per variant the rate at the
+    largest N against the smallest (sweep.py's figures), or None without a sweep."""
+    sweep = sweep_block(doc)
+    if not sweep:
+        return None
+    values, bases = sweep["values"], sweep["variants"]
+    cols = [(b, n) for b in bases for n in values]
+    lo, hi = values[0], values[-1]
+    headers = ["Operation"] + ["%s%s%s" % (b, S.SEP, _value_text(sweep, n)) for b, n in cols]
+    if len(values) > 1:
+        headers += ["%s: %s vs %s" % (b, _value_text(sweep, hi), _value_text(sweep, lo)) for b in bases]
+    rows = []
+    for name, label in S.step_order(sweep):
+        if all(s["status"] == "skipped" for p in sweep["points"] for s in p["steps"] if s["name"] == name):
+            continue  # not asked for, or no snapshot class: the step table says so
+        row = [cell(label)]
+        for b, n in cols:
+            p = S.point(sweep, b, n)
+            row.append(_rate_cell(next((s for s in p["steps"] if s["name"] == name), None) if p else None))
+        if len(values) > 1:
+            row += [cell(stats.format_ratio(S.scaling(sweep, b, name)), "ratio") for b in bases]
+        rows.append(row)
+    row = [cell(S.LIFECYCLE, "sum")]
+    for b, n in cols:
+        p = S.point(sweep, b, n)
+        lc = p["lifecycle"] if p else None
+        if not lc or not lc["rate"]:
+            row.append(cell(stats.DASH, "sum missing"))
+            continue
+        text = stats.format_rate(lc["rate"], S.LIFECYCLE_UNIT)
+        if not lc["complete"]:
+            text += " (%d of %d steps)" % (lc["steps"], len([s for s in p["steps"] if s["status"] != "skipped"]))
+        row.append(cell(text, "sum"))
+    if len(values) > 1:
+        row += [cell(stats.format_ratio(S.scaling(sweep, b)), "sum ratio") for b in bases]
+    rows.append(row)
+    return {"id": "sweep", "title": "Rate against %s" % sweep["parameter"], "headers": headers, "rows": rows,
+            "note": "Median rate at each number of %s. %s: operations (the objects of every timed step) over the sum of the "
+                    "step times. Last columns: rate at %s over rate at %s; 1.0× or more means the rate holds or "
+                    "improves as the batch grows." % (sweep["parameter"], S.LIFECYCLE,
+                                                      _value_text(sweep, hi), _value_text(sweep, lo))}
+
+
+def _value_text(sweep, value):
+    return "%d %s" % (value, "vol" if sweep["parameter"] == "volumes" else sweep["parameter"])
+
+
+def all_tables(doc):
+    return [t for t in (operations_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
                         repetitions_table(doc), W.table(doc)) if t]

@@ -19,7 +19,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.storageperf.k8s.plugins.filter.sysbench_summary import FilterModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.tables import format_metric, metric_info
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import format_metric, metric_info
 
 sysbench_summary = FilterModule().filters()["sysbench_summary"]
 

@@ -65,3 +65,16 @@ def test_add_diff_marks_changed_and_shows_the_diff_only_when_asked(capsys):
     assert out["changed"] is True and out["diff"] == {"before": {"a": 1}, "after": {"a": 2}}
     rc, out = run(capsys, {}, lambda m: m.add_diff({"changed": False}, {"a": 1}, {"a": 1}))
     assert out["changed"] is False and "diff" not in out
+
+
+def test_an_unknown_auth_system_is_named():
+    with patch_module_args({}), pytest.raises(ValueError, match="auth must name k8s or alibaba, not 'gcp'"):
+        StoragePerfModule(argument_spec={}, auth="gcp")
+
+
+def test_a_system_whose_client_was_not_imported_says_which_file_to_import(monkeypatch):
+    from ansible_collections.storageperf.k8s.plugins.module_utils.common import auth
+
+    monkeypatch.delitem(auth._REGISTERED, "alibaba", raising=False)
+    with patch_module_args({}), pytest.raises(ValueError, match="must import plugins/module_utils/ack/aliyun.py"):
+        StoragePerfModule(argument_spec={}, auth="alibaba")

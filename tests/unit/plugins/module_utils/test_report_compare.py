@@ -10,6 +10,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import comp
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from tests.support import report_samples as sample
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.junit import to_junit
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.verdict_text import verdict_lines
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +104,6 @@ def test_junit_xml_parses_and_marks_failures(base):
 
 
 def test_verdict_lines_are_a_table(base):
-    lines = C.verdict_lines(C.compare(base, base, {"speedup": {"min": 4}}))
+    lines = verdict_lines(C.compare(base, base, {"speedup": {"min": 4}}))
     assert lines[0].split()[:2] == ["Metric", "Baseline"] and set(lines[1]) <= {"-", " "}
     assert lines[-1] == "all 1 checks passed"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import charts, render, schema
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.tables import sweep_table
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from tests.support import report_samples as sample
 
@@ -73,7 +74,7 @@ def test_html_has_the_table_and_the_chart():
 
 def test_a_document_without_a_sweep_has_neither():
     doc = sample.csi_lifecycle()
-    assert "sweep" not in doc and S.table(doc) is None
+    assert "sweep" not in doc and sweep_table(doc) is None
     assert "Rate against" not in render.to_markdown(doc)
     assert charts.sweep_lines(doc) == []
 
@@ -81,7 +82,7 @@ def test_a_document_without_a_sweep_has_neither():
 def test_a_document_written_mid_run_gets_its_table_from_the_variants():
     doc = sample.csi_sweep()
     del doc["sweep"]
-    assert S.table(doc)["rows"][-1][3]["text"] == "3.51 op/s"
+    assert sweep_table(doc)["rows"][-1][3]["text"] == "3.51 op/s"
 
 
 @pytest.mark.parametrize("field,bad", [("value", 0), ("variant", ""), ("parameter", None)])

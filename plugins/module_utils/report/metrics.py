@@ -1,0 +1,90 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What each measured metric is: its label, how its value is written, and which direction is better.
+
+The comparison (compare.py), the tables (tables.py) and the charts (charts.py) read the same registry.
+"""
+
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import summaries
+
+# Known metrics: key -> (label, kind, better). kind picks the formatter; better is the
+# direction used for ratios ("higher": candidate/baseline, "lower": baseline/candidate).
+METRICS = {
+    "iops": ("IOPS", "number", "higher"),
+    "read_iops": ("read IOPS", "number", "higher"),
+    "write_iops": ("write IOPS", "number", "higher"),
+    "bw_bytes": ("throughput", "bytes_rate", "higher"),
+    "read_bw_bytes": ("read throughput", "bytes_rate", "higher"),
+    "write_bw_bytes": ("write throughput", "bytes_rate", "higher"),
+    "tps": ("transactions/s", "number", "higher"),
+    "qps": ("queries/s", "number", "higher"),
+    "events_per_s": ("events/s", "number", "higher"),
+    "handshake_s": ("handshake", "duration", "lower"),
+    "volumes": ("volumes", "number", None),
+}
+PRIMARY_METRICS = ("iops", "tps", "qps", "bw_bytes", "handshake_s")
+BELOW_SUFFIX = "_below_s"
+
+
+def metric_info(key):
+    """(label, kind, better) for a metric key; unknown keys are guessed from their suffix."""
+    if key in METRICS:
+        return METRICS[key]
+    if key.endswith(BELOW_SUFFIX):
+        # an upper bound (the figure was below the tool's printed resolution): shown, never ranked
+        return (key[:-len(BELOW_SUFFIX)].replace("_", " "), "below", None)
+    if key.endswith("_s") or key.endswith("_seconds"):
+        return (key.replace("_", " "), "duration", "lower")
+    if key.endswith("_ns"):
+        return (key.replace("_", " "), "duration_ns", "lower")
+    if key.endswith("_bytes") or key.endswith("_bps"):
+        return (key.replace("_", " "), "bytes_rate", "higher")
+    if "lat" in key or "error" in key or "fail" in key:
+        return (key.replace("_", " "), "number", "lower")
+    return (key.replace("_", " "), "number", "higher")
+
+
+def format_metric(key, value):
+    kind = metric_info(key)[1]
+    if kind == "duration":
+        return stats.format_duration(value)
+    if kind == "below":
+        return stats.DASH if value is None else "< " + stats.format_duration(value)
+    if kind == "duration_ns":
+        return stats.format_duration(None if value is None else value / 1e9)
+    if kind == "bytes_rate":
+        return stats.format_bytes_rate(value)
+    return stats.format_number(value)
+
+
+def better_ratio(key, baseline, candidate):
+    """How many times better the candidate is for this metric (>1 = better), or None."""
+    better = metric_info(key)[2]
+    if better == "higher":
+        return stats.ratio(baseline, candidate)
+    if better == "lower":
+        return stats.ratio(candidate, baseline)
+    return None
+
+
+def metric_keys(doc):
+    keys = []
+    for _, steps in summaries(doc):
+        for s in steps.values():
+            for k in s.get("metrics") or {}:
+                if k not in keys:
+                    keys.append(k)
+    known = [k for k in METRICS if k in keys]
+    return known + [k for k in keys if k not in known]
+
+
+def primary_metric(keys):
+    for k in PRIMARY_METRICS:
+        if k in keys:
+            return k
+    for k in keys:
+        if metric_info(k)[2]:
+            return k
+    return None
