@@ -57,16 +57,26 @@ run_sanity() {
 }
 
 run_integration() {
-  stage "ansible-test integration (against a twin)"
-  local tree twin_dir
+  stage "ansible-test integration (against a twin and, with root and glusterd, a glusterd pool)"
+  local tree twin_dir gluster_dir=""
   tree=$(ansible_test_tree)
   twin_dir=$ROOT/build/integration-twin
   python -m twin up --dir "$twin_dir" --nodes 3 --time-scale 0.01 >/dev/null
-  printf 'k8s_kubeconfig: %s\ntwin_dir: %s\n' "$twin_dir/kubeconfig" "$twin_dir" > "$tree/tests/integration/integration_config.yml"
-  # the twin is stopped on failure too: errexit would leave the function without running a RETURN trap
+  # the gluster_* targets run their glusterd parts only against this pool (scripts/gluster-pool.sh needs root for
+  # its namespaces); without it they check their arguments only
+  if [[ $(id -u) == 0 ]] && command -v glusterd >/dev/null; then
+    gluster_dir=$ROOT/build/integration-gluster
+    bash scripts/gluster-pool.sh up --dir "$gluster_dir" >/dev/null || {
+      bash scripts/gluster-pool.sh down --dir "$gluster_dir" >/dev/null; python -m twin down --dir "$twin_dir" >/dev/null
+      return 1; }
+  fi
+  printf 'k8s_kubeconfig: %s\ntwin_dir: %s\ngluster_pool_dir: "%s"\n' "$twin_dir/kubeconfig" "$twin_dir" "$gluster_dir" \
+    > "$tree/tests/integration/integration_config.yml"
+  # the twin and the pool are stopped on failure too: errexit would leave the function without running a RETURN trap
   local rc=0
   (cd "$tree" && ansible-test integration --local --python 3.11 --color no) || rc=$?
   python -m twin down --dir "$twin_dir" >/dev/null
+  [[ -z $gluster_dir ]] || bash scripts/gluster-pool.sh down --dir "$gluster_dir" >/dev/null
   return $rc
 }
 
