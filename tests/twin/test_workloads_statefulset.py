@@ -9,7 +9,7 @@ import yaml
 
 from tests.support.twin import Twin
 
-SEED_000 = Path(__file__).parent / "data" / "seed000_attach_stress.yaml"
+SEED_000 = Path(__file__).parent / "data" / "seed000_attach_stress.txt"
 
 
 def seed_manifest(node: str) -> str:
