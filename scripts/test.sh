@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite (the README's test command runs this through `make test`).
-# Stages: lint, sanity (ansible-test), integration (ansible-test targets against a twin),
+# Stages: lint (ruff, mypy, ansible-lint; each also a stage of its own), sanity (ansible-test), integration (ansible-test targets against a twin),
 # molecule, then one pytest run over units, twin and functional tests, whose summary line closes the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,11 +37,16 @@ run_mypy() {
     | sed "s|^${tree#"$AT_ROOT/"}/||"
 }
 
+# One function per linter, so that .pre-commit-config.yaml runs each exactly as here (`scripts/test.sh ruff` ...;
+# tests/unit/test_precommit_hooks.py holds the two to the same tools).
+run_ruff() { ruff check plugins twin tests benchmarks; }
+run_ansible_lint() { ansible-lint --offline -q; }
+
 run_lint() {
   stage "lint: ruff, mypy, ansible-lint (production profile)"
-  ruff check plugins twin tests benchmarks
+  run_ruff
   run_mypy
-  ansible-lint --offline -q
+  run_ansible_lint
 }
 
 # Sanity with the newest ansible-core that meta/runtime.yml accepts (.venv's, requirements-dev.txt) and with the
@@ -57,16 +62,26 @@ run_sanity() {
 }
 
 run_integration() {
-  stage "ansible-test integration (against a twin)"
-  local tree twin_dir
+  stage "ansible-test integration (against a twin and, with root and glusterd, a glusterd pool)"
+  local tree twin_dir gluster_dir=""
   tree=$(ansible_test_tree)
   twin_dir=$ROOT/build/integration-twin
   python -m twin up --dir "$twin_dir" --nodes 3 --time-scale 0.01 >/dev/null
-  printf 'k8s_kubeconfig: %s\ntwin_dir: %s\n' "$twin_dir/kubeconfig" "$twin_dir" > "$tree/tests/integration/integration_config.yml"
-  # the twin is stopped on failure too: errexit would leave the function without running a RETURN trap
+  # the gluster_* targets run their glusterd parts only against this pool (scripts/gluster-pool.sh needs root for
+  # its namespaces); without it they check their arguments only
+  if [[ $(id -u) == 0 ]] && command -v glusterd >/dev/null; then
+    gluster_dir=$ROOT/build/integration-gluster
+    bash scripts/gluster-pool.sh up --dir "$gluster_dir" >/dev/null || {
+      bash scripts/gluster-pool.sh down --dir "$gluster_dir" >/dev/null; python -m twin down --dir "$twin_dir" >/dev/null
+      return 1; }
+  fi
+  printf 'k8s_kubeconfig: %s\ntwin_dir: %s\ngluster_pool_dir: "%s"\n' "$twin_dir/kubeconfig" "$twin_dir" "$gluster_dir" \
+    > "$tree/tests/integration/integration_config.yml"
+  # the twin and the pool are stopped on failure too: errexit would leave the function without running a RETURN trap
   local rc=0
   (cd "$tree" && ansible-test integration --local --python 3.11 --color no) || rc=$?
   python -m twin down --dir "$twin_dir" >/dev/null
+  [[ -z $gluster_dir ]] || bash scripts/gluster-pool.sh down --dir "$gluster_dir" >/dev/null
   return $rc
 }
 
@@ -88,6 +103,9 @@ PYTEST_ARGS=()
 for s in "${STAGES[@]}"; do
   case $s in
     lint) run_lint ;;
+    ruff) run_ruff ;;
+    mypy) run_mypy ;;
+    ansible-lint) run_ansible_lint ;;
     sanity) run_sanity ;;
     integration) run_integration ;;
     molecule) run_molecule ;;
@@ -95,6 +113,6 @@ for s in "${STAGES[@]}"; do
     units) PYTEST_ARGS=(); python -m pytest tests/unit -q -p no:cacheprovider ;;
     twin-tests) python -m pytest tests/twin -q -p no:cacheprovider --timeout 900 ;;
     functional) python -m pytest tests/functional -q -p no:cacheprovider --timeout 900 ;;
-    *) echo "unknown stage $s (lint sanity integration molecule pytest units twin-tests functional)" >&2; exit 2 ;;
+    *) echo "unknown stage $s (lint sanity integration molecule pytest units twin-tests functional ruff mypy ansible-lint)" >&2; exit 2 ;;
   esac
 done

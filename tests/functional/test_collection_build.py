@@ -25,7 +25,7 @@ NOT_SHIPPED_TOP = ("twin", ".venv", ".venv-oldest", ".twin", "reports", "collect
 NOT_SHIPPED_UNDER = ("inventories/twin/", "inventories/twin-fleet/", "inventories/gluster-local/", "tests/twin/",
                      "tests/functional/", "tests/support/", "tests/integration/", "tests/output/")
 NOT_SHIPPED_FILES = ("docs/twin.md", "docs/calibration.md", "docs/development.md", "tests/conftest.py",
-                     "tests/__init__.py", "changelogs/.plugin-cache.yaml")
+                     "tests/__init__.py", "changelogs/.plugin-cache.yaml", "CONTRIBUTING.md", ".pre-commit-config.yaml")
 
 
 def test_tarball_ships_only_what_users_need(tmp_path):

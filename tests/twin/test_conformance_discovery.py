@@ -1,6 +1,6 @@
 """Conformance: /version, discovery and OpenAPI v3, as kubectl 1.32 and the Python clients read them.
 
-REFERENCE.md, "What real clients need from a Kubernetes API server": /version answers minor 32
+docs/reference/kubernetes.md, "What real clients need from an API server": /version answers minor 32
 anonymously; legacy discovery (/api, /apis, group versions) with shortNames and subresources such
 as statefulsets/scale (autoscaling/v1 Scale); OpenAPI v3 root and group-version documents with
 x-kubernetes-group-version-kind and a fieldValidation parameter (/openapi/v2: test_conformance_openapi_v2.py).

@@ -9,15 +9,13 @@ import yaml
 
 from tests.support.twin import Twin
 
-SEED_000 = Path("/work/shared/seeds/000_3b2cb183bc744b8c.txt")
+SEED_000 = Path(__file__).parent / "data" / "seed000_attach_stress.txt"
 
 
 def seed_manifest(node: str) -> str:
     """attach-stress.yaml exactly as seed 000 prints it, with the node name filled in."""
     text = SEED_000.read_text()
-    start = text.index("---\napiVersion: storage.k8s.io/v1")
-    end = text.index("Deploy the StatefulSet and confirm")
-    return text[start:end].replace("<YOUR-HOSTNAME>  # Replace with the actual node name.", node)
+    return text[text.index("---\n"):].replace("<YOUR-HOSTNAME>  # Replace with the actual node name.", node)
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors impo
 
 STATES = ("on", "available", "blocked", "not_applicable")
 
-# Worker threads the kubernetes-csi binaries use without --worker-threads (REFERENCE.md, external-snapshotter,
+# Worker threads the kubernetes-csi binaries use without --worker-threads (docs/reference/kubernetes.md, external-snapshotter,
 # external-provisioner, external-attacher, external-resizer main.go).
 SNAPSHOT_CONTROLLER_DEFAULT_WORKERS = 10
 SIDECAR_DEFAULT_WORKERS = {"csi-provisioner": 100, "csi-attacher": 10, "csi-snapshotter": 10, "csi-resizer": 10}

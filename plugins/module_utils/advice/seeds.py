@@ -3,7 +3,7 @@
 """What each tuning is expected to bring, from the seed documents, and what applies it: the one table.
 
 Every figure the advisor quotes lives here, with the seed it comes from, so that a figure is corrected in
-one place. The seeds are in the project's shared seeds directory (000 ACK parallel attach, 001 PMEM, 002
+one place. docs/reference/seeds.md summarises the seeds (000 ACK parallel attach, 001 PMEM, 002
 Trident concurrent core and the snapshot-controller, 003 GlusterD).
 """
 

@@ -1,6 +1,6 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Terminal states (REFERENCE.md, "Benchmark method in the seed") as predicates over the world.
+"""Terminal states (docs/reference/kubernetes.md, "The CSI lifecycle's terminal states") as predicates over the world.
 
 A predicate takes a View and returns None when the object has reached its terminal state, else
 a short text saying what is still missing ("PVC Pending", "1 VolumeAttachment left"); that text

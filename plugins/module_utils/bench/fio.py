@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """fio: its JSON output read back into figures (IOPS, bandwidth, completion latency percentiles).
 
-Output shape (fio 3.x ``--output-format=json``, see REFERENCE.md): ``jobs[]`` with ``jobname``,
+Output shape (fio 3.x ``--output-format=json``, see docs/reference/tooling.md): ``jobs[]`` with ``jobname``,
 ``groupid``, ``error``, ``job options`` and per direction (``read``/``write``/``trim``) ``iops``,
 ``bw_bytes`` (older fio: ``bw`` in KiB/s), ``runtime`` (ms), ``total_ios`` and ``clat_ns``
 (``min max mean stddev percentile{"99.000000": ns}``; fio 2.x: ``clat`` in microseconds).

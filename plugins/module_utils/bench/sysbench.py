@@ -3,7 +3,7 @@
 """sysbench 1.0.x output read back into figures: transactions and queries per second, latency.
 
 Three sources, best first, all optional and all read from the same text (a pod log):
-- the JSON report hook ``sysbench.hooks.report_cumulative = sysbench.report_json`` (REFERENCE.md):
+- the JSON report hook ``sysbench.hooks.report_cumulative = sysbench.report_json`` (docs/reference/tooling.md):
   ``{"time", "threads", "tps", "qps": {"total", "reads", "writes", "other"}, "latency" (ms at
   --percentile), "errors", "reconnects"}`` (per second). Intermediate and cumulative reports each
   open their own ``[``, which sysbench closes only when that Lua state exits (after whatever the

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the Alibaba Cloud CSI local plugin expects of PMEM (persistent memory) nodes and classes.
 
-From REFERENCE.md, seed 001:
+From docs/reference/pmem.md (seed 001):
 - provisioner localplugin.csi.alibabacloud.com; StorageClass parameters volumeType PMEM, pmemType lvm
   (default) or direct, lvmType linear (default) or striping, nodeAffinity "true", vgName (lvm; default
   pmemvgregion0), fsType; mountOptions [dax]; volumeBindingMode WaitForFirstConsumer (the volume is made on
