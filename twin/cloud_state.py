@@ -4,7 +4,7 @@ One CloudState lives on the cluster (`cluster.cloud`). The ACK (CS, ROA) and ECS
 change it; the storage controllers (attach-detach, provisioner) read it. It is plain data plus a change
 notification, so it runs on the event loop thread like the store (no locks).
 
-What reads what (REFERENCE.md, seed 000):
+What reads what (docs/reference/alibaba.md, seed 000):
 - The driver's per-node attach/detach slots come from FeatureGates only (pkg/disk/attachdetach_slot.go):
   `driver_limits(instance)`, from the gates the addon's pods run with (`effective_gates`: a config change
   applies when the addon is `active` again; `feature_gates` is the submitted config).

@@ -1,6 +1,6 @@
 """The ACK (Container Service, "CS", API version 2015-12-15) endpoint: ROA-style, JSON, served from CloudState.
 
-Shapes follow the alibabacloud_cs20151215 models (REFERENCE.md, "ACK parallel disk attach"):
+Shapes follow the alibabacloud_cs20151215 models (docs/reference/alibaba.md):
 DescribeClusterDetail, ListClusterAddonInstances, GetClusterAddonInstance, ModifyClusterAddon,
 DescribeClusterNodePools, DescribeClusterNodePoolDetail, ModifyClusterNodePool, DescribeClusterNodes, and the
 cluster directory (twin/cloud/ack_clusters.py): DescribeClustersV1, DescribeClusterUserKubeconfig,

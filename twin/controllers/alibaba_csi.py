@@ -1,6 +1,6 @@
 """The controller side of the Alibaba Cloud CSI plugins: cloud disks (ECS) and local PMEM volumes.
 
-Disk attach/detach follows pkg/disk/attachdetach_slot.go and ECS as REFERENCE.md describes them:
+Disk attach/detach follows pkg/disk/attachdetach_slot.go and ECS as docs/reference/alibaba.md describes them:
 - Per node slots from the FeatureGates (cloud.driver_limits): with (1, 1) ONE slot shared by attach and
   detach, detach first; with DiskADController + DiskParallelAttach (provisioner addon) and DiskADController
   (csi-plugin): 32 attach slots; detach 1, or 5 with DiskParallelDetach.

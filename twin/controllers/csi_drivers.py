@@ -1,7 +1,7 @@
 """The CSI drivers the twin runs: their CSIDriver objects, CSINode entries, built-in StorageClasses, and the
 registry of driver backends the sidecars (provisioner, attacher, snapshotter) call.
 
-Drivers (REFERENCE.md):
+Drivers (docs/reference/kubernetes.md):
   diskplugin.csi.alibabacloud.com   Alibaba Cloud disks; attachRequired true; CSINode allocatable
                                     DiskQuantity (56; see calibration.yaml reserved_disks); topology key
                                     topology.diskplugin.csi.alibabacloud.com/zone

@@ -32,7 +32,7 @@ SELECTED_NODE = "volume.kubernetes.io/selected-node"
 PROVISIONER_ANNS = ("volume.kubernetes.io/storage-provisioner", "volume.beta.kubernetes.io/storage-provisioner")
 SCHEDULER_NAME = "default-scheduler"
 # Alibaba Cloud's local plugin provisions PMEM (its default volumeType) only where the node has it; the
-# nodes that do carry this label (REFERENCE.md, PMEM). Elsewhere there is no capacity for the claim.
+# nodes that do carry this label (docs/reference/pmem.md). Elsewhere there is no capacity for the claim.
 PMEM_DRIVER = "localplugin.csi.alibabacloud.com"
 PMEM_NODE_LABEL = "pmem.csi.alibabacloud.com"
 # VolumeBinding's filter reasons (pkg/scheduler/framework/plugins/volumebinding)

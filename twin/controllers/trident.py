@@ -1,6 +1,6 @@
 """The twin's NetApp Trident: operator, CRs, backends, and the CSI controller's locking (seed 002).
 
-Objects created at start (Trident 26.06.0 as in the seed, REFERENCE.md):
+Objects created at start (Trident 26.06.0 as in the seed, docs/reference/trident.md):
 - namespace trident; TridentOrchestrator `trident` (cluster scoped; spec.namespace trident, enableConcurrency
   false) whose status goes Installing -> Installed (status.version, currentInstallationParams with every value
   a STRING, e.g. enableConcurrency "false", k8sAPIQPS "100"); TridentVersion `trident`.
