@@ -102,8 +102,8 @@ def measured_steps(reports: Path) -> float:
     for result in reports.rglob("result.json"):
         doc = json.loads(result.read_text())
         for variant in doc.get("variants", []):
-            for step in variant.get("steps", []):
-                total += float(step.get("duration_s") or step.get("wall_s") or 0)
+            for run in variant.get("runs", []):
+                total += sum(float(step.get("wall_s") or 0) for step in run.get("steps", []))
     return total
 
 
