@@ -10,46 +10,10 @@ import itertools
 from typing import Any
 from collections.abc import Callable
 
+from .. import kinds
+from .podspec import pod_spec, template as _template
+
 _service_ips = (str(ipaddress.IPv4Address("10.96.0.10") + i) for i in itertools.count())
-
-
-def _probe(p: Any) -> None:
-    if isinstance(p, dict):
-        p.setdefault("timeoutSeconds", 1)
-        p.setdefault("periodSeconds", 10)
-        p.setdefault("successThreshold", 1)
-        p.setdefault("failureThreshold", 3)
-
-
-def pod_spec(spec: dict) -> None:
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("securityContext", {})
-    spec.setdefault("enableServiceLinks", True)
-    for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
-        image = str(c.get("image", ""))
-        tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else "latest"
-        c.setdefault("imagePullPolicy", "Always" if tag == "latest" else "IfNotPresent")
-        c.setdefault("terminationMessagePath", "/dev/termination-log")
-        c.setdefault("terminationMessagePolicy", "File")
-        c.setdefault("resources", {})
-        for p in c.get("ports") or []:
-            p.setdefault("protocol", "TCP")
-        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-            _probe(c.get(probe))
-    for v in spec.get("volumes") or []:
-        if "configMap" in v:
-            v["configMap"].setdefault("defaultMode", 420)
-        if "secret" in v:
-            v["secret"].setdefault("defaultMode", 420)
-
-
-def _template(obj: dict) -> None:
-    tpl = obj.setdefault("spec", {}).setdefault("template", {})
-    tpl.setdefault("metadata", {})
-    pod_spec(tpl.setdefault("spec", {}))
 
 
 def _qos(spec: dict) -> str:
@@ -252,6 +216,7 @@ BY_KIND: dict[str, Callable[[dict], Any]] = {
     "DaemonSet": daemonset, "Job": job, "PersistentVolumeClaim": pvc, "PersistentVolume": pv,
     "StorageClass": storageclass, "CSIDriver": csidriver, "Namespace": namespace, "Service": service,
     "Secret": secret, "VolumeAttachment": volumeattachment, "CustomResourceDefinition": crd,
+    **{k.kind: k.default for k in kinds.KINDS if k.default},
 }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import kinds
+
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -96,7 +98,8 @@ BUILTIN = [
     _r("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", True, verbs=["create"]),
     _r("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=["create"]),
     _r("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, verbs=["create"]),
-]
+] + [_r(k.group, k.version, k.plural, k.kind, k.namespaced, k.short_names, k.subresources, k.generation, k.categories)
+     for k in kinds.KINDS]
 
 # Groups that exist for subresources only (none: Scale's autoscaling/v1 also serves HPAs).
 EXTRA_GROUP_VERSIONS: dict[str, list[str]] = {}

@@ -5,6 +5,8 @@ import re
 from typing import Any
 from collections.abc import Callable
 
+from .. import kinds
+
 Predicate = Callable[[dict], bool]
 
 
@@ -115,6 +117,7 @@ _PER_KIND = {
     "Node": {"spec.unschedulable"},
     "Namespace": {"status.phase"},
     "Job": {"status.successful"},
+    **{k.kind: set(k.field_selectors) for k in kinds.KINDS if k.field_selectors},
 }
 
 

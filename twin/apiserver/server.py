@@ -545,7 +545,9 @@ class ApiServer:
         if sel_p is not None:
             selector = _dig(obj, sel_p) or ""
         else:
-            selector = tables._selector((obj.get("spec") or {}).get("selector"))
+            sel = (obj.get("spec") or {}).get("selector")
+            # a ReplicationController's selector is a plain label map
+            selector = tables._selector({"matchLabels": sel} if rtype.kind == "ReplicationController" else sel)
             selector = "" if selector == "<none>" else selector
         return {"kind": "Scale", "apiVersion": "autoscaling/v1",
                 "metadata": {"name": md["name"], "namespace": md.get("namespace"), "uid": md["uid"],

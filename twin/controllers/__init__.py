@@ -6,6 +6,7 @@ Add one line per controller; keep the list free of logic.
 CONTROLLER_MODULES = [
     "garbage_collector:GarbageCollector",
     "namespace:NamespaceController",
+    "apiservices:APIServiceRegistration",
     "statefulset:StatefulSetController",
     "deployment:DeploymentController",
     "replicaset:ReplicaSetController",

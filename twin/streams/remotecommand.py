@@ -66,6 +66,8 @@ class Command:
     def __init__(self, ex, argv: list[str], tty: bool, want_stdin: bool) -> None:
         self.ex, self.argv, self.tty, self.want_stdin = ex, argv, tty, want_stdin
         self.proc = ex.proc
+        self.gone = False  # the client went away: output is drained and dropped
+        self.stdin_done = False
 
     async def stdin(self, data: bytes) -> None:
         if self.tty and self.ex.master is not None:
@@ -77,6 +79,11 @@ class Command:
                 await self.proc.stdin.drain()
 
     def stdin_closed(self) -> None:
+        """EOF on the command's stdin (the SPDY stdin stream's FIN, v5's close of channel 0, or the connection's
+        end), once: the writes before it were awaited, so the pipe flushes them first."""
+        if self.stdin_done:
+            return
+        self.stdin_done = True
         if self.tty and self.ex.master is not None:
             with contextlib.suppress(OSError):
                 os.write(self.ex.master, b"\x04")  # EOF at the terminal
@@ -88,15 +95,26 @@ class Command:
             _set_size(self.ex.master, size)
 
     def client_gone(self) -> None:
-        if self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, 9)
+        """The client's connection ended. The kubelet does not kill an exec'd command for that (containerd's exec
+        process outlives its stream): the command reads EOF and runs on to its own end, as `tar xf -` must when
+        kubernetes.core's k8s_cp closes the WebSocket right after its last stdin write (v4 has no other way to end
+        stdin). Its output, with no reader left, is drained and dropped; the twin stopping still kills it."""
+        self.gone = True
+        self.stdin_closed()
 
     def close(self) -> None:
         self.ex.close()
 
     async def run(self, send: Callable[[int, bytes], Awaitable[None]]) -> None:
         """Stream stdout/stderr through send(channel, data) until the command ends, then its exit status."""
+        async def deliver(channel: int, data: bytes) -> None:
+            if self.gone:
+                return
+            try:
+                await send(channel, data)
+            except (ConnectionError, EOFError, OSError, RuntimeError):
+                self.gone = True  # keep reading: a command blocked on a full pipe would never end
+
         async def pump(stream: asyncio.StreamReader | None, channel: int) -> None:
             if stream is None:
                 return
@@ -107,7 +125,7 @@ class Command:
                     return
                 if not data:
                     return
-                await send(channel, data)
+                await deliver(channel, data)
 
         pumps = []
         if self.tty:
@@ -126,7 +144,7 @@ class Command:
             code = await self.proc.wait()
             await asyncio.wait(pumps, timeout=5)
             code = 128 - code if code < 0 else code
-            await send(ERROR, json.dumps(exit_status(code, self.argv)).encode())
+            await deliver(ERROR, json.dumps(exit_status(code, self.argv)).encode())
         finally:
             for p in pumps:
                 p.cancel()
@@ -348,7 +366,8 @@ async def _serve_spdy(request: web.Request, start: Callable[[], Awaitable[Stream
         await command.run(send)
         for kind in ("stdout", "stderr", "error"):
             if kind in streams:
-                await streams[kind].close()
+                with contextlib.suppress(ConnectionError, EOFError, OSError):
+                    await streams[kind].close()
         return await conn.close()
     finally:
         for t in tasks:

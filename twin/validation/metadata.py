@@ -9,6 +9,7 @@ import functools
 import re
 from typing import Any
 
+from .. import kinds
 from ..apiserver import fieldrules
 
 from .causes import _invalid, _required
@@ -18,9 +19,10 @@ _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _C_IDENTIFIER_ENV = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-_LABEL_NAMED = {"Namespace"}  # kinds whose names are DNS-1123 labels
+_LABEL_NAMED = {"Namespace"} | {k.kind for k in kinds.KINDS if k.name_rule == "label"}  # DNS-1123 label names
 # only checked as path segments here (Service names are DNS-1035 labels: fieldrules.causes)
-_PATH_SEGMENT_NAMES = {"Service", "ClusterRole", "Role", "RoleBinding", "ClusterRoleBinding"}
+_PATH_SEGMENT_NAMES = {"Service", "ClusterRole", "Role", "RoleBinding", "ClusterRoleBinding"} | \
+    {k.kind for k in kinds.KINDS if k.name_rule == "path"}
 
 SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
                  "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Iterable
 
+from .. import kinds
 from ..apiserver import fieldrules
 
 from .causes import _duplicate, _forbidden, _invalid, _not_found, _required, _unsupported
@@ -101,46 +102,48 @@ def _pod_spec_causes(spec: Any, field: str, extra_volumes: Iterable[str] = (),
     return out
 
 
-def _workload_causes(obj: dict, kind: str) -> list[dict]:
+def _workload_causes(obj: dict, kind: str, prefix: str = "spec") -> list[dict]:
+    """A workload's spec (at `prefix`: a CronJob's is spec.jobTemplate.spec): selector, template, pod spec."""
     spec = obj.get("spec") or {}
+    p = prefix
     out: list[dict] = []
     r = spec.get("replicas")
     if isinstance(r, int) and r < 0:
-        out.append(_invalid("spec.replicas", r, "must be greater than or equal to 0"))
+        out.append(_invalid(f"{p}.replicas", r, "must be greater than or equal to 0"))
     sel = spec.get("selector")
     tpl = spec.get("template") or {}
     tlabels = (tpl.get("metadata") or {}).get("labels") or {}
-    if kind != "Job" or spec.get("manualSelector"):
+    if kind not in ("Job", "ReplicationController") or spec.get("manualSelector"):
         if not sel or not (sel.get("matchLabels") or sel.get("matchExpressions")):
-            out.append(_invalid("spec.selector", sel or {}, f"empty selector is invalid for {kind.lower()}")
-                       if sel is not None else _required("spec.selector"))
+            out.append(_invalid(f"{p}.selector", sel or {}, f"empty selector is invalid for {kind.lower()}")
+                       if sel is not None else _required(f"{p}.selector"))
         else:
-            out += _selector_causes(sel, "spec.selector")
+            out += _selector_causes(sel, f"{p}.selector")
             if not _selector_matches(sel, tlabels):
-                out.append(_invalid("spec.template.metadata.labels", tlabels, "`selector` does not match template `labels`"))
-    out += _check_labels(tlabels, "spec.template.metadata.labels")
+                out.append(_invalid(f"{p}.template.metadata.labels", tlabels, "`selector` does not match template `labels`"))
+    out += _check_labels(tlabels, f"{p}.template.metadata.labels")
     extra = [t.get("metadata", {}).get("name") for t in spec.get("volumeClaimTemplates") or [] if isinstance(t, dict)]
     restart: tuple[str, ...] = ("Always",)
     tspec = tpl.get("spec")
     if kind == "Job":
         restart = ("OnFailure", "Never")
         if isinstance(tspec, dict) and tspec.get("restartPolicy") not in restart:
-            out.append(_required("spec.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"'))
+            out.append(_required(f"{p}.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"'))
             restart = _RESTART
-    out += _pod_spec_causes(tspec, "spec.template.spec", [e for e in extra if e], restart)
+    out += _pod_spec_causes(tspec, f"{p}.template.spec", [e for e in extra if e], restart)
     if kind == "StatefulSet":
         pmp = spec.get("podManagementPolicy")
         if pmp and pmp not in ("OrderedReady", "Parallel"):
-            out.append(_unsupported("spec.podManagementPolicy", pmp, ("OrderedReady", "Parallel")))
+            out.append(_unsupported(f"{p}.podManagementPolicy", pmp, ("OrderedReady", "Parallel")))
         us = (spec.get("updateStrategy") or {}).get("type")
         if us and us not in ("RollingUpdate", "OnDelete"):
-            out.append(_unsupported("spec.updateStrategy.type", us, ("OnDelete", "RollingUpdate")))
+            out.append(_unsupported(f"{p}.updateStrategy.type", us, ("OnDelete", "RollingUpdate")))
         for i, t in enumerate(spec.get("volumeClaimTemplates") or []):
-            out += _pvc_spec_causes((t or {}).get("spec") or {}, f"spec.volumeClaimTemplates[{i}].spec")
+            out += _pvc_spec_causes((t or {}).get("spec") or {}, f"{p}.volumeClaimTemplates[{i}].spec")
     if kind == "Deployment":
         st = (spec.get("strategy") or {}).get("type")
         if st and st not in ("Recreate", "RollingUpdate"):
-            out.append(_unsupported("spec.strategy.type", st, ("Recreate", "RollingUpdate")))
+            out.append(_unsupported(f"{p}.strategy.type", st, ("Recreate", "RollingUpdate")))
     return out
 
 
@@ -260,6 +263,14 @@ def _crd_causes(obj: dict) -> list[dict]:
     return out
 
 
+def _embedded_workload(obj: dict, path: str, kind: str) -> list[dict]:
+    """The workload rules on a spec inside obj (`path`), e.g. a CronJob's spec.jobTemplate.spec as a Job's."""
+    cur: Any = obj
+    for part in path.split("."):
+        cur = cur.get(part) if isinstance(cur, dict) else None
+    return _workload_causes({"spec": cur}, kind, path) if isinstance(cur, dict) else []
+
+
 _SEMANTIC = {
     "StatefulSet": _workload_causes, "Deployment": _workload_causes, "ReplicaSet": _workload_causes,
     "DaemonSet": _workload_causes, "Job": _workload_causes,
@@ -270,7 +281,13 @@ def semantic(obj: dict) -> list[dict]:
     """The kind-specific validation of a decoded, defaulted built-in object."""
     kind = obj.get("kind") or ""
     out = _meta_causes(obj, kind)
-    if kind in _SEMANTIC:
+    k = kinds.BY_KIND.get(kind)
+    if k is not None:
+        if k.validate:
+            out += k.validate(obj)
+        if k.workload:
+            out += _embedded_workload(obj, *k.workload)
+    elif kind in _SEMANTIC:
         out += _SEMANTIC[kind](obj, kind)
     elif kind == "Pod":
         out += _pod_spec_causes(obj.get("spec"), "spec")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .. import kinds
 from ..apiserver import admission, fieldrules
 
 from .causes import _forbidden, _invalid
@@ -68,6 +69,9 @@ def update_causes(old: dict, new: dict) -> list[dict]:
             out.append(_invalid("spec.group", ns_.get("group"), "field is immutable"))
         if (os_.get("names") or {}).get("plural") != (ns_.get("names") or {}).get("plural"):
             out.append(_invalid("status.acceptedNames.plural", (ns_.get("names") or {}).get("plural"), "field is immutable"))
+    k = kinds.BY_KIND.get(kind or "")
+    if k is not None and k.validate_update:
+        out += k.validate_update(old, new)
     out += fieldrules.update_causes(old, new)
     if not out:  # validating admission (403) runs once validation passed
         admission.validate_update(old, new)
