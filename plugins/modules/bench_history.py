@@ -33,10 +33,10 @@ options:
     type: path
   tolerances:
     description:
-      - Mapping of step tolerance key to limits, as for M(storageperf.k8s.bench_compare), for example
-        C({"*.wall_s": {"max_increase_pct": 10}, "publish.p99": {"max_increase_pct": 25}}).
-      - Only step keys (C([<variant>/]<step>.<field>)); C(speedup) and C(sum_wall_s) compare variants inside one run.
-      - Default C({"*.wall_s": {"max_increase_pct": 10}}), the example compare's own help gives.
+      - "Mapping of step tolerance key to limits, as for M(storageperf.k8s.bench_compare), for example
+        C({\"*.wall_s\": {\"max_increase_pct\": 10}, \"publish.p99\": {\"max_increase_pct\": 25}})."
+      - "Only step keys (C([<variant>/]<step>.<field>)); C(speedup) and C(sum_wall_s) compare variants inside one run."
+      - "Default C({\"*.wall_s\": {\"max_increase_pct\": 10}}), the example compare's own help gives."
     type: dict
   baseline_runs:
     description:
