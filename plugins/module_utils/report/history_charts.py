@@ -15,7 +15,7 @@ HAS_MATPLOTLIB = C.HAS_MATPLOTLIB
 # a page of hundreds of charts helps nobody and takes long to draw: the series with regressions come first
 MAX_CHARTS = 40
 MAX_TICKS = 12
-REGRESSION = "#d55e00"
+REGRESSION = "#b91c1c"  # the pages' fail colour (render.CSS --fail), not one of the steps' palette
 
 
 def _when(started):
@@ -59,9 +59,9 @@ def trend(series):
     C._legend_above(ax, len(series["steps"]) + (1 if failed else 0))
     title = "%s · %s · %s%s" % (series["cluster"], series["benchmark"], series["variant"],
                                 "" if series["size"] is None else " · %s %s" % (series["size"], series["size_parameter"]))
-    return {"id": "chart-" + series["id"], "title": title + (" · %d regression%s in the latest run" % (
-                series["regressions"], "" if series["regressions"] == 1 else "s") if series["regressions"] else ""),
-            "png": C._png(fig),
+    if series["regressions"]:
+        title += " · %d regression%s in the latest run" % (series["regressions"], "" if series["regressions"] == 1 else "s")
+    return {"id": "chart-" + series["id"], "title": title, "png": C._png(fig),
             "alt": "Lines: the median wall time of each step per run, oldest left; red rings mark regressions, "
                    "red crosses failed runs"}
 

@@ -98,11 +98,13 @@ def problems_table(history):
 
 
 # --- rendering --------------------------------------------------------------------------------
+def _n(count, word):
+    return "%d %s%s" % (count, word, "" if count == 1 or word.endswith("s") else "s")
+
+
 def _headline(history):
     s = history["summary"]
-    def n(count, word):
-        return "%d %s%s" % (count, word, "" if count == 1 or word.endswith("s") else "s")
-
+    n = _n
     return "%s · %s · %s · %s (%d failed) · %s in the latest runs" % (
         n(s["documents"], "document"), n(s["clusters"], "cluster"), n(s["series"], "series"), n(s["runs"], "run"),
         s["failed_runs"], n(s["regressions"], "regression"))
