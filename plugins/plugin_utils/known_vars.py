@@ -30,6 +30,9 @@ PLAYBOOKS = {
                 "upload_signature_version"],
     "deploy_pmem": ["state", "nodes", "node_type", "regions", "vg_name", "topology", "classes", "force"],
     "enable_parallel_attach": ["state", "detach", "parallel"],
+    "history": ["reports_dir", "output_dir", "tolerances", "baseline_runs", "fail_on_regression", "reports_bucket",
+                "upload_bucket", "upload_prefix", "upload_endpoint_url", "upload_region", "upload_addressing_style",
+                "upload_signature_version"],
     "tune_trident": ["state", "allow_tech_preview", "k8s_api_qps", "worker_threads", "kube_api_qps", "kube_api_burst",
                      "fail_on_ontap_leaks"],
 }
@@ -50,6 +53,7 @@ OUTPUTS = [
     "storageperf_stats_advice", "storageperf_stats_bench_attach_stress", "storageperf_stats_bench_baseline",
     "storageperf_stats_bench_csi_lifecycle", "storageperf_stats_bench_last", "storageperf_stats_bench_runs",
     "storageperf_stats_compare", "storageperf_stats_fleet_report", "storageperf_stats_gluster_bench",
+    "storageperf_stats_history",
     "storageperf_stats_ack_parallel_attach",
 ]
 

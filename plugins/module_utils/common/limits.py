@@ -151,6 +151,9 @@ GLUSTER_PEERS = Limit(128, "peers of one trusted storage pool")
 MAX_BRICKS_PER_PROCESS = Limit(1000, "4x glusterd's default of 250 bricks per brick process")
 VOL_COUNT_PER_THREAD = Limit(200, "glusterd.vol_count_per_thread takes 5 to 200")
 ONTAP_PAGE = Limit(10000, "records per ONTAP page (max_records); larger pages only slow each answer")
+# --- reports -------------------------------------------------------------------------------------------
+BASELINE_RUNS = Limit(50, "earlier runs whose median is a history's baseline; past about 10 an old figure only "
+                          "hides a slow drift")
 
 # Role variables -> their Limit (the filter storageperf.k8s.limit_problems reads this table)
 ROLE_VARIABLES = {

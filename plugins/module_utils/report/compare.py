@@ -243,6 +243,17 @@ def _judge(field, spec, base, cand, have_baseline):
     return (not reasons), "; ".join(reasons)
 
 
+def key_matches(scope, variant, step):
+    """Whether a split tolerance key (split_key) applies to this variant's step: shell wildcards on both."""
+    return ((scope["variant"] is None or fnmatch.fnmatchcase(variant, scope["variant"]))
+            and scope["step"] is not None and fnmatch.fnmatchcase(step, scope["step"]))
+
+
+def judge(key, variant, step, field, spec, base, cand):
+    """One verdict row for a value against its baseline value, as compare() judges it (history.py's regressions)."""
+    return _row(key, variant, step, field, spec, base, cand, True)
+
+
 def _row(key, variant, step, field, spec, base, cand, have_baseline):
     passed, reason = _judge(field, spec, base, cand, have_baseline)
     metric = "%s%s.%s" % (variant + "/" if variant else "", step, field) if step else field
@@ -284,10 +295,8 @@ def compare(baseline_doc, candidate_doc, tolerances):
                                      _step_speedup(candidate_doc, n, spec), have_baseline))
         else:
             for vname, steps in cand_summ:
-                if scope["variant"] is not None and not fnmatch.fnmatchcase(vname, scope["variant"]):
-                    continue
                 for n in step_names(candidate_doc):
-                    if n not in steps or not fnmatch.fnmatchcase(n, scope["step"]):
+                    if n not in steps or not key_matches(scope, vname, n):
                         continue
                     matched = True
                     base = step_value(base_summ.get(vname, {}).get(n), field) if have_baseline else None

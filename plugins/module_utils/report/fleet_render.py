@@ -14,6 +14,7 @@ import os
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.history_render import history_link
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import cell, humanize
 
 FILENAMES = {"json": "fleet.json", "markdown": "fleet.md", "html": "fleet.html"}
@@ -158,8 +159,10 @@ def _headline(fleet):
     return text
 
 
-def to_markdown(fleet):
+def to_markdown(fleet, history=None):
     out = ["# %s" % fleet["title"], "", "Fleet report `%s` · %s" % (fleet["name"], _headline(fleet)), ""]
+    if history:  # the link line to <reports_dir>/history/history.html (docs/history.md)
+        out += ["History and regressions of every cluster: [history](%s)" % history, ""]
     for table in fleet_tables(fleet):
         out.append(R.table_markdown(table))
     notes = advice_notes(fleet) if fleet["kind"] == "advice" else []
@@ -184,12 +187,15 @@ def _cards(fleet):
                    for k, v in cards)
 
 
-def to_html(fleet, charts=True):
+def to_html(fleet, charts=True, history=None):
     status = "ok" if fleet["summary"]["failed"] == 0 else "failed"
     body = ["<main>", "<h1>%s</h1>" % R.esc(fleet["title"]),
             '<p class="sub"><span class="badge %s">%s</span> fleet report <code>%s</code> · %s</p>' % (
                 status, status, R.esc(fleet["name"]), R.esc(_headline(fleet))),
             '<div class="cards">%s</div>' % _cards(fleet)]
+    if history:
+        body.append('<p class="sub">History and regressions of every cluster: <a href="%s">history</a></p>'
+                    % R.esc(history))
     chart_list = []
     if charts:
         from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_charts
@@ -214,8 +220,8 @@ def to_html(fleet, charts=True):
     return R.page_html(fleet["title"], body, extra_css=FLEET_CSS)
 
 
-def render_fleet(fleet):
-    return {"json": dumps(fleet), "markdown": to_markdown(fleet), "html": to_html(fleet)}
+def render_fleet(fleet, history=None):
+    return {"json": dumps(fleet), "markdown": to_markdown(fleet, history), "html": to_html(fleet, history=history)}
 
 
 def write_fleet(fleet, reports_dir, check_mode=False):
@@ -224,7 +230,8 @@ def write_fleet(fleet, reports_dir, check_mode=False):
     Returns {format: {"path", "changed"}}; in check mode nothing is written and changed says
     whether it would have been.
     """
-    return R.write_texts(render_fleet(fleet), os.path.join(reports_dir, fleet["name"]), FILENAMES,
+    out_dir = os.path.join(reports_dir, fleet["name"])
+    return R.write_texts(render_fleet(fleet, history_link(reports_dir, out_dir)), out_dir, FILENAMES,
                          check_mode=check_mode)
 
 

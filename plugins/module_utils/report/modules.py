@@ -1,6 +1,6 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the report modules do: bench_report, bench_compare, fleet_report and reports_upload.
+"""What the report modules do: bench_report, bench_compare, fleet_report, reports_upload and bench_history.
 
 Each function takes the module's params (and check mode) and returns the module's result, or raises a
 StoragePerfError naming the option to fix. What they share is here once: reading a result document
@@ -18,7 +18,10 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import comp
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import history as H
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import history_render as HR
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_results as S3R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.fleet_schema import FleetValidationError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.junit import to_junit
@@ -119,14 +122,19 @@ def fleet_report(p, check_mode=False):
 
 
 # reports_upload -------------------------------------------------------------------------------------
-def reports_upload(p, check_mode=False, diff=False):
-    """Upload the files of a report directory that the bucket lacks or holds in another version."""
+def _s3(p):
+    """The S3 client of the bucket options (reports_upload's and bench_history's), after checking them."""
     if not U.HAS_BOTO3:
         raise StoragePerfError(missing_required_lib("boto3") + " Install it with: pip install --no-deps -r "
                                "requirements-s3.txt (docs/fleet.md says why --no-deps).")
     if not p["bucket"].strip() or "/" in p["bucket"]:
         raise StoragePerfError("bucket %r must be a bucket name (no '/'); put the path into prefix" % p["bucket"])
-    s3 = U.client(p["endpoint_url"], p["region"], p["profile"], p["addressing_style"], p["signature_version"])
+    return U.client(p["endpoint_url"], p["region"], p["profile"], p["addressing_style"], p["signature_version"])
+
+
+def reports_upload(p, check_mode=False, diff=False):
+    """Upload the files of a report directory that the bucket lacks or holds in another version."""
+    s3 = _s3(p)
     result = U.sync(s3, p["src"], p["bucket"], p["prefix"], check_mode=check_mode, endpoint_url=p["endpoint_url"])
     keys = sorted(result["uploaded"] + result["unchanged"])
     out = dict(changed=bool(result["uploaded"]), uploaded=result["uploaded"], unchanged=result["unchanged"],
@@ -134,3 +142,30 @@ def reports_upload(p, check_mode=False, diff=False):
     if diff and result["uploaded"]:
         out["diff"] = result["diff"]
     return out
+
+
+# bench_history --------------------------------------------------------------------------------------
+def bench_history(p, check_mode=False):
+    """Every result document of reports_dir (and of the bucket) in time order, regressions flagged; history.*."""
+    reports_dir = os.path.abspath(p["reports_dir"]) if p["reports_dir"] else None
+    if not p["bucket"] and not (reports_dir and os.path.isdir(reports_dir)):
+        raise StoragePerfError("reports_dir %s is not a directory: give the reports_dir the benchmarks wrote into "
+                               "(<reports_dir>/<cluster>/<run_id>/result.json), or a bucket" % (p["reports_dir"] or "(empty)"))
+    out_dir = os.path.abspath(p["output_dir"] or os.path.join(reports_dir or "", HR.DIRNAME))
+    if not p["output_dir"] and not reports_dir:
+        raise StoragePerfError("output_dir is required when reports_dir is not given (the history goes to "
+                               "<reports_dir>/history/ by default)")
+    entries = H.find_results(reports_dir) if reports_dir else []
+    source = {"reports_dir": reports_dir}
+    if p["bucket"]:
+        entries += S3R.find_results(_s3(p), p["bucket"], p["prefix"], endpoint_url=p["endpoint_url"])
+        source.update(bucket=p["bucket"], prefix=p["prefix"])
+    if not entries:
+        raise StoragePerfError("no result document under %s: the history reads <cluster>/<run_id>/result.json; check "
+                               "reports_dir%s" % (" and ".join(x for x in (reports_dir, p["bucket"] and "s3://%s/%s" % (
+                                   p["bucket"], p["prefix"])) if x), " and bucket/prefix" if p["bucket"] else ""))
+    history = H.build_history(entries, p["tolerances"], p["baseline_runs"], source=source)
+    with writing("cannot write the history into %s" % out_dir, hint="Check that output_dir / reports_dir is writable."):
+        result = written(HR.write_history(history, out_dir, check_mode=check_mode))
+    return dict(result, output_dir=out_dir, summary=history["summary"], regressions=history["regressions"],
+                baseline=history["baseline"], tolerances=history["tolerances"], table=HR.table_lines(history))

@@ -89,7 +89,8 @@ def client(endpoint_url=None, region=None, profile=None, addressing_style="auto"
     return session.client("s3", endpoint_url=endpoint_url or None, config=botocore.config.Config(**cfg))
 
 
-def _error_text(exc, bucket, endpoint_url):
+def error_text(exc, bucket, endpoint_url):
+    """Why a call to the bucket failed, phrased for the person running it (never with a credential)."""
     where = "bucket %r%s" % (bucket, (" at " + endpoint_url) if endpoint_url else "")
     if isinstance(exc, botocore.exceptions.NoCredentialsError):
         return ("no credentials for %s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for "
@@ -148,7 +149,7 @@ def sync(s3, src, bucket, prefix="", check_mode=False, endpoint_url=None):
                 s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType=ctype,
                               ContentMD5=_b64(md5), Metadata={META_SHA256: sha})
     except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as e:
-        raise UploadError(_error_text(e, bucket, endpoint_url))
+        raise UploadError(error_text(e, bucket, endpoint_url))
     return {"uploaded": uploaded, "unchanged": unchanged, "diff": {"before": before, "after": after}}
 
 

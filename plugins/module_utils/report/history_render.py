@@ -1,0 +1,184 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The history document (history.py) as tables, Markdown and a self-contained HTML page, and writing them.
+
+    write_history(history, "reports/history")   # history.json, history.md, history.html (atomic, only what changed)
+
+Tables use tables.py's cell model and render.py's Markdown/HTML table functions inside render.py's page
+shell, as fleet_render.py does, so the history reads like a run's report.html and the fleet report.
+"""
+
+
+import os
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import format_limit, format_value, split_key
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import cell
+
+DIRNAME = "history"
+FILENAMES = {"json": "history.json", "markdown": "history.md", "html": "history.html"}
+FLAG = "▲"
+
+
+def _size_text(series):
+    return stats.DASH if series["size"] is None else "%s %s" % (series["size"], series["size_parameter"] or "")
+
+
+def _series_title(series):
+    return "%s · %s · %s%s" % (series["cluster"], series["benchmark"], series["variant"],
+                               "" if series["size"] is None else " · " + _size_text(series))
+
+
+# --- tables (tables.py cell model) ------------------------------------------------------------
+def regressions_table(history):
+    """Cluster | Benchmark | Variant | Size | Run | Step | Baseline | Latest | Change | Limit: what AWX alerts on."""
+    rows = [[cell(r["cluster"]), cell(r["benchmark"]), cell(r["variant"]),
+             cell(stats.DASH if r["size"] is None else str(r["size"])), cell(r["run_id"]),
+             cell("%s.%s" % (r["step"], r["field"])), cell(_fmt(r, "baseline")), cell(_fmt(r, "candidate"), "fail"),
+             cell(stats.format_pct(r["change_pct"]), "fail"), cell(r["limit"])]
+            for r in history["regressions"]]
+    if not rows:
+        rows = [[cell("none: no step of a series' latest run is worse than its baseline beyond the tolerance", "ok")]
+                + [cell("")] * 9]
+    b = history["baseline"]
+    return {"id": "history-regressions", "title": "Regressions in the latest runs", "left": 6, "rows": rows,
+            "headers": ["Cluster", "Benchmark", "Variant", "Size", "Run", "Step", "Baseline", "Latest", "Change",
+                        "Limit"],
+            "note": "Baseline: the %s (at most %d) of the same cluster, benchmark, variant and size; failed and "
+                    "interrupted runs are never baselines. Limits: %s." % (
+                        b["method"], b["runs"], _tolerances_text(history["tolerances"]))}
+
+
+def _fmt(regression, which):
+    return format_value(regression["field"], regression[which])
+
+
+def _tolerances_text(specs):
+    return "; ".join("%s %s" % (k, format_limit(split_key(k)["field"], v)) for k, v in sorted(specs.items()))
+
+
+def series_table(series):
+    """Run | Started | Status | <step> ...: every run of one series, oldest first, the flagged cells marked."""
+    steps = series["steps"]
+    rows = []
+    for run in series["runs"]:
+        by_name = {s["name"]: s for s in run["steps"]}
+        status = run["status"] + (": " + run["reason"] if run.get("reason") else "")
+        if not run["baseline"]:
+            status += " (%s)" % run["baseline_note"].split(":")[0]
+        row = [cell(run["run_id"]), cell(run["started"][:19].replace("T", " ")),
+               cell(status, "" if run["status"] == "ok" else "fail")]
+        for st in steps:
+            s = by_name.get(st["name"])
+            row.append(_step_cell(s))
+        rows.append(row)
+    return {"id": "history-" + series["id"], "title": _series_title(series), "left": 3, "rows": rows,
+            "headers": ["Run", "Started", "Status"] + [st["label"] for st in steps],
+            "note": "Median over repetitions: wall time of the batch · objects per second. %s: worse than the "
+                    "baseline beyond the tolerance (the change follows)." % FLAG}
+
+
+def _step_cell(s):
+    if s is None:
+        return cell(stats.DASH, "missing")
+    if s["regression"]:
+        broken = [c for c in s["checks"] if c["status"] == "fail"]
+        return cell("%s %s %s" % (s["text"], FLAG, ", ".join("%s %s" % (c["field"], c["change_text"]) for c in broken)),
+                    "fail")
+    return cell(s["text"], "" if s["status"] == "ok" else ("fail" if s["status"] in ("failed", "timeout") else "skip"))
+
+
+def problems_table(history):
+    rows = [[cell(p.get("cluster") or stats.DASH), cell(p.get("source") or stats.DASH), cell(p["error"], "fail")]
+            for p in history["problems"]]
+    return {"id": "history-problems", "title": "Documents left out", "left": 3, "rows": rows,
+            "headers": ["Cluster", "Document", "Why"], "note": ""} if rows else None
+
+
+# --- rendering --------------------------------------------------------------------------------
+def _n(count, word):
+    return "%d %s%s" % (count, word, "" if count == 1 or word.endswith("s") else "s")
+
+
+def _headline(history):
+    s = history["summary"]
+    n = _n
+    return "%s · %s · %s · %s (%d failed) · %s in the latest runs" % (
+        n(s["documents"], "document"), n(s["clusters"], "cluster"), n(s["series"], "series"), n(s["runs"], "run"),
+        s["failed_runs"], n(s["regressions"], "regression"))
+
+
+def to_markdown(history):
+    out = ["# %s" % history["title"], "", _headline(history), "", R.table_markdown(regressions_table(history))]
+    out += [R.table_markdown(series_table(s)) for s in history["series"]]
+    problems = problems_table(history)
+    if problems:
+        out.append(R.table_markdown(problems))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _cards(history):
+    s = history["summary"]
+    cards = [("regressions (latest runs)", s["regressions"]), ("series", s["series"]), ("runs", s["runs"]),
+             ("failed runs", s["failed_runs"]), ("clusters", s["clusters"]), ("documents", s["documents"])]
+    return "".join('<div class="card"><div class="k">%s</div><div class="v">%s</div></div>' % (R.esc(k), R.esc(v))
+                   for k, v in cards)
+
+
+def to_html(history, charts=True):
+    status = "ok" if not history["summary"]["regressions"] else "failed"
+    body = ["<main>", "<h1>%s</h1>" % R.esc(history["title"]),
+            '<p class="sub"><span class="badge %s">%s</span> %s</p>' % (
+                status, "no regression" if status == "ok" else "regression", R.esc(_headline(history))),
+            '<div class="cards">%s</div>' % _cards(history)]
+    drawn = {"charts": [], "left_out": 0}
+    if charts:
+        from ansible_collections.storageperf.k8s.plugins.module_utils.report import history_charts
+
+        drawn = history_charts.all_charts(history)
+        if not history_charts.HAS_MATPLOTLIB:
+            body.append('<p class="note">Charts need matplotlib on the host that renders the report.</p>')
+    by_id = {c["id"]: c for c in drawn["charts"]}
+    table = regressions_table(history)
+    body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
+    for s in history["series"]:
+        table = series_table(s)
+        body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
+        if "chart-" + s["id"] in by_id:
+            body += R.figures_html([by_id["chart-" + s["id"]]])[1:]  # the figure without another "Charts" heading
+    if drawn["left_out"]:
+        body.append('<p class="note">%d more series without regressions have no chart (at most %d charts).</p>'
+                    % (drawn["left_out"], len(drawn["charts"])))
+    problems = problems_table(history)
+    if problems:
+        body += ["<h2>%s</h2>" % R.esc(problems["title"]), R.table_html(problems)]
+    body.append("<footer>storageperf.k8s history schema v%s</footer>" % R.esc(history["history_schema_version"]))
+    body.append("</main>")
+    return R.page_html(history["title"], body, extra_css="td.ok{color:var(--ok);font-weight:600}")
+
+
+def render_history(history, charts=True):
+    return {"json": dumps(history), "markdown": to_markdown(history), "html": to_html(history, charts=charts)}
+
+
+def write_history(history, output_dir, check_mode=False, charts=True):
+    """Write <output_dir>/history.json|history.md|history.html atomically (only what changed).
+
+    Returns {format: {"path", "changed"}}; in check mode nothing is written and changed says whether it would be.
+    """
+    return R.write_texts(render_history(history, charts=charts), output_dir, FILENAMES, check_mode=check_mode)
+
+
+def history_link(reports_dir, from_dir):
+    """The relative link from a report in from_dir to <reports_dir>/history/history.html, or None when there is none."""
+    target = os.path.join(reports_dir, DIRNAME, FILENAMES["html"])
+    if not os.path.isfile(target):
+        return None
+    return os.path.relpath(target, from_dir).replace(os.sep, "/")
+
+
+def table_lines(history):
+    """The regressions table as Markdown lines, for the playbook's debug output."""
+    return R.table_markdown(dict(regressions_table(history), title="", note="")).splitlines()

@@ -1,0 +1,41 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read the result documents that reports_upload put into an S3-compatible bucket (history.py's other source).
+
+    s3 = s3_upload.client(endpoint_url, region, profile)     # boto3's own credential chain, nothing passed here
+    entries = find_results(s3, "perf-reports", "storageperf")  # [{"cluster", "source", "document" | "error"}]
+
+Every key under the prefix that ends in <cluster>/<run_id>/result.json is a run, whatever lies between
+(compare.yml uploads runs under <prefix>/<fleet report name>/<cluster>/<run_id>/, so the same run can be there
+twice: history.py keeps one per cluster and run id).
+"""
+
+
+import json
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import RESULT_FILE
+
+
+def find_results(s3, bucket, prefix="", endpoint_url=None):
+    """One entry per result.json under prefix, sorted by key; a document that cannot be read is an entry with its error."""
+    kwargs = {"Bucket": bucket}
+    if prefix and prefix.strip("/"):
+        kwargs["Prefix"] = prefix.strip("/") + "/"
+    try:
+        keys = sorted(obj["Key"] for page in s3.get_paginator("list_objects_v2").paginate(**kwargs)
+                      for obj in page.get("Contents", []) if obj["Key"].endswith("/" + RESULT_FILE))
+    except (U.botocore.exceptions.BotoCoreError, U.botocore.exceptions.ClientError) as e:
+        raise U.UploadError(U.error_text(e, bucket, endpoint_url))
+    out = []
+    for key in keys:
+        parts = key.split("/")
+        entry = {"cluster": parts[-3] if len(parts) >= 3 else None, "source": "s3://%s/%s" % (bucket, key)}
+        try:
+            entry["document"] = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8"))
+        except ValueError as e:
+            entry["error"] = "not valid JSON: %s" % e
+        except (U.botocore.exceptions.BotoCoreError, U.botocore.exceptions.ClientError) as e:
+            entry["error"] = U.error_text(e, bucket, endpoint_url)
+        out.append(entry)
+    return out
