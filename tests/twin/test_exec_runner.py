@@ -117,7 +117,7 @@ def test_cancel_kills_the_process_group(tmp_path):
     assert exec_runner.running() == []
     for pid in pids:  # the group leader and its children are gone
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
-    assert subprocess.run(["pgrep", "-f", "sleep 1000"], capture_output=True).returncode == 1
+    assert subprocess.run(["pgrep", "-x", "-f", "sleep 1000"], capture_output=True).returncode == 1
 
 
 SERVER = ("python3 -c \"import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
