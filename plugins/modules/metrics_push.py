@@ -12,7 +12,7 @@ description:
     C(metrics.prom) next to C(result.json) (for node-exporter's textfile collector; temporary file and rename),
     and, with O(pushgateway_url), pushes the same metrics to a Prometheus Pushgateway into the group
     C(job=storageperf), C(cluster), C(benchmark).
-  - A Pushgateway that cannot be reached is a warning naming the URL and the error, never a failure: the run
+  - A Pushgateway that cannot be reached is a warning naming the URL and the error, never a failure; the run
     and the text file are kept.
   - Without O(result) the module only checks O(pushgateway_url) and that prometheus-client is installed; the
     benchmark roles call it so before they measure, so that a bad URL fails the run before anything runs.
@@ -119,7 +119,14 @@ def main():
         supports_check_mode=True,
         limits={"timeout": L.REQUEST_TIMEOUT},
     )
-    module.run(lambda m: metrics_push(m.params, check_mode=m.check_mode))
+    module.run(run)
+
+
+def run(module):
+    result = metrics_push(module.params, check_mode=module.check_mode)
+    for warning in result.pop("warnings", []):  # a Pushgateway that is down: shown, the task stays ok
+        module.warn(warning)
+    return result
 
 
 if __name__ == "__main__":

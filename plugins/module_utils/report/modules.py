@@ -166,7 +166,7 @@ def metrics_push(p, check_mode=False):
     if url:
         error = ME.push(url, families, key, MF.JOB, p["timeout"])
         result["pushed"] = not error
-        if error:  # Ansible shows a result's warnings; the task stays ok
+        if error:  # the module passes them to module.warn(); the task stays ok
             result["warnings"] = ["%s %s: the push of run %s failed (%s); the run and %s are kept"
                                   % (ME.URL_OPTION, url, doc["run_id"], error, path)]
     return result
