@@ -4,7 +4,7 @@ import_playbook, import_role/include_role (with tasks_from) and import_tasks/inc
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -37,13 +37,13 @@ def _tasks_keys(tasks, role):
     return keys
 
 
-@lru_cache(maxsize=None)
+@cache
 def _role_keys(role, tasks_file):
     path = ROOT / "roles" / role / "tasks" / (tasks_file if tasks_file.endswith(".yml") else tasks_file + ".yml")
     return frozenset(_tasks_keys(yaml.safe_load(path.read_text()), role))
 
 
-@lru_cache(maxsize=None)
+@cache
 def playbook_keys(name):
     """The set_stats keys a playbook can publish."""
     keys: set[str] = set()
