@@ -16,19 +16,21 @@ model     the result and fleet documents, their schemas, and what finalize() sto
 analysis  figures derived from documents, as data: steps (one step summary's label, ratio and
           cell), metrics (what each metric is, which way is better), compare (speedups, headline,
           tolerance verdicts), warning_events, fleet (the fleet document built from many results),
-          history (every run of a reports directory in time order, regressions against earlier runs)
+          history (every run of a reports directory in time order, regressions against earlier runs),
+          metric_families (a result document as Prometheus metric families, as data)
 render    words and formats: tables (table models), render (Markdown, HTML), charts (PNG),
           summary (the facts / set_stats dict: texts and Markdown table lines), verdict_text,
           junit, fleet_render, fleet_charts, history_render, history_charts
-io        s3_upload (a report directory into a bucket), s3_results (result documents out of one)
+io        s3_upload (a report directory into a bucket), s3_results (result documents out of one),
+          metrics_export (metric families into metrics.prom and a Prometheus Pushgateway)
 modules   modules (what the report modules do: the glue of the floors below)
 """
 
 FLOORS = (
     ("model", ("stats", "schema", "fleet_schema", "sweep", "document")),
-    ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet", "history")),
+    ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet", "history", "metric_families")),
     ("render", ("tables", "render", "charts", "summary", "verdict_text", "junit", "fleet_render", "fleet_charts",
                 "history_render", "history_charts")),
-    ("io", ("s3_upload", "s3_results")),
+    ("io", ("s3_upload", "s3_results", "metrics_export")),
     ("modules", ("modules",)),
 )

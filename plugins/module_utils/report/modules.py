@@ -1,6 +1,7 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the report modules do: bench_report, bench_compare, fleet_report, reports_upload and bench_history.
+"""What the report modules do: bench_report, bench_compare, fleet_report, reports_upload, bench_history and
+metrics_push.
 
 Each function takes the module's params (and check mode) and returns the module's result, or raises a
 StoragePerfError naming the option to fix. What they share is here once: reading a result document
@@ -20,6 +21,8 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import flee
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import history as H
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import history_render as HR
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import metric_families as MF
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import metrics_export as ME
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_results as S3R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
@@ -169,3 +172,37 @@ def bench_history(p, check_mode=False):
         result = written(HR.write_history(history, out_dir, check_mode=check_mode))
     return dict(result, output_dir=out_dir, summary=history["summary"], regressions=history["regressions"],
                 baseline=history["baseline"], tolerances=history["tolerances"], table=HR.table_lines(history))
+
+
+# metrics_push ---------------------------------------------------------------------------------------
+def metrics_push(p, check_mode=False):
+    """Write <run dir>/metrics.prom from a result document and push the same families to a Pushgateway.
+
+    Without p["result"] only the URL and the library are checked: the bench roles call it so before they measure.
+    A push that fails is a warning (result["warnings"]), never a failure: the run and the text file stay.
+    """
+    url = ME.check_url(p["pushgateway_url"])
+    if not ME.HAS_PROMETHEUS_CLIENT:
+        raise StoragePerfError(missing_required_lib("prometheus-client") + " It is in the collection's "
+                               "requirements.txt: pip install -r requirements.txt on the controller or in the EE.")
+    result = dict(changed=False, pushed=False, pushgateway_url=url)
+    if not p["result"]:
+        return result
+    doc = _load("result", p["result"])
+    families = MF.families(doc, p["cluster"])
+    run_dir = _report_dir(dict(p, output_dir=None, reports_dir=None), doc)
+    path = os.path.join(run_dir, ME.TEXTFILE)
+    key = MF.grouping_key(doc, p["cluster"])
+    result.update(path=path, grouping_key=dict(key, job=MF.JOB), run_id=doc["run_id"],
+                  families=[f["name"] for f in families], samples=sum(len(f["samples"]) for f in families))
+    if check_mode:
+        return result
+    with writing("cannot write %s" % path, hint="Check that the run directory is writable."):
+        result["changed"] = ME.write_textfile(run_dir, families)[1]
+    if url:
+        error = ME.push(url, families, key, MF.JOB, p["timeout"])
+        result["pushed"] = not error
+        if error:  # the module passes them to module.warn(); the task stays ok
+            result["warnings"] = ["%s %s: the push of run %s failed (%s); the run and %s are kept"
+                                  % (ME.URL_OPTION, url, doc["run_id"], error, path)]
+    return result

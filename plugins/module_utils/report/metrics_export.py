@@ -1,0 +1,106 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Metric families (metric_families.py) out to Prometheus: the OpenMetrics text file and the Pushgateway push.
+
+Both go through the official client, prometheus-client (requirements.txt). The Pushgateway's basic auth comes
+from the environment only (STORAGEPERF_PUSHGATEWAY_USERNAME / _PASSWORD), never from module arguments, files or
+the URL, so that no secret reaches a log, an AWX job's arguments or a report. A push that fails is returned as
+an error text for the caller to warn with: a Pushgateway that is down never costs a benchmark its run.
+"""
+
+
+import os
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+
+from urllib.parse import urlsplit
+
+try:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.core import GaugeMetricFamily
+    from prometheus_client.exposition import basic_auth_handler, default_handler, push_to_gateway
+    from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
+
+    HAS_PROMETHEUS_CLIENT = True
+except ImportError:
+    HAS_PROMETHEUS_CLIENT = False
+
+URL_OPTION = "metrics_pushgateway_url"
+USERNAME_ENV = "STORAGEPERF_PUSHGATEWAY_USERNAME"
+PASSWORD_ENV = "STORAGEPERF_PUSHGATEWAY_PASSWORD"  # nosec: the name of a variable, not a password
+TEXTFILE = "metrics.prom"  # node-exporter's textfile collector reads *.prom
+
+
+def check_url(url):
+    """Refuse a Pushgateway URL that cannot work, naming metrics_pushgateway_url; '' means no push."""
+    url = (url or "").strip()
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    fix = ("give the Pushgateway's base URL, e.g. http://pushgateway.example:9091, or leave %s empty to write "
+           "metrics.prom only" % URL_OPTION)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise StoragePerfError("%s=%r is not an http(s) URL with a host: %s" % (URL_OPTION, url, fix))
+    if parts.username is not None or parts.password is not None:
+        # the URL ends up in logs and job arguments: credentials go through the environment
+        raise StoragePerfError("%s must not carry a user or password; set %s and %s in the environment instead"
+                               % (URL_OPTION, USERNAME_ENV, PASSWORD_ENV))
+    if parts.query or parts.fragment:
+        raise StoragePerfError("%s=%r has a query or fragment: %s" % (URL_OPTION, url, fix))
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number or out of range
+    except ValueError as e:
+        raise StoragePerfError("%s=%r: %s; %s" % (URL_OPTION, url, e, fix)) from e
+    return url.rstrip("/")
+
+
+class _Families:
+    """A collector that yields fixed families: the registry holds exactly what the document says."""
+
+    def __init__(self, families):
+        self._families = families
+
+    def collect(self):
+        for fam in self._families:
+            gauge = GaugeMetricFamily(fam["name"], fam["help"], labels=list(fam["labels"]), unit=fam["unit"])
+            for labels, value in fam["samples"]:
+                gauge.add_metric([labels[n] for n in fam["labels"]], value)
+            yield gauge
+
+
+def registry(families):
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(_Families(families))
+    return reg
+
+
+def openmetrics_text(families):
+    """The OpenMetrics text of the families (gauges only, so Prometheus' text-format parsers read it too)."""
+    return openmetrics_latest(registry(families)).decode("utf-8")
+
+
+def write_textfile(directory, families):
+    """metrics.prom in the directory, through a temp file and rename; (path, changed)."""
+    path = os.path.join(directory, TEXTFILE)
+    return path, D.write_text_atomic(path, openmetrics_text(families))
+
+
+def _handler():
+    username, password = os.environ.get(USERNAME_ENV), os.environ.get(PASSWORD_ENV)
+    if not username:
+        return default_handler
+
+    def handler(url, method, timeout, headers, data):
+        return basic_auth_handler(url, method, timeout, headers, data, username, password or "")
+    return handler
+
+
+def push(url, families, grouping_key, job, timeout):
+    """PUT the families into the group job/<grouping key> (replacing that group only). '' or the error text."""
+    try:
+        push_to_gateway(url, job=job, registry=registry(families), grouping_key=grouping_key, timeout=timeout,
+                        handler=_handler())
+    except Exception as e:  # URLError, HTTPError, OSError, timeouts: the caller warns and the run is kept
+        return "%s: %s" % (type(e).__name__, e)
+    return ""

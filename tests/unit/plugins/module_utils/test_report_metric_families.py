@@ -1,0 +1,124 @@
+"""metric_families.py (document -> families) and metrics_export.py (metrics.prom text, URL check), on a known document."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import metric_families as MF
+from tests.support import report_samples as sample
+
+ME = pytest.importorskip("ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics_export")
+parser = pytest.importorskip("prometheus_client.openmetrics.parser")
+
+
+def known_document():
+    """Two variants, two repetitions: create_volume 10 s / 12 s off (median 11), 2 s / 4 s on (median 3)."""
+    doc = D.new_result("csi_lifecycle", run_id="csi_lifecycle-20260620T090000Z-abcdef", cluster={"nodes": 2})
+    for name, walls in (("concurrency off", (10.0, 12.0)), ("concurrency on", (2.0, 4.0))):
+        variant = D.add_variant(doc, name)
+        for wall in walls:
+            run = D.add_run(variant)
+            D.add_step(run, "create_volume", count=4, wall_s=wall, unit="vol",
+                       latency={"min": 1.0, "p50": 2.0, "p90": 3.0, "p99": 3.5, "max": 4.0, "mean": 2.5})
+            D.add_step(run, "delete_volume", count=4, wall_s=wall / 2, unit="vol")
+            D.finish_run(run)
+    D.finalize(doc)
+    return doc
+
+
+def by_name(families):
+    return {f["name"]: f for f in families}
+
+
+def values(family, **match):
+    return [(labels, value) for labels, value in family["samples"]
+            if all(labels[k] == v for k, v in match.items())]
+
+
+def test_step_duration_is_the_median_wall_time_per_variant_and_step():
+    fams = by_name(MF.families(known_document(), "twin-1"))
+    duration = fams["storageperf_step_duration_seconds"]
+    assert duration["unit"] == "seconds" and duration["type"] == "gauge"
+    got = {(lb["variant"], lb["step"]): v for lb, v in duration["samples"]}
+    assert got == {("concurrency off", "create_volume"): 11.0, ("concurrency off", "delete_volume"): 5.5,
+                   ("concurrency on", "create_volume"): 3.0, ("concurrency on", "delete_volume"): 1.5}
+    [(labels, _)] = values(duration, variant="concurrency on", step="create_volume")
+    assert labels == {"cluster": "twin-1", "benchmark": "csi_lifecycle", "run_id": "csi_lifecycle-20260620T090000Z-abcdef",
+                      "variant": "concurrency on", "step": "create_volume"}
+
+
+def test_speedup_per_step_and_overall_against_the_first_variant():
+    speedup = by_name(MF.families(known_document(), "twin-1"))["storageperf_speedup"]
+    got = {lb["step"]: v for lb, v in speedup["samples"]}
+    # per step the throughput ratio of the median rates (the report's ratio column), overall the ratio of the sums
+    rate_off, rate_on = (4 / 10 + 4 / 12) / 2, (4 / 2 + 4 / 4) / 2
+    assert got == pytest.approx({"create_volume": rate_on / rate_off, "delete_volume": rate_on / rate_off,
+                                 "overall": 16.5 / 4.5})
+    assert {(lb["baseline"], lb["variant"]) for lb, _ in speedup["samples"]} == {("concurrency off", "concurrency on")}
+
+
+def test_latency_stats_go_to_their_own_family_and_a_single_variant_has_no_speedup():
+    doc = known_document()
+    doc["variants"] = doc["variants"][:1]
+    fams = by_name(MF.families(doc, "twin-1"))
+    assert fams["storageperf_speedup"]["samples"] == []
+    lat = {lb["stat"]: v for lb, v in values(fams["storageperf_step_latency_seconds"], step="create_volume")}
+    assert lat == {"min": 1.0, "p50": 2.0, "p90": 3.0, "p99": 3.5, "max": 4.0, "mean": 2.5}
+    assert fams["storageperf_run_ok"]["samples"] == [
+        ({"cluster": "twin-1", "benchmark": "csi_lifecycle", "run_id": doc["run_id"], "status": "ok"}, 1.0)]
+
+
+def test_every_benchmark_kind_gives_families_and_seed_reference_variants_are_left_out():
+    for doc in (sample.attach_stress(), sample.fio_classes(), sample.csi_sweep()):
+        fams = by_name(MF.families(doc, "c"))
+        assert fams["storageperf_step_duration_seconds"]["samples"] or fams["storageperf_step_metric"]["samples"]
+    gluster = sample.gluster_handshake()
+    # gluster/report.py adds the seed's figures as a variant with settings.measured false: not a measurement
+    seed = D.add_variant(gluster, "seed 003", settings={"source": "seed 003", "measured": False})
+    run = D.add_run(seed)
+    D.add_step(run, "handshake_2000", count=2000, wall_s=600.0, metrics={"handshake_s": 600.0})
+    D.finish_run(run)
+    D.finalize(gluster)
+    fams = by_name(MF.families(gluster, "pool"))
+    variants = {lb.get("variant") for f in fams.values() for lb, _ in f["samples"]}
+    assert "seed 003" not in variants and len(variants - {None}) >= 1
+    assert fams["storageperf_step_metric"]["samples"]
+
+
+def test_metrics_prom_parses_back_with_prometheus_clients_parser(tmp_path):
+    doc = known_document()
+    path, changed = ME.write_textfile(str(tmp_path), MF.families(doc, "twin-1"))
+    assert changed and path == str(tmp_path / "metrics.prom")
+    text = (tmp_path / "metrics.prom").read_text()
+    assert text.endswith("# EOF\n")
+    parsed = {f.name: f for f in parser.text_string_to_metric_families(text)}
+    dur = parsed["storageperf_step_duration_seconds"]
+    assert dur.type == "gauge" and dur.unit == "seconds"
+    got = {(s.labels["variant"], s.labels["step"]): s.value for s in dur.samples}
+    assert got[("concurrency on", "create_volume")] == 3.0
+    assert {s.labels["cluster"] for s in dur.samples} == {"twin-1"}
+    assert parsed["storageperf_speedup"].samples
+    assert not list(tmp_path.glob(".metrics.prom.*"))  # the temp file was renamed, none left behind
+    assert ME.write_textfile(str(tmp_path), MF.families(doc, "twin-1"))[1] is False  # unchanged: not rewritten
+
+
+@pytest.mark.parametrize("url", ["pushgateway:9091", "ftp://pg:9091", "http://", "http://user:pw@pg:9091",
+                                 "http://pg:notaport", "http://pg:9091/?x=1"])
+def test_a_bad_pushgateway_url_names_metrics_pushgateway_url(url):
+    with pytest.raises(StoragePerfError) as e:
+        ME.check_url(url)
+    assert "metrics_pushgateway_url" in str(e.value)
+    assert "pw" not in str(e.value).replace("pushgateway", "")  # a password in the URL is never repeated
+
+
+def test_good_urls_and_empty_pass():
+    assert ME.check_url("") == ""
+    assert ME.check_url(" http://127.0.0.1:9091/ ") == "http://127.0.0.1:9091"
+    assert ME.check_url("https://pg.example/prefix") == "https://pg.example/prefix"
+
+
+def test_a_pushgateway_that_is_down_is_an_error_text_not_an_exception():
+    error = ME.push("http://127.0.0.1:9", MF.families(known_document(), "twin-1"), {"cluster": "twin-1"},
+                    "storageperf", timeout=2)
+    assert error and "refused" in error.lower()
