@@ -294,3 +294,15 @@ def test_kubernetes_core_server_side_apply(twin):
     owners = {m["manager"]: m["fieldsV1"] for m in live["metadata"]["managedFields"]}
     assert owners["ansible-b"] == {"f:spec": {"f:replicas": {}}}
     assert "f:replicas" not in owners["ansible-a"]["f:spec"]
+
+
+def test_scale_subresource_is_an_update_manager_of_replicas(twin, ns):
+    k(twin, ns, "apply", "--server-side", "-f", "-", input=json.dumps(deployment("web")))
+    k(twin, ns, "scale", "deploy", "web", "--replicas=3")
+    scaled = get(twin, ns, "deploy", "web")
+    scaler = [m for m in scaled["metadata"]["managedFields"] if m.get("subresource") == "scale"]
+    assert [(m["manager"], m["operation"], m["fieldsV1"]) for m in scaler] == [
+        ("kubectl", "Update", {"f:spec": {"f:replicas": {}}})]
+    out = k(twin, ns, "apply", "--server-side", "-f", "-", input=json.dumps(deployment("web")), check=False)
+    assert ('Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: '
+            '.spec.replicas') in out.stderr
