@@ -306,3 +306,11 @@ def test_scale_subresource_is_an_update_manager_of_replicas(twin, ns):
     out = k(twin, ns, "apply", "--server-side", "-f", "-", input=json.dumps(deployment("web")), check=False)
     assert ('Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: '
             '.spec.replicas') in out.stderr
+
+
+def test_field_manager_longer_than_128_bytes_is_invalid(api, ns):
+    core = client.CoreV1Api(api)
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_config_map(ns, {"metadata": {"name": "long"}}, field_manager="m" * 129)
+    assert e.value.status == 422 and json.loads(e.value.body)["message"] == (
+        'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes')

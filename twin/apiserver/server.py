@@ -261,6 +261,7 @@ class ApiServer:
                     return await self._watch(request, rtype, ns)
                 return self._list(request, rtype, ns)
             if request.method == "POST":
+                _check_manager(q, _CREATE_OPTIONS)
                 body = await self._body(request)
                 raw = self.store.create(rtype, ns, body, dry_run=_dry(q), strict=_strict(q), raw=True,
                                         field_manager=_manager(request))
@@ -293,6 +294,7 @@ class ApiServer:
                 return await self._watch(request, rtype, ns, name)
             return self._object(request, rtype, self.store.get_raw(rtype, ns, name))
         if request.method == "PUT":
+            _check_manager(q, _UPDATE_OPTIONS)
             body = await self._body(request)
             if sub == "finalize":
                 return self._finalize_namespace(rtype, name, body)
@@ -306,6 +308,7 @@ class ApiServer:
                                                f"include: {', '.join(PATCH_TYPES)}")
             body = await self._body(request)
             manager = q.get("fieldManager")
+            _check_manager(q, _PATCH_OPTIONS)
             if ptype == "apply" and not manager:
                 raise errors.invalid(_PATCH_OPTIONS, "", [{"reason": "FieldValueRequired", "field": "fieldManager",
                                                            "message": "Required value: is required for apply patch"}])
@@ -773,13 +776,25 @@ def _check_query(q) -> None:
     if fv and fv not in ("Ignore", "Warn", "Strict"):
         raise errors.bad_request(f"fieldValidation: Unsupported value: \"{fv}\": supported values: \"Ignore\", "
                                  f"\"Warn\", \"Strict\"")
-    fm = q.get("fieldManager")
-    if fm and len(fm) > 128:
-        raise errors.bad_request("fieldManager: Too long: may not be more than 128 bytes")
 
 
-# the options a PATCH is validated as (ValidatePatchOptions: 422 PatchOptions.meta.k8s.io)
-_PATCH_OPTIONS = types.SimpleNamespace(kind="PatchOptions", group="meta.k8s.io")
+# the options a write is validated as (ValidateCreateOptions/UpdateOptions/PatchOptions: 422 <kind>.meta.k8s.io)
+_CREATE_OPTIONS, _UPDATE_OPTIONS, _PATCH_OPTIONS = (types.SimpleNamespace(kind=k, group="meta.k8s.io") for k in (
+    "CreateOptions", "UpdateOptions", "PatchOptions"))
+
+
+def _check_manager(q, options: Any) -> None:
+    """ValidateFieldManager: at most 128 bytes, printable characters only."""
+    fm = q.get("fieldManager") or ""
+    causes = []
+    if len(fm.encode()) > 128:
+        causes.append({"reason": "FieldValueTooLong", "field": "fieldManager",
+                       "message": "Too long: may not be more than 128 bytes"})
+    causes += [{"reason": "FieldValueInvalid", "field": "fieldManager",
+                "message": f"Invalid value: {json.dumps(fm)}: invalid character U+{ord(ch):04X} (at position {i})"}
+               for i, ch in enumerate(fm) if not ch.isprintable()]
+    if causes:
+        raise errors.invalid(options, "", causes)
 
 
 def _manager(request: web.Request) -> str:
