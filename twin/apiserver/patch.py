@@ -1,11 +1,11 @@
-"""JSON merge patch (RFC 7386), JSON patch (RFC 6902), strategic merge patch and server-side apply.
+"""JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch.
 
-Strategic merge patch and apply take their per-field rules from the kind's schema (see
-validation.schema_for): x-kubernetes-patch-strategy / patch-merge-key for strategic merge
-(containers, volumes and env merged by name, volumeMounts by mountPath, ports by containerPort,
-conditions by type, args and tolerations replaced, finalizers merged as a set), and
-x-kubernetes-list-type / list-map-keys for apply. Without a schema they fall back to the merge
-keys of the built-in kinds by field name.
+Strategic merge patch takes its per-field rules from the kind's schema (see validation.schema_for):
+x-kubernetes-patch-strategy / patch-merge-key (containers, volumes and env merged by name, volumeMounts
+by mountPath, ports by containerPort, conditions by type, args and tolerations replaced, finalizers
+merged as a set). Without a schema it falls back to the merge keys of the built-in kinds by field name.
+Server-side apply (merge by x-kubernetes-list-type / list-map-keys, field ownership) is
+twin/store/managedfields.py.
 """
 from __future__ import annotations
 
@@ -171,131 +171,3 @@ def _apply_order(field: str, items: list, order: list, node: Any) -> list:
         return items
     ranked = {json.dumps(o.get(key)): i for i, o in enumerate(order) if isinstance(o, dict)}
     return sorted(items, key=lambda x: ranked.get(json.dumps(x.get(key)) if isinstance(x, dict) else "", len(ranked)))
-
-
-# ---------------------------------------------------------------------------------------------
-# server-side apply
-# ---------------------------------------------------------------------------------------------
-def _apply_keys(node: Any, field: str, items: list) -> tuple[str, ...] | None:
-    """The keys identifying list items for apply, or None for an atomic list; () for a set."""
-    if node is not None:
-        if node.list_type == "map" and node.map_keys:
-            return node.map_keys
-        if node.list_type == "set":
-            return ()
-        if "merge" in (node.strategy or "").split(","):
-            return (node.merge_key,) if node.merge_key else ()
-        return None
-    rule, key = _list_rule(field, None, items)
-    if rule == "keyed" and key is not None:
-        return (key,)
-    return () if rule == "set" else None
-
-
-# Schema defaults of list-map keys (+default markers): an item without them is keyed by the default.
-_KEY_DEFAULTS = {"protocol": "TCP"}
-
-
-def _item_key(item: Any, keys: tuple[str, ...]) -> str:
-    if not isinstance(item, dict):
-        return json.dumps(item, sort_keys=True)
-    return json.dumps({k: item.get(k, _KEY_DEFAULTS.get(k)) for k in keys if k in item or k in _KEY_DEFAULTS},
-                      sort_keys=True, separators=(",", ":"))
-
-
-def apply_merge(live: Any, applied: Any, node: Any = None, field: str = "") -> Any:
-    """Merge an applied configuration into the live object (fields it names win)."""
-    if isinstance(applied, dict) and isinstance(live, dict):
-        out = dict(live)
-        for k, v in applied.items():
-            out[k] = apply_merge(live.get(k), v, _child(node, k), k)
-        return out
-    if isinstance(applied, list) and isinstance(live, list):
-        keys = _apply_keys(node, field, applied + live)
-        if keys is None:
-            return copy.deepcopy(applied)
-        items = node.t.items if node is not None else None
-        merged = [copy.deepcopy(x) for x in live]
-        index = {_item_key(x, keys): i for i, x in enumerate(merged)}
-        for a in applied:
-            k = _item_key(a, keys)
-            if k in index:
-                merged[index[k]] = apply_merge(merged[index[k]], a, items) if keys else a
-            else:
-                index[k] = len(merged)
-                merged.append(copy.deepcopy(a))
-        return merged
-    return copy.deepcopy(applied)
-
-
-def field_set(obj: Any, node: Any = None, field: str = "") -> dict:
-    """The managedFields FieldsV1 set of an applied configuration."""
-    out: dict = {}
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out[f"f:{k}"] = field_set(v, _child(node, k), k)
-    elif isinstance(obj, list):
-        keys = _apply_keys(node, field, obj)
-        if keys is None:
-            return {}
-        items = node.t.items if node is not None else None
-        for x in obj:
-            if keys:
-                sub = field_set(x, items)
-                sub["."] = {}
-                out[f"k:{_item_key(x, keys)}"] = sub
-            else:
-                out[f"v:{json.dumps(x, separators=(',', ':'))}"] = {}
-    return out
-
-
-def remove_fields(obj: Any, fields: dict, node: Any = None, field: str = "") -> Any:
-    """Remove from obj the fields of a FieldsV1 set (those a manager stopped applying)."""
-    if isinstance(obj, dict):
-        out = dict(obj)
-        for fk, sub in fields.items():
-            if not fk.startswith("f:"):
-                continue
-            k = fk[2:]
-            if k not in out:
-                continue
-            if not sub:
-                out.pop(k)
-            elif isinstance(out[k], (dict, list)):
-                out[k] = remove_fields(out[k], sub, _child(node, k), k)
-        return out
-    if isinstance(obj, list):
-        keys = _apply_keys(node, field, obj)
-        if not keys:
-            drop = {fk[2:] for fk, sub in fields.items() if fk.startswith("v:")}
-            return [x for x in obj if json.dumps(x, separators=(",", ":")) not in drop]
-        items = node.t.items if node is not None else None
-        kept = []
-        for x in obj:
-            sub = fields.get(f"k:{_item_key(x, keys)}")
-            if sub is None:
-                kept.append(x)
-            elif not sub or "." in sub:
-                continue  # the manager owned the item itself
-            else:
-                kept.append(remove_fields(x, sub, items))
-        return kept
-    return obj
-
-
-def fields_minus(a: dict, b: dict, keep_item_marks: bool = False) -> dict:
-    """The fields of set a that are not in b (a field set: {} is a leaf; "." marks a list item as a whole).
-
-    keep_item_marks keeps a's "." marks: apply uses it to drop from a removal what another manager
-    still owns, where a whole list item stays removable."""
-    out: dict = {}
-    for k, sub in a.items():
-        if k == "." and not keep_item_marks:
-            continue
-        if k not in b:
-            out[k] = sub
-        elif sub:
-            rest = fields_minus(sub, b[k], keep_item_marks)
-            if rest:
-                out[k] = rest
-    return out

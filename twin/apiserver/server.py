@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import time
+import types
 from datetime import datetime, timedelta, UTC
 from typing import Any
 from urllib.parse import unquote
@@ -260,8 +261,10 @@ class ApiServer:
                     return await self._watch(request, rtype, ns)
                 return self._list(request, rtype, ns)
             if request.method == "POST":
+                _check_manager(q, _CREATE_OPTIONS)
                 body = await self._body(request)
-                raw = self.store.create(rtype, ns, body, dry_run=_dry(q), strict=_strict(q), raw=True)
+                raw = self.store.create(rtype, ns, body, dry_run=_dry(q), strict=_strict(q), raw=True,
+                                        field_manager=_manager(request))
                 return self._warned(self._object(request, rtype, raw, 201), q)
             if request.method == "DELETE":
                 opts = await self._delete_options(request)
@@ -291,10 +294,12 @@ class ApiServer:
                 return await self._watch(request, rtype, ns, name)
             return self._object(request, rtype, self.store.get_raw(rtype, ns, name))
         if request.method == "PUT":
+            _check_manager(q, _UPDATE_OPTIONS)
             body = await self._body(request)
             if sub == "finalize":
                 return self._finalize_namespace(rtype, name, body)
-            raw = self.store.update(rtype, ns, name, body, subresource=sub, dry_run=_dry(q), strict=_strict(q), raw=True)
+            raw = self.store.update(rtype, ns, name, body, subresource=sub, dry_run=_dry(q), strict=_strict(q), raw=True,
+                                    field_manager=_manager(request))
             return self._warned(self._object(request, rtype, raw), q)
         if request.method == "PATCH":
             ptype = PATCH_TYPES.get((request.content_type or "").split(";")[0].strip())
@@ -303,11 +308,14 @@ class ApiServer:
                                                f"include: {', '.join(PATCH_TYPES)}")
             body = await self._body(request)
             manager = q.get("fieldManager")
-            if ptype == "apply":
-                if not manager:
-                    raise errors.bad_request("PATCH " + request.path + ": fieldManager is required for apply requests")
-            elif q.get("force"):
-                raise errors.bad_request("force is only supported for apply patch requests")
+            _check_manager(q, _PATCH_OPTIONS)
+            if ptype == "apply" and not manager:
+                raise errors.invalid(_PATCH_OPTIONS, "", [{"reason": "FieldValueRequired", "field": "fieldManager",
+                                                           "message": "Required value: is required for apply patch"}])
+            if ptype != "apply" and "force" in q:
+                raise errors.invalid(_PATCH_OPTIONS, "", [{"reason": "FieldValueForbidden", "field": "force",
+                                                           "message": "Forbidden: may not be specified for non-apply "
+                                                                      "patch"}])
             if ptype == "apply" and not self.store.exists(rtype, ns, name):
                 if sub:
                     raise errors.not_found(rtype, name)
@@ -315,7 +323,7 @@ class ApiServer:
                                               strict=_strict(q), raw=True)
                 return self._warned(self._object(request, rtype, raw, 201), q)
             raw = self.store.patch(rtype, ns, name, ptype, body, subresource=sub, dry_run=_dry(q), strict=_strict(q),
-                                   field_manager=manager, force=flag(q, "force"), raw=True)
+                                   field_manager=manager or _manager(request), force=flag(q, "force"), raw=True)
             return self._warned(self._object(request, rtype, raw), q)
         if request.method == "DELETE":
             return await self._delete(request, rtype, ns, name)
@@ -595,7 +603,8 @@ class ApiServer:
         spec_p, _, _ = self._scale_paths(rtype)
         _put(obj, spec_p, replicas)
         obj["metadata"].pop("resourceVersion", None)
-        updated = self.store.update(rtype, ns, name, obj, dry_run=_dry(q))
+        updated = self.store.update(rtype, ns, name, obj, dry_run=_dry(q), subresource="scale",
+                                    field_manager=_manager(request))
         return _json(self._scale_obj(rtype, updated))
 
     async def _binding(self, request: web.Request, rtype: ResourceType, ns: str | None, name: str) -> web.Response:
@@ -769,9 +778,41 @@ def _check_query(q) -> None:
     if fv and fv not in ("Ignore", "Warn", "Strict"):
         raise errors.bad_request(f"fieldValidation: Unsupported value: \"{fv}\": supported values: \"Ignore\", "
                                  f"\"Warn\", \"Strict\"")
-    fm = q.get("fieldManager")
-    if fm and len(fm) > 128:
-        raise errors.bad_request("fieldManager: Too long: may not be more than 128 bytes")
+
+
+# the options a write is validated as (ValidateCreateOptions/UpdateOptions/PatchOptions: 422 <kind>.meta.k8s.io)
+_CREATE_OPTIONS, _UPDATE_OPTIONS, _PATCH_OPTIONS = (types.SimpleNamespace(kind=k, group="meta.k8s.io") for k in (
+    "CreateOptions", "UpdateOptions", "PatchOptions"))
+
+
+def _check_manager(q, options: Any) -> None:
+    """ValidateFieldManager: at most 128 bytes, printable characters only."""
+    fm = q.get("fieldManager") or ""
+    causes = []
+    if len(fm.encode()) > 128:
+        causes.append({"reason": "FieldValueTooLong", "field": "fieldManager",
+                       "message": "Too long: may not be more than 128 bytes"})
+    causes += [{"reason": "FieldValueInvalid", "field": "fieldManager",
+                "message": f"Invalid value: {json.dumps(fm)}: invalid character U+{ord(ch):04X} (at position {i})"}
+               for i, ch in enumerate(fm) if not ch.isprintable()]
+    if causes:
+        raise errors.invalid(options, "", causes)
+
+
+def _manager(request: web.Request) -> str:
+    """The field manager of a write: fieldManager, else the User-Agent up to its first "/" without unprintable
+    characters, at most 128 bytes (managerOrUserAgent in the real server's handlers)."""
+    fm = request.query.get("fieldManager")
+    if fm:
+        return fm
+    out = ""
+    for ch in request.headers.get("User-Agent", "").split("/")[0]:
+        if not ch.isprintable():
+            continue
+        if len((out + ch).encode()) > 128:
+            break
+        out += ch
+    return out
 
 
 def _dry(q) -> bool:

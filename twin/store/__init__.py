@@ -8,7 +8,8 @@ lifecycle), then storage with a new resourceVersion and a watch event. One file 
 - watch.py: the per-resource event log, the watchers and what a watch replays;
 - admission.py: the checks of a body before storage (kind, defaulting, validation);
 - writes.py: create and update; deletion.py: delete, finalizers, namespaces and CRDs;
-- patching.py: json/merge/strategic patch and server-side apply;
+- patching.py: json/merge/strategic patch and server-side apply; managedfields.py: apply's merge and field
+  ownership (metadata.managedFields, conflicts);
 - facade.py: Store, the class the rest of the twin holds. Name allocation is twin/apiserver/names.py and
   the patch arithmetic twin/apiserver/patch.py.
 

@@ -1,23 +1,21 @@
 """PATCH (json, merge, strategic merge, server-side apply) and apply-create, with managedFields.
 
-The patch arithmetic lives in twin/apiserver/patch.py; here it meets the stored object, the kind's schema
-and the field managers, and the result goes through the same update as a PUT.
+The patch arithmetic lives in twin/apiserver/patch.py and field ownership in managedfields.py; here they
+meet the stored object and the kind's schema, and the result goes through the same update as a PUT.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ..apiserver import errors
-from .. import validation
-from ..apiserver.patch import (PatchError, apply_merge, field_set, fields_minus, json_patch, merge_patch, remove_fields,
-                               strategic_merge_patch)
+from ..apiserver.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from ..apiserver.resources import ResourceType
+from . import managedfields
 from .deletion import Deletion
-from .objects import _clone, now_iso
 
-_IDENTITY = ("apiVersion", "kind")
-_META_IDENTITY = ("name", "namespace", "resourceVersion", "uid", "creationTimestamp", "generation", "managedFields",
-                  "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
+# metadata an apply configuration may carry but does not set (the server does); name and namespace
+# must match the request, resourceVersion is a precondition
+_SERVER_SET = ("uid", "creationTimestamp", "generation", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
 class Patching(Deletion):
@@ -28,7 +26,8 @@ class Patching(Deletion):
               field_manager: str | None = None, force: bool = False, raw: bool = False) -> Any:
         """PATCH: json | merge | strategic | apply (server-side apply), on the object or its status."""
         cur = self.get(rtype, ns, name)
-        schema = self.registry.schema(rtype) if rtype.crd else validation.schema_for(rtype.api_version, rtype.kind)
+        schema = self.schema(rtype)
+        managed = None
         try:
             if patch_type == "json":
                 patched = json_patch(cur, patch)
@@ -43,9 +42,11 @@ class Patching(Deletion):
                         "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
                 patched = strategic_merge_patch(cur, patch, schema)
             elif patch_type == "apply":
-                patched = self._apply(rtype, cur, patch, schema, field_manager or "unknown", subresource)
-                if patched is cur:
-                    return self._result(rtype, cur, None, raw)
+                config = _apply_config(rtype, patch)
+                w = self.writer(rtype, field_manager or "", subresource)
+                patched, managed, changed = managedfields.apply(cur, config, schema, w, force)
+                if not changed and managed == (cur["metadata"].get("managedFields") or []):
+                    return self._result(rtype, cur, None, raw)  # a re-apply of the same configuration
             else:
                 raise errors.unsupported_media(f"unsupported patch type {patch_type}")
         except PatchError as e:
@@ -62,59 +63,32 @@ class Patching(Deletion):
             rv_after = (patched.get("metadata") or {}).get("resourceVersion")
             if patch_type != "json" or rv_after == cur["metadata"]["resourceVersion"] or rv_after is None:
                 patched.setdefault("metadata", {})["resourceVersion"] = cur["metadata"]["resourceVersion"]
-        return self.update(rtype, ns, name, patched, subresource=subresource, dry_run=dry_run, strict=strict, raw=raw)
+        return self.update(rtype, ns, name, patched, subresource=subresource, dry_run=dry_run, strict=strict, raw=raw,
+                           field_manager=field_manager if managed is None else None, managed=managed)
 
-    def _apply(self, rtype: ResourceType, cur: dict, applied: Any, schema: Any, manager: str,
-               subresource: str | None) -> dict:
-        if not isinstance(applied, dict):
-            raise PatchError("apply patch must be an object")
-        if applied.get("kind") and applied["kind"] != rtype.kind:
-            raise errors.bad_request(f"the kind in the apply configuration ({applied['kind']}) does not match "
-                                     f"the resource ({rtype.kind})")
-        config = {k: v for k, v in applied.items() if k not in _IDENTITY}
-        cmd = config.get("metadata")
-        if isinstance(cmd, dict):
-            config["metadata"] = {k: v for k, v in cmd.items() if k not in _META_IDENTITY}
-            if not config["metadata"]:
-                config.pop("metadata")
-        elif "metadata" in config:
-            if cmd is not None:
-                raise errors.bad_request("metadata in the apply configuration must be an object")
-            config.pop("metadata")
-        entries = [m for m in (cur["metadata"].get("managedFields") or []) if isinstance(m, dict)]
-        mine = next((m for m in entries if m.get("manager") == manager and m.get("operation") == "Apply"
-                     and (m.get("subresource") or None) == subresource), None)
-        prev = (mine or {}).get("fieldsV1") or {}
-        new_set = field_set(config, schema)
-        removed = fields_minus(prev, new_set)
-        others = [m.get("fieldsV1") or {} for m in entries if m is not mine and m.get("operation") == "Apply"]
-        for o in others:
-            removed = fields_minus(removed, o, keep_item_marks=True)  # what another manager still owns stays
-        obj = remove_fields(cur, removed, schema) if removed else cur
-        obj = apply_merge(obj, config, schema)
-        if obj == cur and new_set == prev and mine is not None:
-            return cur
-        entry = {"manager": manager, "operation": "Apply", "apiVersion": rtype.api_version, "time": now_iso(),
-                 "fieldsType": "FieldsV1", "fieldsV1": new_set}
-        if subresource:
-            entry["subresource"] = subresource
-        mf = [m for m in entries if m is not mine] + [entry]
-        obj = dict(obj)
-        obj["metadata"] = dict(obj["metadata"], managedFields=mf)
-        return obj
-
-    def apply_create(self, rtype: ResourceType, ns: str | None, name: str, patch: dict, *,
+    def apply_create(self, rtype: ResourceType, ns: str | None, name: str, patch: Any, *,
                      field_manager: str | None = None, **kw: Any) -> Any:
         """Server-side apply of an object that does not exist yet: create it from the applied configuration."""
-        if not isinstance(patch, dict):
-            raise errors.bad_request("the body of the request was not a JSON object")
-        body = _clone(patch)
-        body.setdefault("metadata", {})["name"] = name
-        config = {k: v for k, v in patch.items() if k not in _IDENTITY}
-        if isinstance(config.get("metadata"), dict):
-            config["metadata"] = {k: v for k, v in config["metadata"].items() if k not in _META_IDENTITY}
-        schema = self.registry.schema(rtype) if rtype.crd else validation.schema_for(rtype.api_version, rtype.kind)
-        body["metadata"]["managedFields"] = [{"manager": field_manager or "unknown", "operation": "Apply",
-                                              "apiVersion": rtype.api_version, "time": now_iso(),
-                                              "fieldsType": "FieldsV1", "fieldsV1": field_set(config, schema)}]
-        return self.create(rtype, ns, body, **kw)
+        config = _apply_config(rtype, patch)
+        obj, managed, _ = managedfields.apply(None, config, self.schema(rtype), self.writer(rtype, field_manager or "",
+                                                                                           None), False)
+        obj.setdefault("metadata", {})["name"] = name
+        return self.create(rtype, ns, obj, managed=managed, **kw)
+
+
+def _apply_config(rtype: ResourceType, applied: Any) -> dict:
+    """The apply configuration as the merge takes it: an object of the request's kind, without managedFields."""
+    if not isinstance(applied, dict):
+        raise errors.bad_request("the body of the request was not a JSON object")
+    if applied.get("kind") and applied["kind"] != rtype.kind:
+        raise errors.bad_request(f"the kind in the apply configuration ({applied['kind']}) does not match "
+                                 f"the resource ({rtype.kind})")
+    md = applied.get("metadata")
+    if md is not None and not isinstance(md, dict):
+        raise errors.bad_request("metadata in the apply configuration must be an object")
+    if md and md.get("managedFields") is not None:
+        raise errors.bad_request("metadata.managedFields must be nil")
+    config = dict(applied)
+    if md is not None:
+        config["metadata"] = {k: v for k, v in md.items() if k not in _SERVER_SET and k != "managedFields"}
+    return config

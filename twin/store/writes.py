@@ -12,7 +12,9 @@ from typing import Any
 from collections.abc import Callable
 
 from ..apiserver import errors, names
+from .. import validation
 from ..apiserver.resources import Registry, ResourceType
+from . import managedfields
 from .admission import admit, check_kind, typed
 from .objects import _clone, _is_crd_type, now_iso
 from .watch import WatchLog
@@ -35,9 +37,34 @@ class Writes(WatchLog):
     # layer above this one (which also writes through update), so it is only declared here
     _remove: Callable[..., Any]
 
+    def schema(self, rtype: ResourceType) -> Any:
+        """The compiled schema of a kind (None: none known)."""
+        return self.registry.schema(rtype) if rtype.crd else validation.schema_for(rtype.api_version, rtype.kind)
+
+    @staticmethod
+    def writer(rtype: ResourceType, manager: str, subresource: str | None) -> managedfields.Write:
+        return managedfields.Write(manager, rtype.api_version, subresource, "status" in rtype.subresources)
+
+    def _own(self, rtype: ResourceType, md: dict, old: dict | None, new: dict, sent: Any,
+             field_manager: str | None, subresource: str | None, managed: list[dict] | None) -> None:
+        """Write metadata.managedFields of new: `managed` as given (apply worked them out), or the Update of
+        field_manager (the client's) from old to new. Internal writes (neither) keep what they carry."""
+        if managed is None and field_manager is not None:
+            live = old["metadata"].get("managedFields") if old is not None else None
+            base = managedfields.base_entries(sent, live, subresource)
+            managed = managedfields.update(base, old, new, self.schema(rtype),
+                                           self.writer(rtype, field_manager, subresource))
+        if managed is not None:
+            if managed:
+                md["managedFields"] = managed
+            else:
+                md.pop("managedFields", None)
+
     def create(self, rtype: ResourceType, ns: str | None, body: dict, *, dry_run: bool = False,
-               strict: bool = False, raw: bool = False) -> Any:
-        """Create an object; returns it as stored (raw=True: its JSON bytes)."""
+               strict: bool = False, raw: bool = False, field_manager: str | None = None,
+               managed: list[dict] | None = None) -> Any:
+        """Create an object; returns it as stored (raw=True: its JSON bytes). field_manager: the client's, whose
+        Update entry managedFields gets; managed: the managedFields as server-side apply worked them out."""
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request was not a JSON object")
         self.last_warnings = []
@@ -79,6 +106,7 @@ class Writes(WatchLog):
         for check in self.before_write:
             check(rtype, obj, None)
         warnings = admit(self.registry, rtype, obj, strict)
+        self._own(rtype, md, None, obj, md.get("managedFields"), field_manager, None, managed)
         if rtype.namespaced:
             nse = self.objects[("", "namespaces")].get(("", md["namespace"]))
             if nse is None:
@@ -113,12 +141,13 @@ class Writes(WatchLog):
         return out
 
     def update(self, rtype: ResourceType, ns: str | None, name: str, body: dict, *, subresource: str | None = None,
-               dry_run: bool = False, strict: bool = False, _internal: bool = False, raw: bool = False) -> Any:
+               dry_run: bool = False, strict: bool = False, _internal: bool = False, raw: bool = False,
+               field_manager: str | None = None, managed: list[dict] | None = None) -> Any:
         """PUT semantics: optimistic concurrency on metadata.resourceVersion when the body has one.
 
         subresource="status" changes only status; a main update keeps status when the type has a
         status subresource (unless _internal: controllers write both). A write that changes nothing
-        keeps the resourceVersion and sends no event.
+        keeps the resourceVersion and sends no event. field_manager / managed: as for create.
         """
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request was not a JSON object")
@@ -132,6 +161,7 @@ class Writes(WatchLog):
             md = new["metadata"] = {}
         if not isinstance(md, dict):
             raise errors.bad_request("metadata must be an object")
+        sent = md.get("managedFields")
         if md.get("name") and md["name"] != name:
             raise errors.bad_request(f'the name of the object ({md["name"]}) does not match the name on the URL ({name})')
         if md.get("namespace") and rtype.namespaced and ns and md["namespace"] != ns:
@@ -180,6 +210,7 @@ class Writes(WatchLog):
             for check in self.before_write:
                 check(rtype, new, old)
         warnings = admit(self.registry, rtype, new, strict, old, _internal or subresource == "status")
+        self._own(rtype, md, old, new, sent, field_manager, subresource, managed)
         self.last_warnings = warnings
         if omd.get("deletionTimestamp") and not _internal:
             added = set(md.get("finalizers") or []) - set(omd.get("finalizers") or [])

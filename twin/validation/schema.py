@@ -28,7 +28,7 @@ class Node:
 
     __slots__ = ("types", "props", "values", "items", "required", "enum", "merge_key", "strategy",
                  "list_type", "map_keys", "free", "fmt", "go", "t", "name", "preserve", "bounds",
-                 "int_or_string", "nullable", "pyt", "simple", "one_of")
+                 "int_or_string", "nullable", "pyt", "simple", "one_of", "map_type")
 
     def __init__(self) -> None:
         self.types: frozenset[str] | None = None
@@ -41,6 +41,7 @@ class Node:
         self.strategy: str = ""                  # x-kubernetes-patch-strategy
         self.list_type: str | None = None        # atomic | set | map
         self.map_keys: tuple[str, ...] = ()      # x-kubernetes-list-map-keys
+        self.map_type: str | None = None         # x-kubernetes-map-type (atomic: server-side apply owns it whole)
         self.free = False                        # anything goes (RawExtension, JSON, preserve-unknown)
         self.fmt: str | None = None              # int32, int64, quantity, date-time, ...
         self.go = ""                             # Go type name for decode errors
@@ -115,6 +116,7 @@ def _fill(n: Node, s: dict, def_name: str = "") -> None:
     n.nullable = "null" in tl
     n.types = frozenset(x for x in tl if x != "null")
     n.fmt = s.get("format")
+    n.map_type = s.get("x-kubernetes-map-type", n.map_type)
     if "enum" in s:
         n.enum = tuple(s["enum"])
     if "object" in n.types:
@@ -154,6 +156,7 @@ def _list_meta(n: Node, s: dict) -> None:
     n.strategy = s.get("x-kubernetes-patch-strategy", "")
     n.list_type = s.get("x-kubernetes-list-type")
     n.map_keys = tuple(s.get("x-kubernetes-list-map-keys", ()))
+    n.map_type = s.get("x-kubernetes-map-type", n.map_type)
 
 
 @functools.lru_cache(maxsize=1)
