@@ -22,10 +22,11 @@ def _backend(port: dict) -> dict:
 
 INGRESS = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "site"},
            "spec": {"ingressClassName": "nginx", "tls": [{"hosts": ["a.example.com"], "secretName": "tls"}],
-                    "rules": [{"host": "a.example.com", "http": {"paths": [
-                        {"path": "/", "pathType": "Prefix", "backend": _backend({"number": 80})}]}},
-                              {"host": "b.example.com", "http": {"paths": [
-                                  {"path": "/api", "pathType": "Exact", "backend": _backend({"name": "http"})}]}}]}}
+                    "rules": [
+                        {"host": "a.example.com", "http": {"paths": [
+                            {"path": "/", "pathType": "Prefix", "backend": _backend({"number": 80})}]}},
+                        {"host": "b.example.com", "http": {"paths": [
+                            {"path": "/api", "pathType": "Exact", "backend": _backend({"name": "http"})}]}}]}}
 
 
 def test_discovery_serves_the_groups(twin):

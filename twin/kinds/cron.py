@@ -6,10 +6,12 @@ import re
 import zoneinfo
 
 # (minimum, maximum, names) of minute, hour, day of month, month, day of week
-_FIELDS: tuple[tuple[int, int, dict[str, int]], ...] = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
-           (1, 12, {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep",
-                                                    "oct", "nov", "dec"))}),
-           (0, 6, {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}))
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+_FIELDS: tuple[tuple[int, int, dict[str, int]], ...] = (
+    (0, 59, {}), (0, 23, {}), (1, 31, {}),
+    (1, 12, {m: i + 1 for i, m in enumerate(_MONTHS)}),
+    (0, 6, {d: i for i, d in enumerate(_WEEKDAYS)}))
 _DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 _GO_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$|^0$")
 

@@ -62,8 +62,8 @@ def _peer(peer: dict, f: str) -> Causes:
             try:
                 ipaddress.ip_network(cidr, strict=False)
             except ValueError:
-                out.append(fr.invalid(f"{f}.ipBlock.cidr", cidr, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or "
-                                                                    "2001:db8::/64)"))
+                out.append(fr.invalid(f"{f}.ipBlock.cidr", cidr,
+                                      "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"))
     if n == 0:
         out.append(fr.required(f, "must specify a peer"))
     elif n > 1 and ipb is not None:

@@ -70,8 +70,8 @@ class Patching(Deletion):
                      field_manager: str | None = None, **kw: Any) -> Any:
         """Server-side apply of an object that does not exist yet: create it from the applied configuration."""
         config = _apply_config(rtype, patch)
-        obj, managed, _ = managedfields.apply(None, config, self.schema(rtype), self.writer(rtype, field_manager or "",
-                                                                                           None), False)
+        writer = self.writer(rtype, field_manager or "", None)
+        obj, managed, _ = managedfields.apply(None, config, self.schema(rtype), writer, False)
         obj.setdefault("metadata", {})["name"] = name
         return self.create(rtype, ns, obj, managed=managed, **kw)
 
