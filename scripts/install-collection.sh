@@ -14,8 +14,15 @@ stamp=$(date +%s%N)
 dest=.cache/collection-builds/$stamp
 rm -f build/storageperf-k8s-*.tar.gz
 .venv/bin/ansible-galaxy collection build --force --output-path build . >/dev/null
-ANSIBLE_COLLECTIONS_PATH="$ROOT/$dest" .venv/bin/ansible-galaxy collection install --force --no-deps -p "$dest" build/storageperf-k8s-*.tar.gz >/dev/null
 link=collections/ansible_collections/storageperf/k8s
+# The same files (FILES.json lists each one's sha256) stay where they are: ansible-playbook keys its role cache by
+# the role's real path, so switching the link under a running playbook, even to equal files, crashes it.
+built=$(tar -xzOf build/storageperf-k8s-*.tar.gz FILES.json | sha256sum)
+if [[ -f $link/FILES.json && $(sha256sum < "$link/FILES.json") == "$built" ]]; then
+  echo "collections/ already holds $(ls build/storageperf-k8s-*.tar.gz)"
+  exit 0
+fi
+ANSIBLE_COLLECTIONS_PATH="$ROOT/$dest" .venv/bin/ansible-galaxy collection install --force --no-deps -p "$dest" build/storageperf-k8s-*.tar.gz >/dev/null
 [[ -L $link || ! -e $link ]] || rm -rf "$link"   # a plain directory from an older layout
 ln -sfn "$ROOT/$dest/ansible_collections/storageperf/k8s" "$link.new"
 mv -T "$link.new" "$link"
