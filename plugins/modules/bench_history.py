@@ -51,23 +51,6 @@ options:
     description: Key prefix to read under (every key ending in C(<cluster>/<run_id>/result.json) below it).
     type: str
     default: ""
-  endpoint_url:
-    description: URL of an S3-compatible endpoint (Alibaba Cloud OSS, MinIO). Empty means AWS S3 in O(region).
-    type: str
-  region:
-    description: Region of the bucket; falls back to boto3's.
-    type: str
-  profile:
-    description: Named profile of the shared AWS config/credentials files (the name only, no secret).
-    type: str
-  addressing_style:
-    description: V(virtual), V(path) or V(auto), as for M(storageperf.k8s.reports_upload).
-    type: str
-    choices: [auto, path, virtual]
-    default: auto
-  signature_version:
-    description: botocore signature version, for example V(s3v4) or V(s3) (OSS). Empty means botocore's default.
-    type: str
 requirements:
   - boto3 on the host running the module, only with O(bucket) (C(requirements-s3.txt) of the collection)
 author:
@@ -80,6 +63,7 @@ seealso:
   - module: storageperf.k8s.bench_compare
   - module: storageperf.k8s.fleet_report
 extends_documentation_fragment:
+  - storageperf.k8s.s3
   - storageperf.k8s.attributes
   - storageperf.k8s.attributes.check_only
 """
@@ -172,6 +156,7 @@ table:
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_history
 
 
@@ -184,11 +169,7 @@ def main():
             baseline_runs=dict(type="int", default=5),
             bucket=dict(type="str"),
             prefix=dict(type="str", default=""),
-            endpoint_url=dict(type="str"),
-            region=dict(type="str"),
-            profile=dict(type="str"),
-            addressing_style=dict(type="str", choices=["auto", "path", "virtual"], default="auto"),
-            signature_version=dict(type="str"),
+            **U.S3_ARG_SPEC,
         ),
         required_one_of=[("reports_dir", "bucket")],
         supports_check_mode=True,

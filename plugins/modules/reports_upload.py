@@ -35,26 +35,6 @@ options:
       - For example C(storageperf/{{ tower_job_id | default('manual') }}) or the run id.
     type: str
     default: ""
-  endpoint_url:
-    description:
-      - URL of an S3-compatible endpoint. Empty means AWS S3 in O(region).
-      - "Alibaba Cloud OSS: C(https://s3.oss-<region>.aliyuncs.com), with O(addressing_style=virtual) and
-        O(signature_version=s3) (OSS rejects the chunked uploads of boto3's V4 signing)."
-    type: str
-  region:
-    description: Region of the bucket (for AWS S3 and for signing); falls back to boto3's (E(AWS_DEFAULT_REGION), profile).
-    type: str
-  profile:
-    description: Named profile of the shared AWS config/credentials files (the name only, no secret).
-    type: str
-  addressing_style:
-    description: V(virtual) (bucket in the host name, required by OSS), V(path) (bucket in the path), or V(auto).
-    type: str
-    choices: [auto, path, virtual]
-    default: auto
-  signature_version:
-    description: botocore signature version, for example V(s3v4) or V(s3) (V2, for OSS). Empty means botocore's default.
-    type: str
 requirements:
   - boto3 on the host running the module (C(requirements-s3.txt) of the collection)
 author:
@@ -66,6 +46,7 @@ seealso:
   - module: storageperf.k8s.fleet_report
   - module: storageperf.k8s.bench_report
 extends_documentation_fragment:
+  - storageperf.k8s.s3
   - storageperf.k8s.attributes
   - storageperf.k8s.attributes.check_diff
 """
@@ -130,11 +111,7 @@ def main():
             src=dict(type="path", required=True),
             bucket=dict(type="str", required=True),
             prefix=dict(type="str", default=""),
-            endpoint_url=dict(type="str"),
-            region=dict(type="str"),
-            profile=dict(type="str"),
-            addressing_style=dict(type="str", choices=list(U.ADDRESSING_STYLES), default="auto"),
-            signature_version=dict(type="str"),
+            **U.S3_ARG_SPEC,
         ),
         supports_check_mode=True,
     )

@@ -21,7 +21,7 @@ def _build(tmp_path):
 NOT_SHIPPED_TOP = ("twin", ".venv", ".venv-oldest", ".twin", "reports", "collections", "build", "benchmarks", "scripts", ".ci",
                    ".cache", ".config", "extensions", "Makefile", "ansible.cfg", ".ansible-lint", ".gitignore",
                    "pyproject.toml", "requirements-dev.txt", "requirements-twin.txt", "requirements-oldest.txt",
-                   "constraints.txt", "execution-environment.yml")
+                   "constraints.txt", "execution-environment.yml", ".hypothesis", ".ansible")
 NOT_SHIPPED_UNDER = ("inventories/twin/", "inventories/twin-fleet/", "inventories/gluster-local/", "tests/twin/",
                      "tests/functional/", "tests/support/", "tests/integration/", "tests/output/")
 NOT_SHIPPED_FILES = ("docs/twin.md", "docs/calibration.md", "docs/development.md", "tests/conftest.py",

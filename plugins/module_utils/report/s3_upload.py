@@ -28,6 +28,14 @@ except ImportError:
 
 META_SHA256 = "storageperf-sha256"
 ADDRESSING_STYLES = ("auto", "path", "virtual")
+# the options of every module that reaches a bucket (doc fragment storageperf.k8s.s3)
+S3_ARG_SPEC = dict(
+    endpoint_url=dict(type="str"),
+    region=dict(type="str"),
+    profile=dict(type="str"),
+    addressing_style=dict(type="str", choices=list(ADDRESSING_STYLES), default="auto"),
+    signature_version=dict(type="str"),
+)
 
 
 class UploadError(StoragePerfError):
