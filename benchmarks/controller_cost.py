@@ -11,8 +11,8 @@ Controller CPU is ansible-playbook and every process it waited for (workers, mod
 child, so the twins' processes, started by `python -m twin up` in their own sessions, are not counted.
 Measured steps: the sum of the result document's step durations (what the benchmark reports as the
 cluster's). Per task, the callback in benchmarks/callback_plugins/task_profile.py records the wall time and
-whether a module process ran; the table after the rows lists the costliest tasks and the counts per cluster
-that docs/performance.md states (tests/unit/test_controller_counts.py holds the playbooks to them).
+whether a module process ran; the rows give the tasks and module runs per cluster, and the tables after them the
+costliest tasks of each playbook.
 """
 from __future__ import annotations
 
@@ -141,8 +141,8 @@ def main() -> int:
     base = args.dir or Path(tempfile.mkdtemp(prefix="controller-cost-"))
     rows: list[str] = []
     profiles: dict[str, list[dict]] = {}
-    sizes = sorted({1, 3} if "lifecycle" in only else {1}) + ([args.fleet] if only & {"info", "advise"} else [])
-    for clusters in sorted(set(sizes)):
+    sizes = {1} | ({3} if "lifecycle" in only else set()) | ({args.fleet} if only & {"info", "advise"} else set())
+    for clusters in sorted(sizes):
         work = base / f"fleet-{clusters}"
         twin_dir = work / "twin"
         twin("up", "--dir", str(twin_dir), "--clusters", str(clusters), "--nodes", "2", "--time-scale", "0.01")
