@@ -63,6 +63,9 @@ def sts_manifest(name: str, replicas: int = 1, env_b: str = "2", args: list[str]
 # apply ----------------------------------------------------------------------------------------
 def test_apply_creates_then_reapply_is_unchanged_then_change_is_configured(twin, ns):
     assert "created" in k(twin, ns, "apply", "-f", "-", input=sts_manifest("web")).stdout
+    # the StatefulSet controller writes status (a new resourceVersion) until its pod is ready: wait for that, so the
+    # resourceVersion compared below can change only by a write of the re-apply
+    k(twin, ns, "rollout", "status", "sts/web", "--timeout=120s")
     first = kj(twin, ns, "get", "sts", "web")
     assert "kubectl.kubernetes.io/last-applied-configuration" in first["metadata"]["annotations"]
     assert first["metadata"]["generation"] == 1
