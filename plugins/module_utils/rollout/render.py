@@ -218,8 +218,11 @@ def to_markdown(doc):
 
 
 # --- HTML ------------------------------------------------------------------------------------------------------
-ROLLOUT_CSS = ("td.ok{color:var(--ok);font-weight:600}#rollout td:nth-child(-n+3){text-align:left}"
-               "table[id^=wave] td:nth-child(3){white-space:normal;text-align:left;min-width:260px}"
+ROLLOUT_CSS = ("td.ok{color:var(--ok);font-weight:600}"
+               "table[id^=wave] th{white-space:normal}"
+               "table[id^=wave] th:nth-child(-n+3),table[id^=wave] td:nth-child(-n+3){text-align:left}"
+               "table[id^=wave] td:nth-child(3){white-space:normal;min-width:220px}table[id^=wave] td:nth-child(4){white-space:normal}"
+               "table[id^=wave] td:nth-child(n+8){white-space:normal}"
                "ul.gate{padding-left:18px}svg.speedups{max-width:100%;height:auto}")
 
 
