@@ -140,6 +140,9 @@ WAVE = {
     "additionalProperties": False,
 }
 
+_DEFS = {"rollout": ROLLOUT, "gate_verdict": GATE_VERDICT, "record": RECORD, "history_entry": HISTORY_ENTRY,
+         "wave": WAVE}
+
 ROLLOUT_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://storageperf.k8s/rollout.schema.json",
@@ -170,8 +173,7 @@ ROLLOUT_SCHEMA = {
                                "additionalProperties": False}},
     },
     "additionalProperties": False,
-    "$defs": {"rollout": ROLLOUT, "gate_verdict": GATE_VERDICT, "record": RECORD, "history_entry": HISTORY_ENTRY,
-              "wave": WAVE},
+    "$defs": _DEFS,
 }
 
 
@@ -200,8 +202,8 @@ def _inline(node, defs):
     return node
 
 
-_DOCUMENT = _inline(ROLLOUT_SCHEMA, ROLLOUT_SCHEMA["$defs"])
-DEFS = {name: _inline(d, ROLLOUT_SCHEMA["$defs"]) for name, d in ROLLOUT_SCHEMA["$defs"].items()}
+_DOCUMENT = _inline(ROLLOUT_SCHEMA, _DEFS)
+DEFS = {name: _inline(d, _DEFS) for name, d in _DEFS.items()}
 
 
 def validate_record(record, use_jsonschema=None):
