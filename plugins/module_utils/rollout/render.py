@@ -132,8 +132,8 @@ def wave_table(doc, wave):
                      cell(rollback_text(r), "ok" if (r.get("rollback") or {}).get("verified") else "")])
     if not rows:
         rows = [[cell("no cluster recorded in this wave yet", "missing")] + [cell("")] * (len(WAVE_HEADERS) - 1)]
-    return {"id": "wave-%d" % wave["wave"], "title": "Wave %d · %s · %d failed" % (wave["wave"], wave["verdict"],
-                                                                                  wave["failed"]),
+    title = "Wave %d · %s · %d failed" % (wave["wave"], wave["verdict"], wave["failed"])
+    return {"id": "wave-%d" % wave["wave"], "title": title,
             "headers": WAVE_HEADERS, "rows": rows, "left": 3,
             "note": "Speedup: the gate's observed throughput ratio after/before with its confidence interval; "
                     "required: the least speedup the gate accepts; p: the test's p-value. Failed operations and "

@@ -74,8 +74,8 @@ def rollout_record(p, check_mode=False, diff=False):
     existing = D.read_records(rollout_dir)
     other = sorted({r["rollout"]["id"] for r in existing.values()} - {rollout["id"]})
     if other:
-        raise StoragePerfError("rollout.id %r: the records in %s belong to rollout %r" % (rollout["id"], rollout_dir,
-                                                                                         other[0]),
+        raise StoragePerfError("rollout.id %r: the records in %s belong to rollout %r"
+                               % (rollout["id"], rollout_dir, other[0]),
                                hint="Give that rollout's id, or the new rollout's own rollout_dir "
                                     "(<reports_dir>/rollout-<id>).")
     result = {"changed": False, "records": {}, "paths": {}}
