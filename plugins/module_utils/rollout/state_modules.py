@@ -18,9 +18,9 @@ RECORD_KEYS = ("cluster", "wave", "decision", "reason", "baseline", "after", "ga
 FIX = "Fix the named fields; docs/rollout.schema.json describes a record."
 
 
-def _fail(problems, what):
+def _fail(problems, what, hint=FIX):
     shown = "; ".join(problems[:8]) + (" (and %d more)" % (len(problems) - 8) if len(problems) > 8 else "")
-    raise StoragePerfError("%s: %s" % (what, shown), hint=FIX, problems=problems)
+    raise StoragePerfError("%s: %s" % (what, shown), hint=hint, problems=problems)
 
 
 def _limit_problem(value, field):
@@ -111,7 +111,7 @@ def rollout_report(p, check_mode=False):
                                "(<reports_dir>/rollout-<id>, holding clusters/<cluster>.json), or a bucket" % rollout_dir)
     problems = _limit_problem(p["max_fail_percentage"], "max_fail_percentage")
     if problems:
-        _fail(problems, "bad max_fail_percentage")
+        _fail(problems, "bad max_fail_percentage", hint="Leave it unset to judge by the records' own rollout.")
     maps = [D.read_records(rollout_dir)] if rollout_dir else []
     if p["bucket"]:
         maps.append(D.read_records_s3(_s3(p), p["bucket"], p["prefix"], endpoint_url=p["endpoint_url"]))
