@@ -8,6 +8,9 @@ down   stop what `up` started (the whole process group); `--cluster twin-K` stop
 serve  run in the foreground
 status print the running twin's object counts and cloud requests per action (a fleet: every cluster)
 fault  inject or clear faults: `fault --name api --rule '{"fraction":0.2,"code":500}'`, `fault --clear`
+       (twin/fleet/faults.py; an operation rule's `"while": "trident_concurrency"|"parallel_attach"` bites only
+       while that change is on)
+settings  change a running cluster's settings: `settings --set '{"ontap_serial": true}'` (twin/fleet/cluster.py)
 """
 from __future__ import annotations
 
@@ -109,8 +112,11 @@ def _admin(d: Path, verb: str, body: dict, cluster: str | None = None) -> dict:
     ctx = ssl.create_default_context(cafile=str(d / "pki" / "ca.crt"))
     req = urllib.request.Request(f"{server}/_twin/{verb}", data=json.dumps(body).encode(), method="POST",
                                  headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
-        return json.loads(r.read())
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:  # a refused fault or setting: its message names the field
+        raise SystemExit(json.loads(e.read()).get("error") or str(e)) from None
 
 
 def up(a: argparse.Namespace) -> int:

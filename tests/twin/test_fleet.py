@@ -186,6 +186,27 @@ def test_fleet_inventory_gives_each_host_its_clusters_vars(fleet):
     assert len({v["ack_cluster_id"] for v in seen.values()}) == 3
 
 
+def test_settings_and_faults_reach_only_the_named_cluster_and_refusals_come_back(fleet):
+    from tests.twin.storage_helpers import storage
+
+    fleet.twin_cmd("settings", "--cluster", "twin-3", "--set", '{"ontap_serial": true}')
+    assert [storage(m, "trident")["ontap_serial"] for m in fleet.members] == [False, False, True]
+    fleet.twin_cmd("settings", "--cluster", "twin-3", "--set", '{"ontap_serial": false}')
+    assert storage(fleet.member("twin-3"), "trident")["ontap_serial"] is False
+    # the member's 400 through the front: the message names the field and the accepted values
+    refused = fleet.twin_cmd("fault", "--cluster", "twin-2", "--name", "attach", "--rule",
+                             '{"fraction": 1.0, "while": "parallel-attach"}', check=False)
+    assert refused.returncode != 0
+    assert "rule.while: 'parallel-attach' is not a change the twin knows; use one of trident_concurrency, " \
+           "parallel_attach" in refused.stderr, refused.stderr
+    fleet.twin_cmd("fault", "--cluster", "twin-2", "--name", "attach", "--rule",
+                   '{"fraction": 1.0, "while": "parallel_attach", "count": 6}')
+    rules = [storage(m, "faults")["rules"] for m in fleet.members]
+    assert rules[1] == {"attach": {"fraction": 1.0, "while": "parallel_attach", "count": 6}}
+    assert rules[0] == rules[2] == {}
+    fleet.twin_cmd("fault", "--cluster", "twin-2", "--clear")
+
+
 def test_down_one_cluster_leaves_the_others_serving(fleet):
     """Last in this module: twin-2 stays unreachable afterwards."""
     t1, t2, t3 = fleet.members

@@ -110,6 +110,16 @@ def test_every_report_file_is_on_a_floor_and_no_floor_imports_upward():
     assert G.floor_problems(PLUGIN_ARROWS, REPORT, G.floors_of(REPORT_INIT), _report_files()) == []
 
 
+ROLLOUT = MODULE_UTILS + ".rollout"
+
+
+def test_the_rollout_stands_on_the_report_never_under_it():
+    # rollout/ (records, gate, waves) reads and renders with report/; a report file importing rollout/ would make
+    # every benchmark module ship the rollout, and the two packages a loop waiting to happen
+    assert any(a.src.startswith(ROLLOUT + ".") and a.dst.startswith(REPORT + ".") for a in PLUGIN_ARROWS)
+    assert [a for a in PLUGIN_ARROWS if a.src.startswith(REPORT + ".") and a.dst.startswith(ROLLOUT)] == []
+
+
 def test_no_import_loop_in_twin():
     modules = G.module_names(ROOT, "twin")
     assert len(modules) > 50

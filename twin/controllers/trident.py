@@ -18,6 +18,9 @@ management LIF, each call also passing through its backend's serialized section 
 A call's figures follow its rank in the busy run of its kind (the calls since the controller last had none of
 them): seed 002's 100- and 1000-volume tables are the anchors (calibration.yaml "Load", backlog_factor).
 The sidecars' client throttles and workers follow their containers' args (tokenbucket.Throttle).
+An overloaded ONTAP (the cluster setting `ontap_serial`, read when a call starts): every ONTAP call, whatever
+the concurrency, passes one at a time through one Lane per ONTAP (its management LIF) taking its whole cost
+(median + serial), so the concurrent core cannot help and ON measures about as slow as OFF.
 
 Registry for the ONTAP endpoint (cluster.trident): .volumes {internal name: {name, pv, size, driver, pool,
 aggregate, svm, backend, backend_uuid, kind flexvol|qtree|lun, clone_of, snapshots, exports}}, .pools
@@ -140,6 +143,7 @@ class TridentCSI(Backend):
         self.lif_slots: dict[str, vclock.Slots] = {}
         self.global_lane = vclock.Lane()
         self.serial: dict[str, vclock.Lane] = collections.defaultdict(vclock.Lane)
+        self.ontap_lanes: dict[str, vclock.Lane] = collections.defaultdict(vclock.Lane)  # per management LIF
         # (backend, operation) -> [calls of that kind in the controller now, calls since it was last without one]
         self.runs: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
         self.sidecars: dict[str, Throttle] = {}
@@ -176,15 +180,17 @@ class TridentCSI(Backend):
         s = self.cal.serial(driver, op) * self.cal.backlog_factor(driver, op, "serial", backlog) * scale
         self.state.ops[op] += 1
         arrival = vclock.now()
+        lif = backend["managementLIF"]
+        # an overloaded ONTAP answers one call at a time: the call's whole cost on that ONTAP's one lane
+        ontap = self.ontap_lanes[lif] if self.ontap_serial() else None
         if not self.state.concurrency:
             async with self.global_lock:
                 self._enter(backend)
                 try:
-                    await self.global_lane.run(p + s, arrival)
+                    await (ontap or self.global_lane).run(p + s, arrival)
                 finally:
                     self._exit(backend)
             return
-        lif = backend["managementLIF"]
         slots = self.lif_slots.get(lif)
         if slots is None:
             slots = self.lif_slots[lif] = vclock.Slots(self.cal.limit("trident", "lif_api_calls"))
@@ -193,10 +199,17 @@ class TridentCSI(Backend):
             end = None
             self._enter(backend)
             try:
-                end = await self.serial[backend["name"]].run(s, start + p)
+                if ontap is not None:
+                    end = await ontap.run(p + s, start)
+                else:
+                    end = await self.serial[backend["name"]].run(s, start + p)
             finally:
                 self._exit(backend)
                 slots.release(vclock.now() if end is None else end)
+
+    def ontap_serial(self) -> bool:
+        """The cluster setting `ontap_serial` (python -m twin settings): this cluster's ONTAP is overloaded."""
+        return bool((self.cluster.settings or {}).get("ontap_serial"))
 
     def _enter(self, backend: dict[str, Any]) -> None:
         self.state.inflight += 1
@@ -360,7 +373,7 @@ class TridentCSI(Backend):
                 b["max_inflight"] = b.get("inflight", 0)
             self.state.ops.clear()
             self.state.max_run.clear()
-        return self.state.doc()
+        return dict(self.state.doc(), ontap_serial=self.ontap_serial())
 
 
 class Trident(Controller):
@@ -374,6 +387,8 @@ class Trident(Controller):
         self.cal = calibration.load()
         self.state.version = str(self.cal.trident("version", sampled=False) or self.state.version)
         self.cluster.trident = self.state
+        # an operation fault's `"while": "trident_concurrency"` (fleet/faults.py): the flag as the controller runs it
+        self.cluster.faults.conditions["trident_concurrency"] = lambda: self.state.concurrency
         self.csi = TridentCSI(self.cluster, self.state) if self.enabled else None
         if self.csi is None:  # not enabled
             return

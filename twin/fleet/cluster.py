@@ -50,6 +50,22 @@ def write_atomic(path: Path, text: str, mode: int = 0o600) -> None:
     os.replace(tmp, path)
 
 
+# settings checked before they apply (`python -m twin settings --set '{...}'`); the older ones are taken as given:
+#   ontap_serial  true: this cluster's ONTAP answers one call at a time, as an overloaded one does: every Trident
+#                 ONTAP call and every REST/ZAPI request (controllers/trident.py, netapp/ontap.py)
+BOOL_SETTINGS = ("ontap_serial",)
+
+
+def settings_error(body: Any) -> str | None:
+    """Why the settings verb must refuse this body (None: it may be applied), before anything is changed."""
+    if not isinstance(body, dict):
+        return f"settings: expected a JSON object, got {type(body).__name__}"
+    for key in BOOL_SETTINGS:
+        if key in body and not isinstance(body[key], bool):
+            return f"settings.{key}: expected true or false, got {body[key]!r}"
+    return None
+
+
 class Cluster:
     """The twin's composition root: it builds the parts and hands itself to each as a twin.context.ClusterContext."""
 
@@ -187,9 +203,15 @@ class Cluster:
             if body.get("clear"):
                 self.faults.clear(body.get("name"))
             else:
-                self.faults.set(body["name"], body.get("rule", {}))
+                try:
+                    self.faults.set(body["name"], body.get("rule", {}))
+                except ValueError as e:  # refused before anything is set (faults.rule_error)
+                    return web.json_response({"error": str(e)}, status=400)
             return web.json_response({"faults": self.faults.rules})
         if verb == "settings":
+            problem = settings_error(body)
+            if problem:
+                return web.json_response({"error": problem}, status=400)
             self.settings.update(body)
             return web.json_response(self.settings)
         if verb == "stats":

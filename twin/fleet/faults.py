@@ -20,6 +20,15 @@ Rules by name:
                       "namespace/name" of the PVC or VolumeSnapshot, or the PV name); `count` stops the rule
                       after that many hits; `sticky` makes the choice per object (the same objects keep
                       failing) instead of per attempt.
+                      `"while": "trident_concurrency" | "parallel_attach"` makes the rule bite only while that
+                      change is in effect in the cluster (a change that breaks something, for a rollout's gate):
+                      trident_concurrency = the Trident controller runs with --enable_concurrency=true (what
+                      controllers/trident.py reads from its Deployment); parallel_attach = the disk driver's
+                      DiskParallelAttach is in effect (the provisioner addon's running gates give it more than one
+                      attach slot per node, cloud_state.driver_limits, as controllers/alibaba_csi.py reads them).
+                      Attempts while the change is off neither hit nor draw, nor spend `count`. Another
+                      value is refused (400 naming the field and the accepted values), as is `while` on a
+                      rule that is not an operation's.
   stall:<controller>  {} or {"seconds": 30}: the controller takes no new work until cleared (or for `seconds` of
                       cluster time). Controllers: csi-provisioner, csi-attacher, csi-snapshotter,
                       snapshot-controller, persistentvolume-controller, attachdetach-controller, trident,
@@ -39,11 +48,30 @@ import hashlib
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from ..apiserver import errors
 
 OPERATIONS = ("provision", "delete", "attach", "detach", "snapshot", "delete_snapshot")
+# the changes an operation rule's `while` may name; the parts that know each one register a reader in
+# Faults.conditions (controllers/trident.py, controllers/alibaba_csi.py); one nobody registered is off
+WHILE = ("trident_concurrency", "parallel_attach")
+
+
+def rule_error(name: str, rule: Any) -> str | None:
+    """Why the fault verb must refuse this rule (None: it may be set). Only what a rule can get wrong silently:
+    a `while` the twin would never see in effect would leave the fault off and the test or gate meaningless."""
+    if not isinstance(rule, dict):
+        return f"rule: expected a JSON object, got {type(rule).__name__}"
+    if "while" not in rule:
+        return None
+    if name not in OPERATIONS:
+        return (f"rule.while: only operation rules ({', '.join(OPERATIONS)}) take `while`, not {name!r}; "
+                "drop the field")
+    if rule["while"] not in WHILE:
+        return f"rule.while: {rule['while']!r} is not a change the twin knows; use one of {', '.join(WHILE)}"
+    return None
 
 
 def _spend(rule: dict) -> bool:
@@ -70,8 +98,14 @@ class Faults:
         self.hits: Counter[str] = Counter()
         self._set_at: dict[str, float] = {}
         self._changed: asyncio.Event | None = None
+        # change name (WHILE) -> is it in effect now? Filled by the parts that apply the change
+        self.conditions: dict[str, Callable[[], bool]] = {}
 
     def set(self, name: str, rule: dict[str, Any]) -> None:
+        """Set a rule; ValueError (the fault verb's 400) when rule_error refuses it."""
+        problem = rule_error(name, rule)
+        if problem:
+            raise ValueError(problem)
         self.rules[name] = dict(rule)
         self._set_at[name] = time.monotonic()
         self._wake()
@@ -115,6 +149,8 @@ class Faults:
             return None
         if rule.get("match") and rule["match"] not in key:
             return None
+        if rule.get("while") and not self.in_effect(rule["while"]):
+            return None
         fraction = float(rule.get("fraction", 1.0))
         if rule.get("sticky"):
             h = int(hashlib.sha256(f"{operation}/{key}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
@@ -131,6 +167,11 @@ class Faults:
         msg = rule.get("message") or (f"injected fault: {operation} timed out" if mode == "timeout"
                                       else f"injected fault: {operation} failed")
         return OpFault(operation, mode, code, msg, float(rule.get("seconds", 15)))
+
+    def in_effect(self, change: str) -> bool:
+        """Is this change (WHILE) on in the cluster now, as the part that applies it reads it?"""
+        reader = self.conditions.get(change)
+        return bool(reader and reader())
 
     # stalled controllers ------------------------------------------------------------------------
     def stalled(self, controller: str, time_scale: float = 1.0) -> bool:

@@ -129,10 +129,14 @@ class Fleet:
         m.instances = set(state["instances"])
 
     async def member_admin(self, m: Member, verb: str, body: dict[str, Any]) -> dict[str, Any]:
+        return (await self.member_call(m, verb, body))[1]
+
+    async def member_call(self, m: Member, verb: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The member's admin verb: its HTTP status (a refused fault or setting is its 400) and answer."""
         assert self.session is not None
         async with self.session.post(f"{m.admin_url}/_twin/{verb}", json=body,
                                      headers={"Authorization": f"Bearer {self.token}"}) as r:
-            return await r.json()
+            return r.status, await r.json()
 
     # serving --------------------------------------------------------------------------------
     async def _serve(self, app: web.Application) -> str:
@@ -222,7 +226,8 @@ class Fleet:
             if target is None:
                 return web.json_response({"error": f"no cluster {body.get('cluster')!r}; the fleet has "
                                                    f"{', '.join(self.members)}"}, status=404)
-            return web.json_response(await self.member_admin(target, body["verb"], body.get("body") or {}))
+            status, answer = await self.member_call(target, body["verb"], body.get("body") or {})
+            return web.json_response(answer, status=status)
         return web.json_response({"error": f"unknown verb {verb}"}, status=404)
 
     # relaying -----------------------------------------------------------------------------------

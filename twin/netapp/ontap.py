@@ -17,6 +17,9 @@ What the collection (plugins/module_utils/trident/ontap.py) and the netapp.ontap
   next-tag (an escaped key document, as ONTAP sends it); volume-create within the same size limits; unknown APIs
   fail with errno 13005.
 
+Under the cluster setting `ontap_serial` (an overloaded ONTAP, see controllers/trident.py) the endpoint answers
+one request at a time: the others wait for it, in arrival order (stats: requests.serialized counts them).
+
 The storage itself comes from the twin's Trident (`cluster.trident.volumes`, see inventory()); until that
 registry exists, it is derived from the Trident PVs, as Trident names things: FlexVol `<internalName>` for
 ontap-nas/ontap-san, a qtree or LUN of that name in `trident_qtree_pool_*` / `trident_lun_pool_*` FlexVols for
@@ -24,6 +27,7 @@ the economy drivers.
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import hashlib
@@ -408,10 +412,11 @@ class Ontap:
     def __init__(self, cluster: ClusterContext) -> None:
         self.cluster = cluster
         self.password = cluster.ontap_password or secrets.token_urlsafe(12)
-        self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0}
+        self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0, "serialized": 0}
         self.created: list[dict[str, Any]] = []  # volumes made through REST or ZAPI (Trident's come from its registry)
         self.jobs: dict[str, dict[str, Any]] = {}
-        app = web.Application()
+        self.one_at_a_time = asyncio.Lock()  # held per request under the setting ontap_serial
+        app = web.Application(middlewares=[self.serialize])
         app.router.add_get("/api/cluster", self.cluster_info)
         app.router.add_get("/api/{collection:storage/(?:volumes|qtrees|luns|aggregates)|svm/svms}", self.collection)
         app.router.add_get("/api/{collection:storage/(?:volumes|luns|aggregates)|svm/svms}/{uuid}", self.record)
@@ -419,6 +424,15 @@ class Ontap:
         app.router.add_get("/api/cluster/jobs/{uuid}", self.job)
         app.router.add_post("/servlets/netapp.servlets.admin.XMLrequest_filer", self.zapi)
         self.app = app
+
+    @web.middleware
+    async def serialize(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """An overloaded ONTAP (setting ontap_serial, read per request) answers one request at a time."""
+        if not (self.cluster.settings or {}).get("ontap_serial"):
+            return await handler(request)
+        async with self.one_at_a_time:
+            self.requests["serialized"] += 1
+            return await handler(request)
 
     def authorized(self, request: web.Request) -> bool:
         header = request.headers.get("Authorization", "")

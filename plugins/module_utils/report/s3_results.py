@@ -19,21 +19,35 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.document im
 
 def find_results(s3, bucket, prefix="", endpoint_url=None):
     """One entry per result.json under prefix, sorted by key; a document that cannot be read is an entry with its error."""
+    top = prefix.strip("/") + "/" if prefix and prefix.strip("/") else ""
+    out = []
+    for entry in json_objects(s3, bucket, top, lambda key: key.endswith("/" + RESULT_FILE), endpoint_url):
+        parts = entry.pop("key").split("/")
+        out.append(dict(entry, cluster=parts[-3] if len(parts) >= 3 else None))
+    return out
+
+
+def json_objects(s3, bucket, top, wanted, endpoint_url=None, parse=True):
+    """[{"key", "source", "document" (or "text" when not parse) | "error"}] of the keys under top that wanted(key)
+    accepts, sorted; UploadError when the bucket cannot be listed (rollout/document.py reads its records so too)."""
     kwargs = {"Bucket": bucket}
-    if prefix and prefix.strip("/"):
-        kwargs["Prefix"] = prefix.strip("/") + "/"
+    if top:
+        kwargs["Prefix"] = top
     try:
         keys = sorted(obj["Key"] for page in s3.get_paginator("list_objects_v2").paginate(**kwargs)
-                      for obj in page.get("Contents", []) if obj["Key"].endswith("/" + RESULT_FILE))
+                      for obj in page.get("Contents", []) if wanted(obj["Key"]))
     except (U.botocore.exceptions.BotoCoreError, U.botocore.exceptions.ClientError) as e:
         raise U.UploadError(U.error_text(e, bucket, endpoint_url))
     out = []
     for key in keys:
-        parts = key.split("/")
-        entry = {"cluster": parts[-3] if len(parts) >= 3 else None, "source": "s3://%s/%s" % (bucket, key)}
+        entry = {"key": key, "source": "s3://%s/%s" % (bucket, key)}
         try:
-            entry["document"] = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8"))
-        except ValueError as e:
+            text = s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
+            if parse:
+                entry["document"] = json.loads(text)
+            else:
+                entry["text"] = text
+        except ValueError as e:  # UnicodeDecodeError is one too
             entry["error"] = "not valid JSON: %s" % e
         except (U.botocore.exceptions.BotoCoreError, U.botocore.exceptions.ClientError) as e:
             entry["error"] = U.error_text(e, bucket, endpoint_url)
