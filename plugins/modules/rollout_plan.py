@@ -7,13 +7,13 @@ DOCUMENTATION = r"""
 ---
 module: rollout_plan
 short_description: Plan a guarded rollout of one change over a fleet of clusters
-version_added: "0.2.0"
+version_added: "0.3.0"
 description:
   - Puts the clusters of a rollout in waves (O(waves), read as Ansible's C(serial); a named O(canary) first) and
     says for every cluster what this run does there, from the records earlier runs of the same rollout left in
-    C(<reports_dir>/rollout-<rollout id>/clusters/): a promoted cluster is left alone, a rolled-back one too unless
+    C(<reports_dir>/rollout-<rollout id>/clusters/). A promoted cluster is left alone, a rolled-back one too unless
     O(retry_rolled_back), every other one is measured, changed, measured again and judged.
-  - A rollout is identified by its change and the change's parameters (or O(rollout_id)): running the same
+  - A rollout is identified by its change and the change's parameters (or O(rollout_id)), so running the same
     rollout again resumes it.
   - Reads only; changes nothing. C(playbooks/rollout.yml) of the collection runs the plan; see C(docs/rollout.md).
 options:
@@ -68,15 +68,27 @@ options:
     description: A baseline measured by an earlier run of this rollout is reused when younger than this (seconds).
     type: int
     default: 86400
+  bucket:
+    description:
+      - Also read the records under C(<prefix>/rollout-<rollout id>/clusters/) of this bucket, where the other jobs and
+        slices of the rollout keep them (boto3's credential chain, as M(storageperf.k8s.reports_upload)).
+    type: str
+  prefix:
+    description: The key prefix the rollout's directory is under in O(bucket).
+    type: str
+    default: storageperf
 author:
   - storageperf.k8s maintainers (@storageperf)
 seealso:
   - module: storageperf.k8s.rollout_gate
   - module: storageperf.k8s.rollout_record
   - module: storageperf.k8s.rollout_report
+requirements:
+  - boto3 on the host running the module, only with O(bucket) (C(requirements-s3.txt) of the collection)
 extends_documentation_fragment:
   - storageperf.k8s.attributes
   - storageperf.k8s.attributes.check_only
+  - storageperf.k8s.s3
 """
 
 EXAMPLES = r"""
@@ -145,14 +157,15 @@ lines:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
-from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import document
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import plan as P
 
 
 def _plan(module):
-    found = P.plan(module.params, {})
-    records = document.read_records(found["rollout_dir"])
-    return dict(P.plan(module.params, records), changed=False)
+    result = P.plan_with_records(module.params)
+    for warning in result.pop("warnings"):
+        module.warn(warning)
+    return dict(result, changed=False)
 
 
 def main():
@@ -170,6 +183,9 @@ def main():
             retry_rolled_back=dict(type="bool", default=False),
             max_fail_percentage=dict(type="float", default=0),
             baseline_max_age=dict(type="int", default=86400),
+            bucket=dict(type="str"),
+            prefix=dict(type="str", default="storageperf"),
+            **U.S3_ARG_SPEC,
         ),
         supports_check_mode=True,
     )

@@ -13,6 +13,7 @@ import datetime
 import os
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import changes as CH
+from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import waves as W
 
 RUN, SKIP = "run", "skip"
@@ -90,3 +91,19 @@ def plan(params, records, now=None):
                          "reason": "wave %d: not reached yet" % v["wave"]}
                         for c, v in per_cluster.items() if v["action"] == RUN], "order": [c for m in waves for c in m], "clusters": per_cluster,
             "lines": ["rollout %s: %s; probe: %s" % (rollout_id, row["what"], CH.probe_text(change))] + lines}
+
+
+def plan_with_records(params):
+    """plan() over the records of the rollout's directory and, with params["bucket"], of the bucket's copy of it
+    (where the rollout's other AWX jobs and slices left theirs); `warnings` names the record files left out."""
+    found = plan(params, {})
+    maps = [D.read_records(found["rollout_dir"])]
+    if params.get("bucket"):
+        # here, not at the top: boto3 loads only for a bucket
+        from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import _s3
+
+        prefix = "/".join(p for p in ((params.get("prefix") or "").strip("/"), "rollout-%s" % found["rollout"]["id"]) if p)
+        maps.append(D.read_records_s3(_s3(params), params["bucket"], prefix, endpoint_url=params.get("endpoint_url")))
+    records = D.merge(*maps)
+    return dict(plan(params, records), warnings=["%s was left out: %s" % (x["source"], x["error"])
+                                                 for x in records.problems])
