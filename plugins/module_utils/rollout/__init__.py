@@ -1,0 +1,1 @@
+"""The guarded rollout (playbooks/rollout.yml): waves, gate, records."""
