@@ -173,6 +173,15 @@ def test_too_few_operations_fail_rather_than_pass():
     assert failing("run empty-1 failed: preflight: no SC", v)
 
 
+def test_operations_spread_one_a_step_cannot_show_a_gain():
+    scales = {"step_%d" % i: 1.0 + i for i in range(8)}
+    v = G.judge(probe(43, n=1, reps=1, scales=scales), probe(44, speedup=5.0, n=1, reps=1, scales=scales),
+                expected_speedup=5.0)
+    assert v["gain"]["samples"] == {"baseline": 8, "candidate": 8} and v["gain"]["p_value"] is None
+    assert v["reasons"] == ["The gain cannot be judged: no step has at least 2 measured operations on each side "
+                            "(8 and 8 in all), and 2.0× is required."]
+
+
 def test_a_step_only_one_run_measured_fails_when_asked_for(baseline):
     cand = probe(8, speedup=5.0, scales={"create_volume": 1.0, "publish": 10.0})
     v = G.judge(baseline, cand, expected_speedup=5.0)
