@@ -110,6 +110,8 @@ advice:
           values).
         - C(recommended) - the settings the tuning sets.
         - C(expected) - what the seed measured for it.
+        - C(expected_speedup) - the same figure as a number (time before / time after), or null where the seed
+          has no before/after ratio on one cluster; for Trident the least among the cluster's backend drivers.
         - C(seed) - the seed document the figure comes from (C(000), C(001), C(002)).
         - C(apply_with) - the playbook (or module or command) that applies it.
       type: list
@@ -125,6 +127,7 @@ advice:
                         csi_plugin_feature_gates: {DiskADController: true},
                         ecs_tags: {supportConcurrencyAttach: "true"}}
           expected: "28 pods x 2 disks on one node: 3m19s -> 37s to start, ~5x (seed 000)"
+          expected_speedup: 5.38
           seed: "000"
           apply_with: playbooks/enable_parallel_attach.yml
         - name: trident_concurrency
@@ -134,6 +137,7 @@ advice:
           current: {install: {method: operator, version: 25.02.1, namespace: trident}, controller_flag: "false"}
           recommended: {enableConcurrency: true}
           expected: "ONTAP NAS +707% (~8.1x); 100 volumes 28m35s -> 3m40s (seed 002)"
+          expected_speedup: 8.1
           seed: "002"
           apply_with: playbooks/tune_trident.yml
     summary:

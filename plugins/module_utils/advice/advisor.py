@@ -38,11 +38,12 @@ LOW_DISK_QUANTITY = 16
 EXAMPLES = 3
 
 
-def entry(name, state, reasons=None, current=None, expected=None, apply_with=None):
-    """One row of the advice, with the seed's figure, the seed and the playbook from the table."""
+def entry(name, state, reasons=None, current=None, expected=None, apply_with=None, expected_speedup=None):
+    """One row of the advice, with the seed's figure (as text and as a number), the seed and the playbook."""
     row = TUNINGS[name]
     return {"name": name, "state": state, "reasons": [r for r in (reasons or []) if r], "current": current or {},
             "recommended": copy.deepcopy(row["recommended"]), "expected": expected or row["expected"],
+            "expected_speedup": expected_speedup if expected_speedup is not None else row["expected_speedup"],
             "seed": row["seed"], "apply_with": apply_with or row["apply_with"]}
 
 
@@ -117,6 +118,13 @@ def _trident_expected(drivers):
     return "%s (seed 002)" % "; ".join(known) if known else row["expected"]
 
 
+def _trident_expected_speedup(drivers):
+    """The least speedup among the cluster's drivers: the gate asks a share of it, and the slowest backend sets it."""
+    row = TUNINGS["trident_concurrency"]
+    known = [row["expected_speedup_by_driver"][d] for d in drivers if d in row["expected_speedup_by_driver"]]
+    return min(known) if known else row["expected_speedup"]
+
+
 def trident_concurrency(k8s, namespace):
     name = "trident_concurrency"
     try:
@@ -145,7 +153,8 @@ def trident_concurrency(k8s, namespace):
         reasons.append(trident.tridentctl_message(install, True))
         apply_with = "tridentctl install --enable-concurrency (reinstall; see reasons)"
     state = "on" if on else "blocked" if blocked else "available"
-    return entry(name, state, reasons, current, expected=_trident_expected(drivers), apply_with=apply_with)
+    return entry(name, state, reasons, current, expected=_trident_expected(drivers), apply_with=apply_with,
+                 expected_speedup=_trident_expected_speedup(drivers))
 
 
 # snapshot-controller (seed 002, external-snapshotter issue 1344) ----------------------------------------------

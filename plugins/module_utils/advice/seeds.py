@@ -5,6 +5,10 @@
 Every figure the advisor quotes lives here, with the seed it comes from, so that a figure is corrected in
 one place. docs/reference/seeds.md summarises the seeds (000 ACK parallel attach, 001 PMEM, 002
 Trident concurrent core and the snapshot-controller, 003 GlusterD).
+
+`expected_speedup` is the same figure as a number (baseline time / tuned time), for the guarded rollout's gate
+(rollout/gate.py): it asks the data for a share of it (min_gain_fraction). None where the seed gives no
+before/after ratio of the tuning on one cluster.
 """
 
 
@@ -13,6 +17,7 @@ TUNINGS = {
         "seed": "000",
         # the seed's own run: `date` before and after `kubectl rollout status` (19:21:36 -> 19:24:55, 20:02:54 -> 20:03:31)
         "expected": "28 pods x 2 disks on one node: 3m19s -> 37s to start, ~5x (seed 000)",
+        "expected_speedup": 5.38,  # 199 s / 37 s
         "apply_with": "playbooks/enable_parallel_attach.yml",
         "recommended": {"provisioner_feature_gates": {"DiskADController": True, "DiskParallelAttach": True},
                         "csi_plugin_feature_gates": {"DiskADController": True},
@@ -27,7 +32,11 @@ TUNINGS = {
             "ontap-san": "ONTAP SAN +449% (~5.5x); 100 volumes 17m31s -> 3m58s",
             "ontap-san-economy": "ONTAP SAN economy +285% (~3.9x); 100 volumes 9m41s -> 3m04s",
         },
+        "expected_speedup_by_driver": {"ontap-nas": 8.1, "ontap-nas-economy": 5.7, "ontap-san": 5.5,
+                                       "ontap-san-economy": 3.9},
         "expected": "3.9x to 8.1x volume operations per second, by backend driver (seed 002)",
+        # without a known driver the least of them: a gate asking for more would fail a change that did its part
+        "expected_speedup": 3.9,
         "apply_with": "playbooks/tune_trident.yml",
         "recommended": {"enableConcurrency": True},
     },
@@ -35,6 +44,7 @@ TUNINGS = {
         "seed": "002",
         "expected": ("80 snapshots 143s -> 17s (external-snapshotter issue 1344, cited by seed 002); with Trident's "
                      "concurrent core, 100 snapshots 3m03s -> 16s, which the seed reaches only with this tuning"),
+        "expected_speedup": 8.41,  # 143 s / 17 s, the tuning alone (issue 1344)
         "apply_with": "playbooks/tune_trident.yml",
         "apply_with_without_trident": "role storageperf.k8s.snapshot_controller_tuning",
         # the seed's `kubectl edit` of the snapshot-controller
@@ -44,6 +54,7 @@ TUNINGS = {
         "seed": "002",
         "expected": ("no figure of its own: the sidecars Trident's operator renders under concurrency (25 workers, "
                      "QPS max(k8sAPIQPS/4, 10) = 25, burst 50) are part of seed 002's 3.9x-8.1x"),
+        "expected_speedup": None,
         "apply_with": "module storageperf.k8s.csi_sidecar_tuning",
         "apply_with_operator": "playbooks/tune_trident.yml (its operator renders the sidecars' flags)",
         "recommended": {"worker_threads": 25, "kube_api_qps": 25, "kube_api_burst": 50},
@@ -52,6 +63,8 @@ TUNINGS = {
         "seed": "001",
         "expected": ("fio 4k randwrite, 50 jobs: PMEM-LVM 92.0k IOPS / 381 MB/s vs SSD 37.3k / 153 MB/s (~2.5x); "
                      "sysbench MySQL 122,156 vs 49,812 per second (seed 001)"),
+        # two StorageClasses side by side, not one cluster before and after a change
+        "expected_speedup": None,
         "apply_with": "playbooks/deploy_pmem.yml",
         "recommended": {"storageclasses": ["csi-pmem-lvm", "csi-pmem-direct"]},
     },

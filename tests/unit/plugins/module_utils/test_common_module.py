@@ -1,19 +1,9 @@
 """The module base: auth specs merged, one failure path that keeps the partial result and the hint."""
-import contextlib
 import json
-from unittest import mock
 
 import pytest
-from ansible.module_utils import basic
 
-try:
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # ansible-core 2.18 (meta/runtime.yml accepts it) has no such helper: the way it read arguments
-    @contextlib.contextmanager
-    def patch_module_args(args):
-        with mock.patch.object(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()):
-            yield
-
+from tests.support.module_args import patch_module_args
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
