@@ -15,7 +15,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.document im
     BROKEN_STEP_STATUSES, step_names, summaries, sweep_block,
 )
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import (
-    better_ratio, format_metric, metric_info, metric_keys, primary_metric,
+    better_ratio, column_label, column_unit, format_in_unit, metric_info, metric_keys, primary_metric,
 )
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import (
     cell, median, operation_cell, status_text, step_label, step_speedup,
@@ -121,7 +121,10 @@ def metrics_table(doc):
     keys = list(metric_keys(doc))
     has_p99 = any(((steps.get(n) or {}).get("latency") or {}).get("p99")
                   for n in names for _, steps in variants)
-    headers = ["Step", "Variant"] + [metric_info(k)[0] for k in keys]
+    # one unit per duration column, said in its header (never "attach max s" over cells in ms)
+    units = {k: column_unit(k, [median(((steps.get(n) or {}).get("metrics") or {}).get(k))
+                                for n in names for _, steps in variants]) for k in keys}
+    headers = ["Step", "Variant"] + [column_label(k, units[k]) for k in keys]
     if has_p99:
         headers.append("latency p99")
     ratio_keys = {}
@@ -143,20 +146,29 @@ def metrics_table(doc):
                 continue
             m = s.get("metrics") or {}
             for k in keys:
-                row.append(cell(format_metric(k, median(m.get(k))) if k in m else stats.DASH))
+                row.append(cell(format_in_unit(k, median(m.get(k)), units[k]) if k in m else stats.DASH))
             if has_p99:
                 p99 = (s.get("latency") or {}).get("p99")
                 row.append(cell(stats.format_duration(median(p99)) if p99 else stats.DASH))
             if len(variants) > 1:
-                if i == 0 or pk is None:
-                    row.append(cell("baseline" if i == 0 else stats.DASH, "ratio"))
-                else:
-                    r = better_ratio(pk, median((base.get("metrics") or {}).get(pk)), median(m.get(pk)))
-                    row.append(cell("%s %s" % (stats.format_ratio(r), metric_info(pk)[0]) if r else stats.DASH, "ratio"))
+                row.append(_metric_ratio_cell(i, pk, base, s))
             rows.append(row)
     return {"id": "metrics", "title": "Measured metrics", "headers": headers, "rows": rows, "left": 2,
             "note": "Median over repetitions. Ratio: how many times better than %s on the step's "
-                    "primary metric (higher IOPS/TPS, or lower time)." % variants[0][0]}
+                    "primary metric (higher IOPS/TPS, or lower time); for a step that times a batch of objects, "
+                    "on the step's time." % variants[0][0]}
+
+
+def _metric_ratio_cell(i, pk, base, s):
+    """The ratio on a figure that means something for the row: a batch step's time (its count of attachments is
+    no figure to rank by), else the step's primary metric."""
+    if i == 0:
+        return cell("baseline", "ratio")
+    if is_operation(s) or pk is None:
+        r = step_speedup(base, s)
+        return cell("%s step time" % stats.format_ratio(r) if r else stats.DASH, "ratio")
+    r = better_ratio(pk, median((base.get("metrics") or {}).get(pk)), median((s.get("metrics") or {}).get(pk)))
+    return cell("%s %s" % (stats.format_ratio(r), metric_info(pk)[0]) if r else stats.DASH, "ratio")
 
 
 def repetitions_table(doc):
