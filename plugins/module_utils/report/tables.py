@@ -62,6 +62,40 @@ def operations_table(doc):
                     + (" Ratio: %s throughput / %s throughput." % (variants[1][0], variants[0][0]) if two else "")}
 
 
+def time_scale(doc):
+    """The time scale the cluster ran its latencies at (a simulator's, bench/runner.py), or None on a real cluster."""
+    scale = (doc.get("cluster") or {}).get("time_scale")
+    return float(scale) if isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale > 0 else None
+
+
+def cluster_time_table(doc):
+    """On a scaled cluster (the twin): every step time as cluster time (wall / time scale), the figure to set beside
+    a seed's; None on a real cluster."""
+    scale = time_scale(doc)
+    if not scale or not operations_table(doc):
+        return None
+    variants = summaries(doc)
+    names = [n for n in step_names(doc) if any(steps.get(n) and is_operation(steps[n]) for _, steps in variants)]
+    # the sum over the steps every variant finished, as the step-times table sums them
+    common = [n for n in names if all(steps.get(n) and steps[n].get("wall_s") for _, steps in variants)]
+    rows, sums = [], [cell("Sum of step times", "sum")]
+    for n in names:
+        row = [cell(step_label(doc, n))]
+        for _, steps in variants:
+            w = (steps.get(n) or {}).get("wall_s")
+            row.append(cell(stats.format_duration(median(w) / scale) if w else stats.DASH, "" if w else "missing"))
+        rows.append(row)
+    for _, steps in variants:
+        total = sum(median(steps[n]["wall_s"]) for n in common) / scale if common else None
+        sums.append(cell(stats.format_duration(total), "sum"))
+    rows.append(sums)
+    return {"id": "cluster-time", "title": "Step times in cluster time (time scale %g)" % scale,
+            "headers": ["Operation"] + ["%s · cluster time" % v for v, _ in variants], "rows": rows,
+            "note": "This cluster ran its latencies scaled by %g: cluster time = wall time ÷ %g, the time the same "
+                    "work takes at the calibrated latencies. Compare these, not the wall times, with a seed's "
+                    "figures." % (scale, scale)}
+
+
 def _sum_row(variants, names, two, base_of=None):
     # The overall ratio only counts steps that succeeded in every variant, so a step that
     # failed on one side cannot make the other look faster.
@@ -311,5 +345,5 @@ def _value_text(sweep, value):
 
 
 def all_tables(doc):
-    return [t for t in (operations_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
+    return [t for t in (operations_table(doc), cluster_time_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
                         repetitions_table(doc), W.table(doc)) if t]
