@@ -35,8 +35,8 @@ def gain_text(tuning):
     speedup = tuning.get("expected_speedup")
     text = str(tuning.get("expected") or "")
     if isinstance(speedup, (int, float)) and not isinstance(speedup, bool):
-        lead = "expected %s" % stats.format_ratio(float(speedup), approx=True)
-        return "%s: %s" % (lead, text) if text else lead
+        lead = stats.format_ratio(float(speedup), approx=True)
+        return "%s · %s" % (lead, text) if text else lead
     return text
 
 
@@ -73,7 +73,7 @@ def console_lines(advice, cluster):
             rest.setdefault(STATE_TEXT[t["state"]], []).append(t["name"])
             continue
         why = blockers(t)
-        said = ("blocked by: " + "; ".join(why)) if why else "%s - %s" % (t["state"], gain_text(t) or "no figure")
+        said = ("blocked by: " + "; ".join(why)) if why else "%s - expected %s" % (t["state"], gain_text(t) or "no figure")
         lines.append("  %s: %s" % (t["name"], said))
         for label, command in commands(t):
             lines.append("    %s: %s" % (label, command))
@@ -112,7 +112,7 @@ def to_markdown(advice, cluster):
 
 
 # --- HTML ------------------------------------------------------------------------------------
-ADVICE_CSS = ("td.ok{color:var(--ok);font-weight:600}#advice td{white-space:normal;text-align:left}"
+ADVICE_CSS = ("td.ok{color:var(--ok);font-weight:600}#advice td,#advice th{white-space:normal;text-align:left}"
               "pre.cmd{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--head);border-radius:6px;"
               "padding:8px 10px;margin:4px 0 10px;font-size:13px}dl.apply dt{font-weight:600;margin-top:14px}"
               "dl.apply dd{margin:2px 0 0 0}")

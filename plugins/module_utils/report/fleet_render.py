@@ -204,7 +204,9 @@ def apply_markdown(fleet):
     return out
 
 
+# a failed cluster's status holds its error: it wraps, so that the ratio column is never pushed out of sight
 FLEET_CSS = ("ol.reasons{padding-left:22px}ol.reasons li{margin:2px 0}"
+             "table[id^=\"fleet-\"] th,table[id^=\"fleet-\"] td:nth-child(2){white-space:normal;min-width:8em}"
              + AR.ADVICE_CSS)
 
 

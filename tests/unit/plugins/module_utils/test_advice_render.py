@@ -58,7 +58,7 @@ def test_unknown_inventory_and_cluster_are_placeholders_and_odd_names_are_quoted
 def test_console_says_state_blocker_gain_and_command_in_a_few_lines():
     lines = AR.console_lines(advice(), "ack-prod")
     assert lines[0] == "ack-prod (v1.32.1): 1 on, 2 available, 1 blocked, 1 n/a"
-    assert "  parallel_attach: available - expected ~5.4×: 3m19s -> 37s (seed 000)" in lines
+    assert "  parallel_attach: available - expected ~5.4× · 3m19s -> 37s (seed 000)" in lines
     assert "  trident_concurrency: blocked by: Trident 25.02.1 has no concurrent core" in lines
     assert "    apply: ansible-playbook -i inv/prod.yml playbooks/tune_trident.yml -l ack-prod -e state=present" in lines
     assert lines[-1] == "  on: csi_sidecar_tuning; n/a: pmem_storageclasses"
@@ -71,7 +71,7 @@ def test_markdown_and_html_hold_every_command_and_the_gain():
     for t in a["tunings"]:
         if t["state"] in ("available", "blocked") and t["apply"]["command"]:
             assert t["apply"]["command"] in md and t["apply"]["command"] in html
-    assert "expected ~5.4×: 3m19s -> 37s" in md and "first Trident 25.02.1" in md
+    assert "~5.4× · 3m19s -> 37s" in md and "first Trident 25.02.1" in md
     assert "change=snapshot_controller" in html and "<pre class=\"cmd\">" in html
     assert "note: ecs.g7" in md  # a caveat is shown, though it blocks nothing
 
@@ -89,5 +89,5 @@ def test_the_fleet_report_carries_the_commands_in_its_advisor_section():
     command = "ansible-playbook -i inv/prod.yml playbooks/enable_parallel_attach.yml -l ack-prod -e state=present"
     assert "### How to apply" in md and command in md
     assert "<h2>How to apply</h2>" in html and command in html and "ack-prod / parallel_attach" in html
-    assert "expected ~5.4×" in md
+    assert "~5.4× · 3m19s" in md
 
