@@ -327,9 +327,9 @@ def page(kind: str, root: Path) -> Path:
     if kind == "bench":
         return Path(render.write_reports(attach_document(), str(root / "bench"), formats=["html"])["html"]["path"])
     if kind == "fleet":
-        entries = [{"cluster": c, "path": D.write_atomic(build_document("csi_lifecycle-20260104T000000Z-%s" % c,
-                                                                         slow_publish=f), str(root / c))}
-                   for c, f in (("hangzhou-prod", 1.0), ("beijing-prod", 1.4), ("shanghai-staging", 0.8))]
+        docs = {c: build_document("csi_lifecycle-20260104T000000Z-%s" % c, slow_publish=f)
+                for c, f in (("hangzhou-prod", 1.0), ("beijing-prod", 1.4), ("shanghai-staging", 0.8))}
+        entries = [{"cluster": c, "path": D.write_atomic(doc, str(root / c))} for c, doc in docs.items()]
         entries.append({"cluster": "shenzhen-dr", "error": "API server unreachable: connection refused"})
         return Path(FR.write_fleet(F.build_fleet(entries, "fleet-20260104T000000Z"), str(root))["html"]["path"])
     if kind == "history":

@@ -90,4 +90,3 @@ def test_the_fleet_report_carries_the_commands_in_its_advisor_section():
     assert "### How to apply" in md and command in md
     assert "<h2>How to apply</h2>" in html and command in html and "ack-prod / parallel_attach" in html
     assert "~5.4× · 3m19s" in md
-
