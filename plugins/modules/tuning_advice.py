@@ -42,6 +42,17 @@ options:
   trident_namespace:
     description: Namespace Trident runs in. Found from the TridentOrchestrator or the trident-controller Deployment when omitted.
     type: str
+  inventory:
+    description:
+      - The inventory the cluster is in, written into each tuning's C(apply.command) (C(-i)). Only text; nothing
+        is read from it.
+      - When omitted the command says C(<inventory>).
+    type: str
+  cluster_name:
+    description:
+      - The cluster's inventory host, written into each tuning's C(apply.command) (C(-l)).
+      - When omitted the command says C(<cluster>).
+    type: str
 attributes:
   check_mode:
     support: full
@@ -114,6 +125,11 @@ advice:
           has no before/after ratio on one cluster; for Trident the least among the cluster's backend drivers.
         - C(seed) - the seed document the figure comes from (C(000), C(001), C(002)).
         - C(apply_with) - the playbook (or module or command) that applies it.
+        - C(apply) - how to apply it on this cluster - C(playbook) and C(extra_vars) (the playbook that applies the
+          tuning and its C(-e) variables, or null when none does and C(apply_with) names the role or module),
+          C(command) (C(ansible-playbook -i <inventory> <playbook> -l <cluster> -e ...), or null),
+          C(rollout_change) and C(rollout_command) (C(playbooks/rollout.yml -e change=<change>), the guarded
+          rollout, or null for a tuning it does not roll out).
       type: list
       elements: dict
       returned: success
@@ -130,6 +146,10 @@ advice:
           expected_speedup: 5.38
           seed: "000"
           apply_with: playbooks/enable_parallel_attach.yml
+          apply: {playbook: playbooks/enable_parallel_attach.yml, extra_vars: {state: present},
+                  command: "ansible-playbook -i fleet.yml playbooks/enable_parallel_attach.yml -l ack-prod -e state=present",
+                  rollout_change: parallel_attach,
+                  rollout_command: "ansible-playbook -i fleet.yml playbooks/rollout.yml -l ack-prod -e change=parallel_attach"}
         - name: trident_concurrency
           state: blocked
           reasons: ["Trident 25.02.1 has no concurrent core (it arrived in 25.06.0 as a tech preview, GA in 26.02.0):
@@ -148,13 +168,21 @@ advice:
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice.advisor import tuning_advice
+from ansible_collections.storageperf.k8s.plugins.module_utils.advice.commands import add_commands
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
+def advice_with_commands(module):
+    result = tuning_advice(module)
+    add_commands(result["advice"], module.params["inventory"], module.params["cluster_name"])
+    return result
+
+
 def main():
-    module = StoragePerfModule(argument_spec=dict(cluster_id=dict(type="str"), trident_namespace=dict(type="str")),
+    module = StoragePerfModule(argument_spec=dict(cluster_id=dict(type="str"), trident_namespace=dict(type="str"),
+                                                  inventory=dict(type="str"), cluster_name=dict(type="str")),
                                auth=("k8s", "alibaba"), supports_check_mode=True)
-    module.run(tuning_advice)
+    module.run(advice_with_commands)
 
 
 if __name__ == "__main__":

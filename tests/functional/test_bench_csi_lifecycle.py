@@ -116,6 +116,10 @@ def test_missing_snapshot_class_skips_the_snapshot_steps_with_the_reason_in_ever
     assert create["wall_s"]["min"] <= create["wall_s"]["median"] <= create["wall_s"]["max"]
     assert doc["status"] == "ok"
     assert leftovers(twin, doc["run_id"]) == {}
+    # the twin's time scale, read from what it publishes (kube-public/cluster-time-scale), and the report's cluster time
+    assert doc["cluster"]["time_scale"] == twin.time_scale
+    report = next((tmp_path / "reports").rglob("report.md")).read_text()
+    assert "Step times in cluster time (time scale 0.01)" in report
 
 
 def test_injected_provisioning_failures_are_reported_per_object_and_cleaned_up(twin, tmp_path):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html as html_lib
 import json
+import os
 import random
 import re
 import shutil
@@ -239,3 +240,138 @@ def test_layout_probe_sees_an_overflowing_page(tmp_path):
     found = layout(html, tmp_path / "chromium-profile")
     assert found["scrollWidth"] > found["viewport"], found
     assert found["overflow"], found
+
+
+# --- the four pages people read (issue 32): bench, fleet, history, advisor ----------------------------------------
+# Measured in the page after load: anything wider than the viewport (outside a box that scrolls it), visible text
+# below 11 px (chart text too: its PNG pixels times the shown scale), and headers whose unit is not their cells' unit.
+PAGE_CHECK = """<script>
+window.addEventListener("load", function () {
+  var vw = window.innerWidth, out = {viewport: vw, scrollWidth: document.documentElement.scrollWidth,
+                                     overflow: [], small: [], units: []};
+  function name(el) { return el.tagName + (el.id ? "#" + el.id : "") + (el.className ? "." + el.className : ""); }
+  document.querySelectorAll("body *").forEach(function (el) {
+    var r = el.getBoundingClientRect(), st = getComputedStyle(el);
+    if (!r.width || !r.height || st.visibility === "hidden" || el.id === "page-check") return;
+    var box = el.closest(".scroll");
+    if (r.right > vw + 0.5 && !(box && box !== el && getComputedStyle(box).overflowX === "auto"))
+      out.overflow.push(name(el) + " right=" + Math.round(r.right));
+    var own = Array.prototype.some.call(el.childNodes, function (n) { return n.nodeType === 3 && n.textContent.trim(); });
+    if (own && parseFloat(st.fontSize) < 11) out.small.push(name(el) + " " + st.fontSize + " " + el.textContent.slice(0, 40));
+    if (el.tagName === "IMG" && el.dataset.textPx) {
+      var px = parseFloat(el.dataset.textPx) * el.clientWidth / el.naturalWidth;
+      if (px < 11) out.small.push(name(el.parentNode) + " chart text " + px.toFixed(1) + "px");
+    }
+  });
+  var UNIT = /\\((µs|ms|s|min|h)\\)\\s*$|\\s(µs|ms|s|min)$/;
+  var CELL = /[0-9]\\s*(µs|ms|s|m|min|h)(?![a-z\\/])/g;
+  document.querySelectorAll("table").forEach(function (t) {
+    var heads = t.querySelectorAll("thead th");
+    heads.forEach(function (th, col) {
+      var m = th.textContent.trim().match(UNIT);
+      if (!m) return;
+      var unit = m[1] || m[2];
+      t.querySelectorAll("tbody tr").forEach(function (tr) {
+        var td = tr.children[col], found;
+        if (!td) return;
+        while ((found = CELL.exec(td.textContent)) !== null)
+          if (found[1] !== unit) out.units.push(t.id + ": " + th.textContent + " over " + td.textContent);
+      });
+    });
+  });
+  // a table cut off by its scroll box hides columns (the fleet's speedup column did): none on these pages
+  out.clipped = Array.prototype.filter.call(document.querySelectorAll(".scroll"),
+    function (b) { return b.scrollWidth > b.clientWidth + 1; }).map(function (b) { return b.firstChild.id; });
+  var pre = document.createElement("pre"); pre.id = "page-check"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+# STORAGEPERF_SCREENSHOTS=docs/screenshots makes the test (re)write docs/screenshots/<page>.png (scripts/screenshots.sh)
+SCREENSHOTS = os.environ.get("STORAGEPERF_SCREENSHOTS")
+
+
+def measure(html: Path, profile: Path, width: int) -> dict:
+    probe = html.with_name(html.stem + "-check.html")
+    probe.write_text(html.read_text(encoding="utf-8").replace("</body>", PAGE_CHECK + "</body>"), encoding="utf-8")
+    dom = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                          f"--user-data-dir={profile}", f"--window-size={width},900", "--virtual-time-budget=10000",
+                          "--dump-dom", probe.as_uri()], check=True, capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r'<pre id="page-check">(.*?)</pre>', dom, re.S)
+    assert found, "the page check did not run:\n" + dom[-2000:]
+    return json.loads(html_lib.unescape(found.group(1)))
+
+
+def attach_document() -> dict:
+    """csi_lifecycle with the engine's attachment metrics (a count and attach times in ms), on a twin at 1/100."""
+    doc = build_document("csi_lifecycle-20260103T000000Z-a77ac4")
+    doc["cluster"]["time_scale"] = 0.01
+    for v in doc["variants"]:
+        for s in v["runs"][0]["steps"]:
+            if s["name"] in ("publish", "unpublish"):
+                fast = v["name"].endswith("on")
+                s["metrics"] = {"attachments": 100, "attach_p50_s": 0.12 if fast else 0.41,
+                                "attach_max_s": 0.31 if fast else 0.93}
+        v.pop("summary", None)
+    return D.finalize(doc)
+
+
+def page(kind: str, root: Path) -> Path:
+    from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import history as H
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import history_render as HR
+    from tests.unit.plugins.module_utils.test_advice_render import advice
+
+    if kind == "bench":
+        return Path(render.write_reports(attach_document(), str(root / "bench"), formats=["html"])["html"]["path"])
+    if kind == "fleet":
+        docs = {c: build_document("csi_lifecycle-20260104T000000Z-%s" % c, slow_publish=f)
+                for c, f in (("hangzhou-prod", 1.0), ("beijing-prod", 1.4), ("shanghai-staging", 0.8))}
+        entries = [{"cluster": c, "path": D.write_atomic(doc, str(root / c))} for c, doc in docs.items()]
+        entries.append({"cluster": "shenzhen-dr", "error": "API server unreachable: connection refused"})
+        return Path(FR.write_fleet(F.build_fleet(entries, "fleet-20260104T000000Z"), str(root))["html"]["path"])
+    if kind == "history":
+        for day, slow in ((1, 1.0), (2, 1.0), (3, 1.05), (4, 1.6)):
+            D.write_atomic(build_document("csi_lifecycle-202601%02dT000000Z-h15%03d" % (day, day), slow_publish=slow),
+                           str(root / "runs" / "hangzhou-prod"))
+        history = H.build_history(H.find_results(str(root / "runs")))
+        return Path(HR.write_history(history, str(root / "history"))["html"]["path"])
+    return Path(advice_render.write_advice(advice(), "ack-prod", str(root / "advice"))["html"]["path"])
+
+
+@pytest.mark.parametrize("kind", ["bench", "fleet", "history", "advice"])
+def test_page_reads_well_at_1280_and_1920(tmp_path, kind):
+    html = page(kind, tmp_path)
+    for width in (1280, 1920):
+        found = measure(html, tmp_path / "chromium-profile", width)
+        assert found["viewport"] == width
+        assert found["scrollWidth"] <= width, found
+        assert found["overflow"] == [], found
+        assert found["small"] == [], found
+        assert found["units"] == [], found
+        assert found["clipped"] == [], found
+    if SCREENSHOTS:
+        out = Path(SCREENSHOTS) if Path(SCREENSHOTS).is_absolute() else REPO / SCREENSHOTS
+        out.mkdir(parents=True, exist_ok=True)
+        subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--screenshot={out / (kind + '.png')}",
+                        "--window-size=1280,1400", html.as_uri()], check=True, capture_output=True, timeout=120)
+        from PIL import Image  # matplotlib's dependency: 256 colours keep a page's screenshot small in git
+
+        png = out / (kind + ".png")
+        Image.open(png).convert("RGB").quantize(256).save(png, optimize=True)
+
+
+def test_page_check_sees_small_text_and_a_header_unit_its_cells_do_not_use(tmp_path):
+    html = page("bench", tmp_path)
+    text = html.read_text(encoding="utf-8")
+    text = text.replace("footer{margin-top:40px;color:var(--muted);font-size:12px}",
+                        "footer{margin-top:40px;color:var(--muted);font-size:9px}")
+    text = text.replace("attach max (ms)", "attach max (s)")
+    html.write_text(text, encoding="utf-8")
+    found = measure(html, tmp_path / "chromium-profile", 1280)
+    assert any(s.startswith("FOOTER") for s in found["small"]), found
+    assert any("attach max (s) over" in u for u in found["units"]), found

@@ -104,6 +104,33 @@ def test_fresh_cluster_then_the_same_tunings_on_after_their_playbooks(twin, tmp_
     assert len(list((reports / "localhost").glob("advice-*Z.json"))) >= 1
 
 
+def test_advise_says_per_tuning_the_command_on_the_console_and_in_advice_md_and_html(twin, tmp_path):
+    reports = tmp_path / "reports"
+    run = twin.playbook(ADVISE, extra_vars={"reports_dir": str(reports)})
+    assert run.rc == 0, run.stdout + run.stderr
+    t = by_name(run.task(MODULE_TASK)["result"]["advice"])
+    summary = run.task("Summary")["result"]["msg"]
+    assert summary[0].startswith("localhost (v1.") and "4 available" in summary[0], summary
+    md = (reports / "localhost" / "advice.md").read_text()
+    html = (reports / "localhost" / "advice.html").read_text()
+    for name in ("parallel_attach", "trident_concurrency", "snapshot_controller_tuning", "csi_sidecar_tuning"):
+        apply = t[name]["apply"]
+        # the inventory the run used and this host, with the variables the playbook needs
+        assert " -l localhost" in apply["rollout_command"] and "/inventories/twin" in apply["rollout_command"]
+        for command in (apply["command"], apply["rollout_command"]):
+            if command:
+                assert "    apply: %s" % command in summary or "    guarded rollout: %s" % command in summary
+                assert command in md and command in html.replace("&#x27;", "'")
+    assert t["parallel_attach"]["apply"]["command"].endswith(
+        "playbooks/enable_parallel_attach.yml -l localhost -e state=present")
+    assert t["snapshot_controller_tuning"]["apply"]["command"].endswith(
+        "-e worker_threads=25 -e kube_api_qps=75 -e kube_api_burst=150")
+    assert t["trident_concurrency"]["apply"]["rollout_command"].endswith(
+        "playbooks/rollout.yml -l localhost -e change=trident_concurrency")
+    assert "3m19s -> 37s" in md and "3m19s -&gt; 37s" in html  # the expected gain next to the command
+    assert "  on: " not in summary[-2] and "n/a: pmem_storageclasses" in summary[-2]
+
+
 def test_old_versions_disks_without_serial_and_old_trident_are_blocked_with_the_reason(twin, tmp_path):
     admin(twin, "cloud", {"addon": "csi-plugin", "version": "v1.28.2-1f6a8b2-aliyun"})
     seeded = admin(twin, "alibaba", {"legacy_disk": {"name": "mysql-0", "namespace": "default"}})["legacy_disk"]

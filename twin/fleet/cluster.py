@@ -123,6 +123,10 @@ class Cluster:
         self.ssl.load_cert_chain(crt, key)
         self._install_crds()
         authorization.bootstrap(self.store)
+        # the time scale, where a benchmark can see it without knowing the twin (bench/runner.py time_scale())
+        self.store.create(self.store.rt("", "v1", "configmaps"), "kube-public", {
+            "metadata": {"name": "cluster-time-scale", "namespace": "kube-public"},
+            "data": {"timeScale": repr(float(self.time_scale))}})
         self.nodes = nodes.register(self.store, self.node_count, self.node_pools, self.seed, offset=self.node_offset)
         # cloud state (ACK addons, ECS instances/disks), read by the storage controllers
         self.cloud = self._cloud_state()

@@ -74,7 +74,25 @@ def measured_cluster(client, name=None):
     facts = {"server": client.host, "version": version.get("gitVersion", ""), "nodes": len(nodes)}
     if name:
         facts["name"] = name
+    scale = time_scale(client)
+    if scale:
+        facts["time_scale"] = scale
     return facts
+
+
+# A cluster that runs its latencies scaled (a simulator) says so in this ConfigMap; the reports then also show
+# each time in cluster time (wall / scale). A real cluster has none: nothing is recorded, nothing is shown.
+TIME_SCALE_CONFIGMAP = ("kube-public", "cluster-time-scale", "timeScale")
+
+
+def time_scale(client):
+    namespace, name, key = TIME_SCALE_CONFIGMAP
+    try:
+        cm = client.get("v1", "ConfigMap", name, namespace=namespace, missing_ok=True) or {}
+        scale = float((cm.get("data") or {}).get(key) or 0)
+    except Exception:  # unreadable (RBAC) or not a number: a report without cluster time, never a failed run
+        return None
+    return scale if 0 < scale != 1 else None
 
 
 def title(benchmark, facts):

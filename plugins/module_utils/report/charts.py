@@ -32,14 +32,33 @@ except ImportError:
 
 # colour-blind safe (Okabe-Ito); the first variant is the baseline and gets the grey
 PALETTE = ("#8a8f98", "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442")
+# ... and, so that a series survives greyscale printing, a hatch (bars) or a line style and marker (lines) per series
+HATCHES = ("", "///", "...", "xxx", "\\\\\\", "ooo", "---", "+++")
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)), (0, (3, 1, 1, 1, 1, 1)))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 MAX_CDF_PANELS = 12
 CDF_XLABEL = "latency per object (%s)"
+DPI = 110
+# No chart text below 9 pt: 13.75 px in the PNG, so at least 11 px on the page while the page shows the chart at
+# 80% of its size or more (report.html's main column is 1116 px; the layout test measures it in Chromium).
+MIN_FONT_PT = 9.0
+MIN_TEXT_PX = MIN_FONT_PT * DPI / 72.0
+
+
+def series_style(i):
+    """Line style and marker of the i-th series (its colour is PALETTE[i])."""
+    return {"linestyle": LINESTYLES[i % len(LINESTYLES)], "marker": MARKERS[i % len(MARKERS)]}
 
 
 def _png(fig):
+    import matplotlib.text
+
+    for text in fig.findobj(matplotlib.text.Text):
+        if text.get_fontsize() < MIN_FONT_PT:
+            text.set_fontsize(MIN_FONT_PT)
     buf = io.BytesIO()
     # no Software/date metadata: the same document renders to the same bytes (idempotent writes)
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -117,6 +136,7 @@ def step_bars(doc):
             hi.append(w["max"] - w["median"])
         err = [lo, hi] if any(lo) or any(hi) else None
         ax.barh(ys, widths, height=height * 0.92, color=PALETTE[i % len(PALETTE)], label=vname,
+                hatch=HATCHES[i % len(HATCHES)], edgecolor="#ffffff",
                 xerr=err, error_kw={"ecolor": "#374151", "capsize": 2, "linewidth": 0.8})
         for y, w, h in zip(ys, widths, hi):
             ax.text(w + h, y, "  " + stats.format_duration(w), va="center", fontsize=8, color="#374151")
@@ -151,14 +171,15 @@ def latency_cdf(doc):
     names = [n for n in step_names(doc) if n in series][:MAX_CDF_PANELS]
     if not names:
         return []
-    cols = min(4, len(names))
+    cols = min(3, len(names))  # 10 in at most: shown at full size in the 1116 px column, its text stays >= 11 px
     rows = (len(names) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols + 1, 2.5 * rows + 0.6), squeeze=False)
     for k, n in enumerate(names):
         ax = axes[k // cols][k % cols]
         for i, vname, lats in series[n]:
             ys = [(j + 1) / float(len(lats)) for j in range(len(lats))]
-            ax.step(lats, ys, where="post", color=PALETTE[i % len(PALETTE)], label=vname, linewidth=1.6)
+            ax.step(lats, ys, where="post", color=PALETTE[i % len(PALETTE)], label=vname, linewidth=1.6,
+                    linestyle=LINESTYLES[i % len(LINESTYLES)])
         ax.set_title(step_label(doc, n), fontsize=10)
         ax.set_ylim(0, 1.02)
         ax.set_xlim(left=0)
@@ -208,8 +229,8 @@ def parameter_lines(doc):
                 if not xy:
                     continue
                 label = vname + (" · " + series if series else "")
-                ax.plot([a for a, _ in xy], [b for _, b in xy], marker="o", color=PALETTE[i % len(PALETTE)],
-                        label=label, linewidth=1.8)
+                ax.plot([a for a, _ in xy], [b for _, b in xy], color=PALETTE[i % len(PALETTE)],
+                        label=label, linewidth=1.8, **series_style(i))
             kind = "duration" if y == "wall_s" else metric_info(y)[1]
             if kind == "duration":
                 _duration_axis(ax.yaxis, max([b for ln in ax.get_lines() for b in ln.get_ydata()] or [1]))
@@ -257,7 +278,8 @@ def metric_bars(doc):
                 if m:
                     ys.append(j + (i - (len(variants) - 1) / 2.0) * height)
                     ws.append(m["median"])
-            ax.barh(ys, ws, height=height * 0.92, color=PALETTE[i % len(PALETTE)], label=vname)
+            ax.barh(ys, ws, height=height * 0.92, color=PALETTE[i % len(PALETTE)], label=vname,
+                    hatch=HATCHES[i % len(HATCHES)], edgecolor="#ffffff")
             for y, w in zip(ys, ws):
                 ax.text(w, y, " " + format_metric(k, w), va="center", fontsize=8)
         ax.set_yticks(range(len(names)))
@@ -300,8 +322,8 @@ def sweep_lines(doc):
         for i, base in enumerate(block["variants"]):
             pts = S.series(block, base, name)
             if pts:
-                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", color=PALETTE[i % len(PALETTE)],
-                        label=base, linewidth=1.8 if name else 2.6)
+                ax.plot([x for x, _ in pts], [y for _, y in pts], color=PALETTE[i % len(PALETTE)],
+                        label=base, linewidth=1.8 if name else 2.6, **series_style(i))
         ax.set_title(label, fontsize=10, fontweight="bold" if name is None else "normal")
         if log_x:
             ax.set_xscale("log")

@@ -237,6 +237,15 @@ def _advice_row(e, doc, err):
         cell = {"name": str(t["name"]), "state": state, "reasons": [str(r) for r in t.get("reasons") or []]}
         if t.get("expected"):
             cell["expected"] = str(t["expected"])
+        speedup = t.get("expected_speedup")
+        if isinstance(speedup, (int, float)) and not isinstance(speedup, bool):
+            cell["expected_speedup"] = float(speedup)
+        apply = t.get("apply") if isinstance(t.get("apply"), dict) else {}
+        for key in ("command", "rollout_command"):  # what applies it (advice/commands.py), for the advisor section
+            if apply.get(key):
+                cell[key] = str(apply[key])
+        if t.get("apply_with"):
+            cell["apply_with"] = str(t["apply_with"])
         cells.append(cell)
     row["tunings"] = cells
     row["counts"] = {s: sum(1 for c in cells if c["state"] == s) for s in ADVICE_STATES}

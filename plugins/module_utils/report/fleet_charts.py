@@ -37,7 +37,8 @@ def sums_bars(fleet):
                 continue
             xs.append(j + (i - (nvar - 1) / 2.0) * width)
             hs.append(total)
-        ax.bar(xs, hs, width=width * 0.92, color=C.PALETTE[i % len(C.PALETTE)], label=vname)
+        ax.bar(xs, hs, width=width * 0.92, color=C.PALETTE[i % len(C.PALETTE)], label=vname,
+               hatch=C.HATCHES[i % len(C.HATCHES)], edgecolor="#ffffff")
         for x, h in zip(xs, hs):
             ax.text(x, h, stats.format_duration(h), ha="center", va="bottom", fontsize=7, color="#374151")
         vmax = max([vmax] + hs)

@@ -11,6 +11,7 @@ page shell, so a fleet page looks and reads like a run's report.html.
 
 import os
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render as AR
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps
@@ -171,11 +172,42 @@ def to_markdown(fleet, history=None):
         out += ["%d. **%s** / %s (%s): %s" % (n, R._md_escape(c), R._md_escape(t), st, R._md_escape(why))
                 for n, c, t, st, why in notes]
         out.append("")
+    out += apply_markdown(fleet)
     out.append(R.table_markdown(clusters_facts(fleet)))
     return "\n".join(out).rstrip() + "\n"
 
 
-FLEET_CSS = "td.ok{color:var(--ok);font-weight:600}ol.reasons{padding-left:22px}ol.reasons li{margin:2px 0}"
+def _actionable(fleet):
+    """[(cluster, tuning cell)] that can be applied or are blocked, with a command or apply_with to say how."""
+    if fleet["kind"] != "advice":
+        return []
+    return [(r["cluster"], dict(t, apply={"command": t.get("command"), "rollout_command": t.get("rollout_command")}))
+            for r in fleet["clusters"] if r["status"] != "error"
+            for t in r.get("tunings") or [] if t["state"] in AR.ACTIONABLE and AR.commands(t)]
+
+
+def apply_markdown(fleet):
+    """The advisor section: per cluster and tuning, the expected gain and the commands that apply it."""
+    todo = _actionable(fleet)
+    if not todo:
+        return []
+    out = ["### How to apply", ""]
+    for cluster, t in todo:
+        why = AR.blockers(t)
+        out.append("**%s** / %s (%s)%s" % (R._md_escape(cluster), R._md_escape(t["name"]), STATE_TEXT[t["state"]],
+                                           ": first " + R._md_escape("; ".join(why)) if why else ""))
+        out.append("")
+        if AR.gain_text(t):
+            out += ["expected: %s" % R._md_escape(AR.gain_text(t)), ""]
+        for label, command in AR.commands(t):
+            out += ["%s:" % label, "", "```", command, "```", ""]
+    return out
+
+
+# a failed cluster's status holds its error: it wraps, so that the ratio column is never pushed out of sight
+FLEET_CSS = ("ol.reasons{padding-left:22px}ol.reasons li{margin:2px 0}"
+             "table[id^=\"fleet-\"] th,table[id^=\"fleet-\"] td:nth-child(2){white-space:normal;min-width:8em}"
+             + AR.ADVICE_CSS)
 
 
 def _cards(fleet):
@@ -212,6 +244,11 @@ def to_html(fleet, charts=True, history=None):
         body += ["<li><b>%s</b> / %s (%s): %s</li>" % (R.esc(c), R.esc(t), R.esc(st), R.esc(why))
                  for _, c, t, st, why in notes]
         body.append("</ol>")
+    todo = _actionable(fleet)
+    if todo:
+        by_id = {id(t): c for c, t in todo}
+        body += ["<h2>How to apply</h2>", AR.apply_html([t for _, t in todo],
+                                                        lambda t: "%s / %s" % (by_id[id(t)], t["name"]))]
     body += R.figures_html(chart_list)
     body.append("<h2>Sources</h2>")
     body.append(R.table_html(clusters_facts(fleet), "facts"))

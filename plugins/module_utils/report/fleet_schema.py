@@ -74,6 +74,10 @@ TUNING_CELL = {
         "state": {"enum": list(ADVICE_STATES)},
         "reasons": {"type": "array", "items": {"type": "string"}},
         "expected": {"type": "string"},
+        "expected_speedup": {"type": "number"},
+        "command": {"type": "string"},
+        "rollout_command": {"type": "string"},
+        "apply_with": {"type": "string"},
     },
     "additionalProperties": False,
 }

@@ -37,8 +37,8 @@ def trend(series):
                 points.append((x, s["wall_s"], s["regression"]))
         if not points:
             continue
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3.5, linewidth=1.4,
-                color=colour, label=st["label"])
+        ax.plot([p[0] for p in points], [p[1] for p in points], markersize=4.5, linewidth=1.4,
+                color=colour, label=st["label"], **C.series_style(i))
         flagged = [p for p in points if p[2]]
         if flagged:
             ax.scatter([p[0] for p in flagged], [p[1] for p in flagged], s=90, facecolors="none",

@@ -156,7 +156,13 @@ def to_html(history, charts=True):
         body += ["<h2>%s</h2>" % R.esc(problems["title"]), R.table_html(problems)]
     body.append("<footer>storageperf.k8s history schema v%s</footer>" % R.esc(history["history_schema_version"]))
     body.append("</main>")
-    return R.page_html(history["title"], body, extra_css="td.ok{color:var(--ok);font-weight:600}")
+    return R.page_html(history["title"], body, extra_css=HISTORY_CSS)
+
+
+# a series has a column per step and run ids are long: cells wrap (run ids anywhere) so that every column shows
+# at 1280 px instead of hiding behind the table's scroll bar
+HISTORY_CSS = ('td.ok{color:var(--ok);font-weight:600}table[id^="history-"] th,table[id^="history-"] td'
+               '{white-space:normal;overflow-wrap:anywhere}')
 
 
 def render_history(history, charts=True):

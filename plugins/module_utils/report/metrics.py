@@ -23,6 +23,8 @@ METRICS = {
     "events_per_s": ("events/s", "number", "higher"),
     "handshake_s": ("handshake", "duration", "lower"),
     "volumes": ("volumes", "number", None),
+    # counts of what a step touched: never a figure to rank a variant by
+    "attachments": ("attachments", "number", None),
 }
 PRIMARY_METRICS = ("iops", "tps", "qps", "bw_bytes", "handshake_s")
 BELOW_SUFFIX = "_below_s"
@@ -44,6 +46,45 @@ def metric_info(key):
     if "lat" in key or "error" in key or "fail" in key:
         return (key.replace("_", " "), "number", "lower")
     return (key.replace("_", " "), "number", "higher")
+
+
+DURATION_KINDS = ("duration", "below", "duration_ns")
+# (unit, seconds per unit) a duration column is written in, chosen by the column's largest value
+_COLUMN_UNITS = (("ms", 0.001), ("s", 1.0), ("min", 60.0))
+
+
+def _seconds(key, value):
+    return None if value is None else (value / 1e9 if metric_info(key)[1] == "duration_ns" else float(value))
+
+
+def column_unit(key, values):
+    """The one unit of a duration metric's column ("ms", "s" or "min"), or None for other metrics."""
+    if metric_info(key)[1] not in DURATION_KINDS:
+        return None
+    secs = [abs(_seconds(key, v)) for v in values if v is not None]
+    top = max(secs) if secs else 0.0
+    return "ms" if top < 1.0 else "s" if top < 600 else "min"
+
+
+def column_label(key, unit):
+    """The column header: the metric's label, its unit in parentheses ("attach max (ms)", not "attach max s")."""
+    label = metric_info(key)[0]
+    if not unit:
+        return label
+    for suffix in (" seconds", " s", " ns"):
+        if label.endswith(suffix):
+            label = label[:-len(suffix)]
+    return "%s (%s)" % (label, unit)
+
+
+def format_in_unit(key, value, unit):
+    """A duration metric in its column's unit ("417 ms"); other metrics as format_metric writes them."""
+    if not unit or value is None:
+        return format_metric(key, value)
+    per = dict(_COLUMN_UNITS)[unit]
+    number = _seconds(key, value) / per
+    text = ("%.0f" if abs(number) >= 100 else "%.1f" if abs(number) >= 10 else "%.2f") % number
+    return "%s%s %s" % ("< " if metric_info(key)[1] == "below" else "", text, unit)
 
 
 def format_metric(key, value):

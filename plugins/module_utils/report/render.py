@@ -21,6 +21,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.document im
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import humanize
 
 FORMATS = ("json", "markdown", "html")
+MIN_CHART_TEXT_PX = 9.0 * 110 / 72.0  # charts.MIN_TEXT_PX (charts.py imports matplotlib, so not imported here)
 FILENAMES = {"json": RESULT_FILE, "markdown": "report.md", "html": "report.html"}
 
 
@@ -124,6 +125,8 @@ figcaption{color:var(--muted);font-size:12px;margin-top:4px}
 ul.problems{padding-left:18px}ul.problems li{margin:2px 0}
 #warnings td:nth-child(-n+3){text-align:left;white-space:normal}
 footer{margin-top:40px;color:var(--muted);font-size:12px}
+@media print{main{max-width:none;padding:0}.scroll{overflow:visible}th,td{white-space:normal}
+figure,tr,.card{break-inside:avoid}h2{break-after:avoid}a{color:inherit}}
 """
 
 
@@ -200,8 +203,10 @@ def figures_html(chart_list):
         return []
     out = ["<h2>Charts</h2>"]
     for c in chart_list:
-        out.append('<figure id="%s"><img alt="%s" src="data:image/png;base64,%s"><figcaption>%s</figcaption></figure>'
-                   % (esc(c["id"]), esc(c["alt"]), c["png"], esc(c["title"])))
+        # data-text-px: the chart's smallest text in PNG pixels (charts.MIN_TEXT_PX), for the layout test
+        out.append('<figure id="%s"><img alt="%s" data-text-px="%.2f" src="data:image/png;base64,%s">'
+                   '<figcaption>%s</figcaption></figure>'
+                   % (esc(c["id"]), esc(c["alt"]), MIN_CHART_TEXT_PX, c["png"], esc(c["title"])))
     return out
 
 

@@ -15,7 +15,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.document im
     BROKEN_STEP_STATUSES, step_names, summaries, sweep_block,
 )
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import (
-    better_ratio, format_metric, metric_info, metric_keys, primary_metric,
+    better_ratio, column_label, column_unit, format_in_unit, metric_info, metric_keys, primary_metric,
 )
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import (
     cell, median, operation_cell, status_text, step_label, step_speedup,
@@ -60,6 +60,40 @@ def operations_table(doc):
     return {"id": "operations", "title": "Step times", "headers": headers, "rows": rows,
             "note": "Median over repetitions: wall time of the whole batch · objects per second."
                     + (" Ratio: %s throughput / %s throughput." % (variants[1][0], variants[0][0]) if two else "")}
+
+
+def time_scale(doc):
+    """The time scale the cluster ran its latencies at (a simulator's, bench/runner.py), or None on a real cluster."""
+    scale = (doc.get("cluster") or {}).get("time_scale")
+    return float(scale) if isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale > 0 else None
+
+
+def cluster_time_table(doc):
+    """On a scaled cluster (the twin): every step time as cluster time (wall / time scale), the figure to set beside
+    a seed's; None on a real cluster."""
+    scale = time_scale(doc)
+    if not scale or not operations_table(doc):
+        return None
+    variants = summaries(doc)
+    names = [n for n in step_names(doc) if any(steps.get(n) and is_operation(steps[n]) for _, steps in variants)]
+    # the sum over the steps every variant finished, as the step-times table sums them
+    common = [n for n in names if all(steps.get(n) and steps[n].get("wall_s") for _, steps in variants)]
+    rows, sums = [], [cell("Sum of step times", "sum")]
+    for n in names:
+        row = [cell(step_label(doc, n))]
+        for _, steps in variants:
+            w = (steps.get(n) or {}).get("wall_s")
+            row.append(cell(stats.format_duration(median(w) / scale) if w else stats.DASH, "" if w else "missing"))
+        rows.append(row)
+    for _, steps in variants:
+        total = sum(median(steps[n]["wall_s"]) for n in common) / scale if common else None
+        sums.append(cell(stats.format_duration(total), "sum"))
+    rows.append(sums)
+    return {"id": "cluster-time", "title": "Step times in cluster time (time scale %g)" % scale,
+            "headers": ["Operation"] + ["%s · cluster time" % v for v, _ in variants], "rows": rows,
+            "note": "This cluster ran its latencies scaled by %g: cluster time = wall time ÷ %g, the time the same "
+                    "work takes at the calibrated latencies. Compare these, not the wall times, with a seed's "
+                    "figures." % (scale, scale)}
 
 
 def _sum_row(variants, names, two, base_of=None):
@@ -121,7 +155,10 @@ def metrics_table(doc):
     keys = list(metric_keys(doc))
     has_p99 = any(((steps.get(n) or {}).get("latency") or {}).get("p99")
                   for n in names for _, steps in variants)
-    headers = ["Step", "Variant"] + [metric_info(k)[0] for k in keys]
+    # one unit per duration column, said in its header (never "attach max s" over cells in ms)
+    units = {k: column_unit(k, [median(((steps.get(n) or {}).get("metrics") or {}).get(k))
+                                for n in names for _, steps in variants]) for k in keys}
+    headers = ["Step", "Variant"] + [column_label(k, units[k]) for k in keys]
     if has_p99:
         headers.append("latency p99")
     ratio_keys = {}
@@ -143,20 +180,29 @@ def metrics_table(doc):
                 continue
             m = s.get("metrics") or {}
             for k in keys:
-                row.append(cell(format_metric(k, median(m.get(k))) if k in m else stats.DASH))
+                row.append(cell(format_in_unit(k, median(m.get(k)), units[k]) if k in m else stats.DASH))
             if has_p99:
                 p99 = (s.get("latency") or {}).get("p99")
                 row.append(cell(stats.format_duration(median(p99)) if p99 else stats.DASH))
             if len(variants) > 1:
-                if i == 0 or pk is None:
-                    row.append(cell("baseline" if i == 0 else stats.DASH, "ratio"))
-                else:
-                    r = better_ratio(pk, median((base.get("metrics") or {}).get(pk)), median(m.get(pk)))
-                    row.append(cell("%s %s" % (stats.format_ratio(r), metric_info(pk)[0]) if r else stats.DASH, "ratio"))
+                row.append(_metric_ratio_cell(i, pk, base, s))
             rows.append(row)
     return {"id": "metrics", "title": "Measured metrics", "headers": headers, "rows": rows, "left": 2,
             "note": "Median over repetitions. Ratio: how many times better than %s on the step's "
-                    "primary metric (higher IOPS/TPS, or lower time)." % variants[0][0]}
+                    "primary metric (higher IOPS/TPS, or lower time); for a step that times a batch of objects, "
+                    "on the step's time." % variants[0][0]}
+
+
+def _metric_ratio_cell(i, pk, base, s):
+    """The ratio on a figure that means something for the row: a batch step's time (its count of attachments is
+    no figure to rank by), else the step's primary metric."""
+    if i == 0:
+        return cell("baseline", "ratio")
+    if is_operation(s) or pk is None:
+        r = step_speedup(base, s)
+        return cell("%s step time" % stats.format_ratio(r) if r else stats.DASH, "ratio")
+    r = better_ratio(pk, median((base.get("metrics") or {}).get(pk)), median((s.get("metrics") or {}).get(pk)))
+    return cell("%s %s" % (stats.format_ratio(r), metric_info(pk)[0]) if r else stats.DASH, "ratio")
 
 
 def repetitions_table(doc):
@@ -299,5 +345,5 @@ def _value_text(sweep, value):
 
 
 def all_tables(doc):
-    return [t for t in (operations_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
+    return [t for t in (operations_table(doc), cluster_time_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
                         repetitions_table(doc), W.table(doc)) if t]

@@ -284,8 +284,8 @@ def _gain_reason(g, n):
         return None
     if g["p_value"] is None:  # enough operations, but spread one or none a step
         return ("The gain cannot be judged: no step has at least 2 measured operations on each side (%d and %d "
-                "in all), and %s is required." % (n["baseline"], n["candidate"],
-                                                   stats.format_ratio(g["required_speedup"])))
+                "in all), and %s is required." % (
+                    n["baseline"], n["candidate"], stats.format_ratio(g["required_speedup"])))
     return ("The gain is not shown: observed %s (%s interval %s to %s) over %d and %d operations, where %s is "
             "required (%g %% of the gain of the expected %s) at %s confidence; p = %.3g by the %s test." % (
                 stats.format_ratio(g["observed_speedup"]), _pct(g["confidence"]), stats.format_ratio(g["ci_low"]),

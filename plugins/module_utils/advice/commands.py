@@ -1,0 +1,75 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The exact command that applies each tuning the advisor names, for one cluster of one inventory.
+
+    add_commands(advice, inventory="inventories/prod.yml", cluster="ack-prod")
+
+adds to every tuning an `apply` dict (the advisor's own fields stay as they are):
+- playbook, extra_vars and command: the playbook that applies the tuning alone (with its -e variables), or None
+  when none does (the tuning's `apply_with` then names the role, module or reinstall);
+- rollout_change and rollout_command: playbooks/rollout.yml -e change=<change>, the guarded way (canary first,
+  checks between waves), or None for a tuning it does not roll out.
+Without an inventory or a cluster name the command says <inventory> / <cluster>, for the reader to fill in.
+"""
+
+
+import shlex
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.advice.seeds import TUNINGS
+
+ROLLOUT_PLAYBOOK = "playbooks/rollout.yml"
+# tuning -> the change name of playbooks/rollout.yml
+ROLLOUT_CHANGES = {
+    "trident_concurrency": "trident_concurrency",
+    "parallel_attach": "parallel_attach",
+    "snapshot_controller_tuning": "snapshot_controller",
+    "csi_sidecar_tuning": "csi_sidecars",
+}
+# the -e variables each playbook needs beyond what the inventory holds (ack_cluster_id, k8s_kubeconfig, ONTAP hosts)
+# the seed's 25 / 75 / 150 (seeds.py's rows mix texts and dicts, so mypy sees a Collection)
+_SNAPSHOT = TUNINGS["snapshot_controller_tuning"]["recommended"]  # type: dict  # type: ignore[assignment]
+PLAYBOOK_VARS = {
+    ("parallel_attach", "playbooks/enable_parallel_attach.yml"): {"state": "present"},
+    ("trident_concurrency", "playbooks/tune_trident.yml"): {"state": "present"},
+    ("snapshot_controller_tuning", "playbooks/tune_trident.yml"): {
+        "state": "present", "worker_threads": _SNAPSHOT["worker_threads"], "kube_api_qps": _SNAPSHOT["kube_api_qps"],
+        "kube_api_burst": _SNAPSHOT["kube_api_burst"]},
+    ("csi_sidecar_tuning", "playbooks/tune_trident.yml"): {"state": "present"},
+    ("pmem_storageclasses", "playbooks/deploy_pmem.yml"): {"state": "present"},
+}
+
+
+def _playbook_of(tuning):
+    """The playbook in apply_with ("playbooks/tune_trident.yml (its operator ...)" -> "playbooks/tune_trident.yml")."""
+    words = str(tuning.get("apply_with") or "").split()
+    return words[0] if words and words[0].startswith("playbooks/") and words[0].endswith(".yml") else None
+
+
+def command_line(playbook, inventory, cluster, extra_vars):
+    parts = ["ansible-playbook", "-i", shlex.quote(inventory or "<inventory>"), playbook,
+             "-l", shlex.quote(cluster or "<cluster>")]
+    for key, value in extra_vars.items():
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        parts += ["-e", shlex.quote("%s=%s" % (key, text))]
+    return " ".join(parts)
+
+
+def apply_entry(tuning, inventory=None, cluster=None):
+    name = tuning["name"]
+    playbook = _playbook_of(tuning)
+    extra_vars = dict(PLAYBOOK_VARS.get((name, playbook), {"state": "present"})) if playbook else {}
+    change = ROLLOUT_CHANGES.get(name)
+    return {
+        "playbook": playbook,
+        "extra_vars": extra_vars,
+        "command": command_line(playbook, inventory, cluster, extra_vars) if playbook else None,
+        "rollout_change": change,
+        "rollout_command": command_line(ROLLOUT_PLAYBOOK, inventory, cluster, {"change": change}) if change else None,
+    }
+
+
+def add_commands(advice, inventory=None, cluster=None):
+    """advice with an `apply` dict on every tuning (in place; returned for chaining)."""
+    for tuning in advice.get("tunings") or []:
+        tuning["apply"] = apply_entry(tuning, inventory, cluster)
+    return advice
