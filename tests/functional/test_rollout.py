@@ -98,7 +98,8 @@ def test_trident_rollout_promotes_where_it_pays_and_rolls_back_where_it_cannot(f
 def test_a_canary_that_fails_its_gate_halts_the_rollout(fleet, tmp_path):
     fleet.twin_cmd("settings", "--cluster", "twin-1", "--set", json.dumps({"ontap_serial": True}))
     run = rollout(fleet, tmp_path, TRIDENT)
-    assert run.rc != 0
+    assert run.rc == 2, run.stdout[-4000:]
+    assert run.task("Fail the run when a wave halted")["result"]["msg"].startswith("wave 1 halted the rollout")
     doc = rollout_doc(tmp_path)
     assert decisions(doc) == {"twin-1": "rolled_back", "twin-2": "skipped", "twin-3": "skipped"}
     assert "wave 1 halted the rollout" in doc["clusters"]["twin-2"]["reason"]
@@ -106,3 +107,18 @@ def test_a_canary_that_fails_its_gate_halts_the_rollout(fleet, tmp_path):
     # the other clusters were not touched: not measured, not changed
     assert probe_runs(tmp_path, "twin-2") == probe_runs(tmp_path, "twin-3") == []
     assert [concurrency(fleet, h) for h in HOSTS] == [(False, "false")] * 3
+
+
+def test_parallel_attach_rollout_rolls_back_the_cluster_it_breaks(fleet, tmp_path):
+    # half the attaches fail on twin-3 once its disks attach in parallel (retried, as the attacher does): the change
+    # breaks that cluster; no count, since each probe's own setup attaches disks before its timed steps
+    fault = {"fraction": 0.5, "while": "parallel_attach"}
+    fleet.twin_cmd("fault", "--cluster", "twin-3", "--name", "attach", "--rule", json.dumps(fault))
+    run = rollout(fleet, tmp_path, {"change": "parallel_attach", "waves": [1, "100%"]})
+    assert run.rc == 0, run.stdout[-6000:] + run.stderr
+    doc = rollout_doc(tmp_path)
+    assert decisions(doc) == {"twin-1": "promoted", "twin-2": "promoted", "twin-3": "rolled_back"}, doc["clusters"]
+    back = doc["clusters"]["twin-3"]
+    assert back["gate"]["passed"] is False and back["rollback"]["verified"] is True
+    assert "FailedAttachVolume" in back["gate"]["new_warnings"], back["gate"]
+    assert "mode off" in back["rollback"]["detail"]

@@ -48,7 +48,7 @@ CHANGES = {
     "parallel_attach": {
         "tuning": "parallel_attach",
         "what": "ACK parallel cloud-disk attach (csi FeatureGates, ECS and node-pool tags)",
-        "probe": {"benchmark": "attach_stress", "replicas": 6, "repeat": 3, "steps": ["scale_up", "scale_down"],
+        "probe": {"benchmark": "attach_stress", "replicas": 12, "repeat": 3, "steps": ["scale_up", "scale_down"],
                   "judged": ["scale_up"]},
         "parameters": {"detach": False},
     },
