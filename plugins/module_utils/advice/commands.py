@@ -26,8 +26,8 @@ ROLLOUT_CHANGES = {
     "csi_sidecar_tuning": "csi_sidecars",
 }
 # the -e variables each playbook needs beyond what the inventory holds (ack_cluster_id, k8s_kubeconfig, ONTAP hosts)
-# the seed's 25 / 75 / 150 (seeds.py's rows mix texts and dicts, so mypy sees a Collection)
-_SNAPSHOT = TUNINGS["snapshot_controller_tuning"]["recommended"]  # type: dict  # type: ignore[assignment]
+# the seed's 25 / 75 / 150 (seeds.py's rows mix texts, numbers and dicts, so mypy sees an object)
+_SNAPSHOT = TUNINGS["snapshot_controller_tuning"]["recommended"]  # type: ignore[index]
 PLAYBOOK_VARS = {
     ("parallel_attach", "playbooks/enable_parallel_attach.yml"): {"state": "present"},
     ("trident_concurrency", "playbooks/tune_trident.yml"): {"state": "present"},
