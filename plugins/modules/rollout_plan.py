@@ -45,7 +45,9 @@ options:
     elements: raw
     default: [1, "25%", "100%"]
   first_wave:
-    description: The number of this run's first wave (a workflow that runs the rest of the fleet in a second job passes 2).
+    description:
+      - The number of this run's first wave (a workflow that runs the rest of the fleet in a second job passes 2).
+      - At most 1000 - waves of one rollout, a fleet of 1000 clusters one at a time.
     type: int
     default: 1
   rollout_id:
@@ -62,10 +64,13 @@ options:
   max_fail_percentage:
     description:
       - The share of a wave's clusters that may fail the gate or fail (in percent) before the rollout halts.
+      - At most 100 - a share in percent.
     type: float
     default: 0
   baseline_max_age:
-    description: A baseline measured by an earlier run of this rollout is reused when younger than this (seconds).
+    description:
+      - A baseline measured by an earlier run of this rollout is reused when younger than this (seconds).
+      - At most 604800 - a week; an older baseline no longer stands for the cluster.
     type: int
     default: 86400
   bucket:
@@ -156,6 +161,7 @@ lines:
   elements: str
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import plan as P
@@ -188,9 +194,10 @@ def main():
             **U.S3_ARG_SPEC,
         ),
         supports_check_mode=True,
+        limits={"first_wave": L.FIRST_WAVE, "max_fail_percentage": L.PERCENT, "baseline_max_age": L.BASELINE_AGE},
     )
     p = module.params
-    if not 0 <= p["max_fail_percentage"] <= 100:
+    if p["max_fail_percentage"] < 0:
         module.fail_json(msg="max_fail_percentage is %s: give a share of a wave in percent, 0 to 100"
                          % p["max_fail_percentage"])
     if p["first_wave"] < 1:
