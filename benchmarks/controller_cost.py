@@ -2,6 +2,11 @@
 
     .venv/bin/python benchmarks/controller_cost.py [--fleet 20] [--volumes 10] [--only lifecycle,info,advise]
                                                    [--tasks 15] [--dir D] [--counts]
+                                                   [--forks N] [--env ANSIBLE_PIPELINING=True ...]
+
+--forks runs every playbook at -f N instead of -f <clusters>; --env (repeatable) sets an environment variable
+for ansible-playbook (after the script's own, so ANSIBLE_CONFIG=other.cfg replaces the repository's): how the
+Ansible settings in docs/performance.md were measured.
 
 --counts runs each playbook once on one twin cluster and prints {playbook: {tasks, modules}} as JSON (what
 tests/functional/test_controller_cost_counts.py holds against docs/performance.md). docs/performance.md says how to
@@ -67,6 +72,9 @@ def env_of(twin_dir: Path) -> dict[str, str]:
     return env
 
 
+SETTINGS: dict[str, str] = {}  # --env: what a user would set, on top of the script's own environment
+
+
 def run(playbook: str, inventory: Path, twin_dir: Path, forks: int, extra: dict, profile: Path) -> dict:
     env = env_of(twin_dir)
     env.update(STORAGEPERF_TWIN_DIR=str(twin_dir), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
@@ -74,6 +82,7 @@ def run(playbook: str, inventory: Path, twin_dir: Path, forks: int, extra: dict,
                ANSIBLE_CALLBACK_PLUGINS=str(REPO / "benchmarks" / "callback_plugins"),
                ANSIBLE_CALLBACKS_ENABLED="task_profile", TASK_PROFILE_FILE=str(profile),
                PATH=f"{VENV_BIN}:{env.get('PATH', '')}")
+    env.update(SETTINGS)
     if profile.exists():
         profile.unlink()
     cmd = [str(VENV_BIN / "ansible-playbook"), str(REPO / "playbooks" / playbook), "-i", str(inventory),
@@ -141,7 +150,11 @@ def main() -> int:
     ap.add_argument("--tasks", type=int, default=12, help="costliest tasks listed per playbook")
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--counts", action="store_true", help="one cluster only: print the counts per playbook as JSON")
+    ap.add_argument("--forks", type=int, help="-f for every run (default: the run's clusters)")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="environment of ansible-playbook, e.g. ANSIBLE_PIPELINING=True (repeatable)")
     args = ap.parse_args()
+    SETTINGS.update(item.split("=", 1) for item in args.env)
     only = set(args.only.split(","))
     base = args.dir or Path(tempfile.mkdtemp(prefix="controller-cost-"))
     if args.counts:
@@ -169,7 +182,7 @@ def main() -> int:
             for playbook, extra in plays:
                 reports = work / "reports" / playbook
                 shutil.rmtree(reports, ignore_errors=True)
-                got = timed(playbook, inventory, twin_dir, clusters, dict(extra, reports_dir=str(reports)), work,
+                got = timed(playbook, inventory, twin_dir, args.forks or clusters, dict(extra, reports_dir=str(reports)), work,
                             f"profile-{playbook}.jsonl")
                 tasks_per, modules_per = counts(got, clusters)
                 if clusters == 1:

@@ -16,10 +16,9 @@ from ansible.plugins.callback import CallbackBase
 DOCUMENTATION = """
 name: task_profile
 type: aggregate
-short_description: per host and task, the wall time and whether a module ran (JSON lines)
-description: Appends one JSON object per task result to the file named by TASK_PROFILE_FILE.
+short_description: per host and task, the wall time, and every module run (JSON lines)
+description: Appends one JSON object per task result and one per module run to the file named by TASK_PROFILE_FILE.
 """
-
 
 
 def _count_module_runs(path: str) -> None:
