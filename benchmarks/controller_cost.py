@@ -1,7 +1,16 @@
 """What the controller costs around a benchmark's figures: wall, measured steps and controller CPU per run.
 
     .venv/bin/python benchmarks/controller_cost.py [--fleet 20] [--volumes 10] [--only lifecycle,info,advise]
-                                                   [--tasks 15] [--dir D]
+                                                   [--tasks 15] [--dir D] [--counts]
+                                                   [--forks N] [--env ANSIBLE_PIPELINING=True ...]
+
+--forks runs every playbook at -f N instead of -f <clusters>; --env (repeatable) sets an environment variable
+for ansible-playbook (after the script's own, so ANSIBLE_CONFIG=other.cfg replaces the repository's): how the
+Ansible settings in docs/performance.md were measured.
+
+--counts runs each playbook once on one twin cluster and prints {playbook: {tasks, modules}} as JSON (what
+tests/functional/test_controller_cost_counts.py holds against docs/performance.md). docs/performance.md says how to
+read the figures.
 
 Rows (issue 33): `bench_csi_lifecycle.yml -e volumes=N` on one cluster and on a fleet of 3 at `-f 3`;
 `cluster_info.yml` and `advise.yml` on one cluster and on a fleet of --fleet clusters at `-f <fleet>`.
@@ -10,9 +19,10 @@ All against twins at time scale 0.01 started here (and stopped here).
 Controller CPU is ansible-playbook and every process it waited for (workers, modules): the rusage of the
 child, so the twins' processes, started by `python -m twin up` in their own sessions, are not counted.
 Measured steps: the sum of the result document's step durations (what the benchmark reports as the
-cluster's). Per task, the callback in benchmarks/callback_plugins/task_profile.py records the wall time and
-whether a module process ran; the rows give the tasks and module runs per cluster, and the tables after them the
-costliest tasks of each playbook.
+cluster's). Per task, the callback in benchmarks/callback_plugins/task_profile.py records the wall time, and
+every module process a worker starts; the rows give the tasks (results that were not skipped) and module runs of
+the whole run divided by its clusters (so a fleet's once-per-run tasks count a fraction), and the tables after
+them the costliest tasks of each playbook.
 """
 from __future__ import annotations
 
@@ -25,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,6 +72,9 @@ def env_of(twin_dir: Path) -> dict[str, str]:
     return env
 
 
+SETTINGS: dict[str, str] = {}  # --env: what a user would set, on top of the script's own environment
+
+
 def run(playbook: str, inventory: Path, twin_dir: Path, forks: int, extra: dict, profile: Path) -> dict:
     env = env_of(twin_dir)
     env.update(STORAGEPERF_TWIN_DIR=str(twin_dir), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
@@ -69,6 +82,7 @@ def run(playbook: str, inventory: Path, twin_dir: Path, forks: int, extra: dict,
                ANSIBLE_CALLBACK_PLUGINS=str(REPO / "benchmarks" / "callback_plugins"),
                ANSIBLE_CALLBACKS_ENABLED="task_profile", TASK_PROFILE_FILE=str(profile),
                PATH=f"{VENV_BIN}:{env.get('PATH', '')}")
+    env.update(SETTINGS)
     if profile.exists():
         profile.unlink()
     cmd = [str(VENV_BIN / "ansible-playbook"), str(REPO / "playbooks" / playbook), "-i", str(inventory),
@@ -80,8 +94,8 @@ def run(playbook: str, inventory: Path, twin_dir: Path, forks: int, extra: dict,
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-4000:])
         raise SystemExit(f"{playbook} failed (rc {proc.returncode})")
-    tasks = [json.loads(line) for line in profile.read_text().splitlines()] if profile.exists() else []
-    return {"wall": wall, "tasks": tasks}
+    lines = [json.loads(line) for line in profile.read_text().splitlines()] if profile.exists() else []
+    return {"wall": wall, "tasks": [x for x in lines if "status" in x], "modules": [x for x in lines if "module" in x]}
 
 
 class Cpu:
@@ -107,17 +121,16 @@ def measured_steps(reports: Path) -> float:
     return total
 
 
-def timed(playbook: str, inventory: Path, twin_dir: Path, forks: int, extra: dict, work: Path) -> dict:
+def timed(playbook: str, inventory: Path, twin_dir: Path, forks: int, extra: dict, work: Path, profile: str) -> dict:
     with Cpu() as cpu:
-        got = run(playbook, inventory, twin_dir, forks, extra, work / "profile.jsonl")
+        got = run(playbook, inventory, twin_dir, forks, extra, work / profile)
     got["cpu"] = cpu.seconds
     return got
 
 
-def counts(tasks: list[dict]) -> tuple[float, float]:
-    hosts = {t["host"] for t in tasks} or {"?"}
-    return (sum(1 for t in tasks if t["status"] != "skipped") / len(hosts),
-            sum(t["modules"] for t in tasks) / len(hosts))
+def counts(got: dict, clusters: int) -> tuple[float, float]:
+    """Task results that were not skipped, and module runs, of the whole run per cluster."""
+    return (sum(1 for t in got["tasks"] if t["status"] != "skipped") / clusters, len(got["modules"]) / clusters)
 
 
 def costliest(tasks: list[dict], n: int) -> list[tuple[str, str, float, int]]:
@@ -136,12 +149,22 @@ def main() -> int:
     ap.add_argument("--only", default="lifecycle,info,advise")
     ap.add_argument("--tasks", type=int, default=12, help="costliest tasks listed per playbook")
     ap.add_argument("--dir", type=Path)
+    ap.add_argument("--counts", action="store_true", help="one cluster only: print the counts per playbook as JSON")
+    ap.add_argument("--forks", type=int, help="-f for every run (default: the run's clusters)")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="environment of ansible-playbook, e.g. ANSIBLE_PIPELINING=True (repeatable)")
     args = ap.parse_args()
+    SETTINGS.update(item.split("=", 1) for item in args.env)
     only = set(args.only.split(","))
     base = args.dir or Path(tempfile.mkdtemp(prefix="controller-cost-"))
+    if args.counts:
+        args.fleet = 1
     rows: list[str] = []
     profiles: dict[str, list[dict]] = {}
-    sizes = {1} | ({3} if "lifecycle" in only else set()) | ({args.fleet} if only & {"info", "advise"} else set())
+    modules: dict[str, list[dict]] = {}
+    sizes = {1} | ({3} if "lifecycle" in only and not args.counts else set()) | (
+        {args.fleet} if only & {"info", "advise"} else set())
+    found: dict[str, dict[str, float]] = {}
     for clusters in sorted(sizes):
         work = base / f"fleet-{clusters}"
         twin_dir = work / "twin"
@@ -159,15 +182,24 @@ def main() -> int:
             for playbook, extra in plays:
                 reports = work / "reports" / playbook
                 shutil.rmtree(reports, ignore_errors=True)
-                got = timed(playbook, inventory, twin_dir, clusters, dict(extra, reports_dir=str(reports)), work)
-                tasks_per, modules_per = counts(got["tasks"])
+                got = timed(playbook, inventory, twin_dir, args.forks or clusters, dict(extra, reports_dir=str(reports)), work,
+                            f"profile-{playbook}.jsonl")
+                tasks_per, modules_per = counts(got, clusters)
+                if clusters == 1:
+                    found[playbook] = {"tasks": tasks_per, "modules": modules_per}
                 steps = measured_steps(reports) / clusters if playbook.startswith("bench") else None
                 rows.append(f"| `{playbook}` | {clusters} | {got['wall']:.1f} s | "
                             f"{'%.1f s' % steps if steps is not None else ''} | {got['cpu'] / clusters:.2f} | "
-                            f"{tasks_per:.0f} | {modules_per:.0f} |")
+                            f"{tasks_per:.3g} | {modules_per:.3g} |")
                 profiles[f"{playbook} x{clusters}"] = got["tasks"]
+                modules[f"{playbook} x{clusters}"] = got["modules"]
         finally:
             twin("down", "--dir", str(twin_dir))
+    if not args.dir:
+        shutil.rmtree(base, ignore_errors=True)
+    if args.counts:
+        print(json.dumps(found, indent=2, sort_keys=True))
+        return 0
     print("| playbook | clusters (-f) | wall | measured steps per cluster | controller CPU-s per cluster "
           "| tasks per cluster | module runs per cluster |")
     print("|---|---|---|---|---|---|---|")
@@ -178,8 +210,9 @@ def main() -> int:
         print("|---|---|---|---|")
         for task, action, seconds, results in costliest(tasks, args.tasks):
             print(f"| {task} | {action} | {seconds:.2f} | {results} |")
-    if not args.dir:
-        shutil.rmtree(base, ignore_errors=True)
+        clusters = int(name.rsplit("x", 1)[1])
+        by_module = Counter(m["module"].rsplit(".", 1)[-1] for m in modules[name])
+        print("module runs per cluster: " + ", ".join(f"{m} {n / clusters:.3g}" for m, n in by_module.most_common()))
     return 0
 
 

@@ -1,24 +1,42 @@
-"""Benchmark-only callback: one JSON line per task result with its wall time, for benchmarks/controller_cost.py."""
+"""Benchmark-only callback: one JSON line per task result with its wall time, for benchmarks/controller_cost.py.
+
+Module runs are counted where they happen: ActionBase._execute_module, wrapped once in the controller before the
+workers fork, appends {"module": name} per call. So an action that runs two modules (copy runs stat, then copy)
+counts two, and one that runs none (validate_argument_spec, set_fact) counts none.
+"""
 from __future__ import annotations
 
 import json
 import os
 import time
 
+from ansible.plugins.action import ActionBase
 from ansible.plugins.callback import CallbackBase
 
 DOCUMENTATION = """
 name: task_profile
 type: aggregate
-short_description: per host and task, the wall time and whether a module ran (JSON lines)
-description: Appends one JSON object per task result to the file named by TASK_PROFILE_FILE.
+short_description: per host and task, the wall time, and every module run (JSON lines)
+description: Appends one JSON object per task result and one per module run to the file named by TASK_PROFILE_FILE.
 """
 
-# actions that run inside the controller's worker and start no module process
-CONTROLLER_ONLY = frozenset(
-    f"{prefix}{name}" for prefix in ("", "ansible.builtin.", "ansible.legacy.")
-    for name in ("set_fact", "set_stats", "debug", "assert", "fail", "meta", "include_tasks", "import_tasks",
-                 "include_role", "import_role", "include_vars", "add_host", "group_by", "pause", "end_play"))
+
+def _count_module_runs(path: str) -> None:
+    """Wrap ActionBase._execute_module (once): every module a worker starts appends one line to path."""
+    if getattr(ActionBase._execute_module, "_task_profile", False):
+        return
+    execute = ActionBase._execute_module
+
+    def counted(self, module_name=None, *args, **kwargs):
+        task_vars = kwargs.get("task_vars") or (args[2] if len(args) > 2 else None) or {}
+        line = {"host": task_vars.get("inventory_hostname"), "task": self._task.get_name(),
+                "module": module_name or self._task.action}
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+        return execute(self, module_name, *args, **kwargs)
+
+    counted._task_profile = True  # type: ignore[attr-defined]
+    ActionBase._execute_module = counted  # type: ignore[method-assign]
 
 
 class CallbackModule(CallbackBase):
@@ -31,6 +49,8 @@ class CallbackModule(CallbackBase):
         super().__init__()
         self._started: dict[tuple[str, str], float] = {}
         self._path = os.environ.get("TASK_PROFILE_FILE")
+        if self._path:
+            _count_module_runs(self._path)
 
     def v2_runner_on_start(self, host, task):
         self._started[(host.get_name(), task._uuid)] = time.monotonic()
@@ -40,16 +60,12 @@ class CallbackModule(CallbackBase):
             return
         host, task = result._host.get_name(), result._task
         start = self._started.pop((host, task._uuid), None)
-        items = result._result.get("results")
         line = {
             "host": host,
             "task": task.get_name(),
             "action": task.action,
             "status": status,
             "seconds": round(time.monotonic() - start, 4) if start is not None else None,
-            # a loop runs its module once per item; a skipped task runs none
-            "modules": 0 if status == "skipped" or task.action in CONTROLLER_ONLY
-            else (len(items) if isinstance(items, list) else 1),
         }
         with open(self._path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line) + "\n")

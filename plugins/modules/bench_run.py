@@ -227,6 +227,28 @@ options:
     type: list
     elements: str
     default: []
+  metrics:
+    description:
+      - (preflight) check O(pushgateway_url) and that prometheus-client is installed, before the result document
+        is started; (finalize) write C(metrics.prom) next to C(result.json) and push the same metrics to
+        O(pushgateway_url) when it is set, as M(storageperf.k8s.metrics_push) does, in this module's run.
+      - A push that fails only warns; the run and C(metrics.prom) are kept (docs/results.md, "Metrics").
+      - Requires O(cluster_name) in finalize (the metrics' C(cluster) label).
+    type: bool
+    default: false
+  pushgateway_url:
+    description:
+      - With O(metrics), the Prometheus Pushgateway's base URL, e.g. C(http://pushgateway.example:9091); empty
+        writes C(metrics.prom) only. No user or password in it (the basic auth comes from the environment,
+        see M(storageperf.k8s.metrics_push)).
+    type: str
+    default: ""
+  pushgateway_timeout:
+    description:
+      - Seconds the push may take.
+      - At most 3600.
+    type: float
+    default: 10
   progress_file:
     description:
       - File the module rewrites with the running step's progress. Set by the action plugin; leave unset.
@@ -287,12 +309,15 @@ EXAMPLES = r"""
     variant: parallel attach on
     reports_dir: reports
 
-- name: Close the document
+- name: Close the document, write metrics.prom and push it
   storageperf.k8s.bench_run:
     benchmark: csi_lifecycle
     mode: finalize
     run_id: "{{ pre.run_id }}"
     reports_dir: reports
+    cluster_name: twin-1
+    metrics: true
+    pushgateway_url: http://pushgateway.example:9091
 """
 
 RETURN = r"""
@@ -348,6 +373,11 @@ summary:
   description: The short summary of the finalized document (report module_utils summarize()).
   returned: finalize
   type: dict
+metrics:
+  description: What was written and pushed (the keys of M(storageperf.k8s.metrics_push)'s result).
+  returned: finalize with O(metrics)
+  type: dict
+  sample: {path: reports/twin-1/csi_lifecycle-20260620T090000Z-a1b2c3/metrics.prom, pushed: false, samples: 42}
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import csi_lifecycle, runner
@@ -392,6 +422,9 @@ def argument_spec():
         reason=dict(type="str"),
         components=dict(type="dict", default={}),
         notes=dict(type="list", elements="str", default=[]),
+        metrics=dict(type="bool", default=False),
+        pushgateway_url=dict(type="str", default=""),
+        pushgateway_timeout=dict(type="float", default=10.0),
         progress_file=dict(type="path"),
         progress_interval=dict(type="float", default=2.0),
     )
@@ -401,7 +434,7 @@ def argument_spec():
 LIMITS = {"volumes": L.VOLUMES, "sweep": L.SWEEP, "pvcs_per_pod": L.DISKS_PER_NODE, "size": L.ONTAP_VOLUME_SIZE,
           "replicas": L.PODS_PER_NODE, "volumes_per_pod": L.DISKS_PER_NODE, "disk_limit": L.DISKS_PER_NODE,
           "concurrency": L.CONCURRENCY, "step_timeout": L.TIMEOUT, "give_up_after_warnings": L.WARNINGS,
-          "cleanup_timeout": L.TIMEOUT, "progress_interval": L.INTERVAL}
+          "cleanup_timeout": L.TIMEOUT, "progress_interval": L.INTERVAL, "pushgateway_timeout": L.REQUEST_TIMEOUT}
 
 
 def main():

@@ -235,12 +235,38 @@ def option_problems(p):
     return None
 
 
+def _metrics_export():
+    # prometheus-client only in the modes that write metrics (measure never loads it)
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import metrics_export
+
+    return metrics_export
+
+
+def _finalize(module, p):
+    """finalize, and with metrics metrics.prom and the push: what metrics_push did in a module run of its own."""
+    if p["metrics"] and not p["cluster_name"]:
+        raise BenchProblem("metrics needs cluster_name (the metrics' cluster label), e.g. cluster_name: "
+                           "\"{{ inventory_hostname }}\"")
+    out = finalize(p["reports_dir"], p["run_id"], status=p["status"], reason=p["reason"],
+                   check_mode=module.check_mode)
+    doc = out.pop("document")
+    if p["metrics"]:
+        ME = _metrics_export()
+        out["metrics"] = ME.export(doc, os.path.dirname(out["result_path"]), p["cluster_name"],
+                                   ME.check(p["pushgateway_url"]), p["pushgateway_timeout"],
+                                   check_mode=module.check_mode)
+        for warning in out["metrics"].pop("warnings", []):  # a Pushgateway that is down: the task stays ok
+            module.warn(warning)
+    out["summary"] = summarize(doc)
+    return out
+
+
 def _run_mode(module, p):
     if p["mode"] == "finalize":
-        out = finalize(p["reports_dir"], p["run_id"], status=p["status"], reason=p["reason"],
-                       check_mode=module.check_mode)
-        out["summary"] = summarize(out.pop("document"))
-        return out
+        return _finalize(module, p)
+    if p["mode"] == "preflight" and p["metrics"]:
+        # a bad URL or a missing prometheus-client fails before the document is started, not after the benchmark
+        _metrics_export().check(p["pushgateway_url"])
     # the bench engine shares the client between its threads: a connection each, and some for the watches
     client = module.client("k8s", pool_maxsize=p["concurrency"] + 8)
     if p["mode"] == "preflight":

@@ -11,8 +11,10 @@ an error text for the caller to warn with: a Pushgateway that is down never cost
 
 import os
 
+from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import metric_families as MF
 
 from urllib.parse import urlsplit
 
@@ -53,6 +55,41 @@ def check_url(url):
     except ValueError as e:
         raise StoragePerfError("%s=%r: %s; %s" % (URL_OPTION, url, e, fix)) from e
     return url.rstrip("/")
+
+
+def check(url):
+    """The URL as used ('' for no push) after check_url, and prometheus-client importable: before anything runs."""
+    url = check_url(url)
+    if not HAS_PROMETHEUS_CLIENT:
+        raise StoragePerfError(missing_required_lib("prometheus-client") + " It is in the collection's "
+                               "requirements.txt: pip install -r requirements.txt on the controller or in the EE.")
+    return url
+
+
+def export(doc, run_dir, cluster, url, timeout, check_mode=False):
+    """metrics.prom of a result document into run_dir, and the same families pushed to url (checked by check()).
+
+    A push that fails is a warning (result["warnings"]), never a failure: the run and the text file stay.
+    """
+    families = MF.families(doc, cluster)
+    path = os.path.join(run_dir, TEXTFILE)
+    key = MF.grouping_key(doc, cluster)
+    result = dict(changed=False, pushed=False, pushgateway_url=url, path=path, grouping_key=dict(key, job=MF.JOB),
+                  run_id=doc["run_id"], families=[f["name"] for f in families],
+                  samples=sum(len(f["samples"]) for f in families))
+    if check_mode:
+        return result
+    try:
+        result["changed"] = write_textfile(run_dir, families)[1]
+    except OSError as e:
+        raise StoragePerfError("cannot write %s: %s" % (path, e), hint="Check that the run directory is writable.") from e
+    if url:
+        error = push(url, families, key, MF.JOB, timeout)
+        result["pushed"] = not error
+        if error:  # the module passes them to module.warn(); the task stays ok
+            result["warnings"] = ["%s %s: the push of run %s failed (%s); the run and %s are kept"
+                                  % (URL_OPTION, url, doc["run_id"], error, path)]
+    return result
 
 
 class _Families:

@@ -21,11 +21,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import flee
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import history as H
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import history_render as HR
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import metric_families as MF
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import metrics_export as ME
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_results as S3R
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.fleet_schema import FleetValidationError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.junit import to_junit
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import ResultValidationError, validate
@@ -125,8 +121,16 @@ def fleet_report(p, check_mode=False):
 
 
 # reports_upload -------------------------------------------------------------------------------------
+def _s3_upload():
+    # boto3 (s3_upload imports it) takes about 0.1 s to import: only the modules that talk to S3 pay for it
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload
+
+    return s3_upload
+
+
 def _s3(p):
     """The S3 client of the bucket options (reports_upload's and bench_history's), after checking them."""
+    U = _s3_upload()
     if not U.HAS_BOTO3:
         raise StoragePerfError(missing_required_lib("boto3") + " Install it with: pip install --no-deps -r "
                                "requirements-s3.txt (docs/fleet.md says why --no-deps).")
@@ -138,7 +142,7 @@ def _s3(p):
 def reports_upload(p, check_mode=False, diff=False):
     """Upload the files of a report directory that the bucket lacks or holds in another version."""
     s3 = _s3(p)
-    result = U.sync(s3, p["src"], p["bucket"], p["prefix"], check_mode=check_mode, endpoint_url=p["endpoint_url"])
+    result = _s3_upload().sync(s3, p["src"], p["bucket"], p["prefix"], check_mode=check_mode, endpoint_url=p["endpoint_url"])
     keys = sorted(result["uploaded"] + result["unchanged"])
     out = dict(changed=bool(result["uploaded"]), uploaded=result["uploaded"], unchanged=result["unchanged"],
                bucket=p["bucket"], urls=["s3://%s/%s" % (p["bucket"], k) for k in keys])
@@ -161,6 +165,8 @@ def bench_history(p, check_mode=False):
     entries = H.find_results(reports_dir) if reports_dir else []
     source = {"reports_dir": reports_dir}
     if p["bucket"]:
+        from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_results as S3R  # boto3: above
+
         entries += S3R.find_results(_s3(p), p["bucket"], p["prefix"], endpoint_url=p["endpoint_url"])
         source.update(bucket=p["bucket"], prefix=p["prefix"])
     if not entries:
@@ -178,31 +184,16 @@ def bench_history(p, check_mode=False):
 def metrics_push(p, check_mode=False):
     """Write <run dir>/metrics.prom from a result document and push the same families to a Pushgateway.
 
-    Without p["result"] only the URL and the library are checked: the bench roles call it so before they measure.
+    Without p["result"] only the URL and the library are checked. bench_run does both itself (its preflight and
+    finalize, option metrics); the bench roles that do not use bench_run call this module.
     A push that fails is a warning (result["warnings"]), never a failure: the run and the text file stay.
     """
-    url = ME.check_url(p["pushgateway_url"])
-    if not ME.HAS_PROMETHEUS_CLIENT:
-        raise StoragePerfError(missing_required_lib("prometheus-client") + " It is in the collection's "
-                               "requirements.txt: pip install -r requirements.txt on the controller or in the EE.")
-    result = dict(changed=False, pushed=False, pushgateway_url=url)
+    # prometheus-client only where metrics are written (not in bench_report, fleet_report...)
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import metrics_export as ME
+
+    url = ME.check(p["pushgateway_url"])
     if not p["result"]:
-        return result
+        return dict(changed=False, pushed=False, pushgateway_url=url)
     doc = _load("result", p["result"])
-    families = MF.families(doc, p["cluster"])
     run_dir = _report_dir(dict(p, output_dir=None, reports_dir=None), doc)
-    path = os.path.join(run_dir, ME.TEXTFILE)
-    key = MF.grouping_key(doc, p["cluster"])
-    result.update(path=path, grouping_key=dict(key, job=MF.JOB), run_id=doc["run_id"],
-                  families=[f["name"] for f in families], samples=sum(len(f["samples"]) for f in families))
-    if check_mode:
-        return result
-    with writing("cannot write %s" % path, hint="Check that the run directory is writable."):
-        result["changed"] = ME.write_textfile(run_dir, families)[1]
-    if url:
-        error = ME.push(url, families, key, MF.JOB, p["timeout"])
-        result["pushed"] = not error
-        if error:  # the module passes them to module.warn(); the task stays ok
-            result["warnings"] = ["%s %s: the push of run %s failed (%s); the run and %s are kept"
-                                  % (ME.URL_OPTION, url, doc["run_id"], error, path)]
-    return result
+    return ME.export(doc, run_dir, p["cluster"], url, p["timeout"], check_mode=check_mode)
