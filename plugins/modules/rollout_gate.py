@@ -40,21 +40,25 @@ options:
       - What the change is expected to bring, as time before / time after (the advisor's C(expected_speedup), e.g.
         V(8.1) for Trident's concurrent core on ontap-nas).
       - At least 1. Omit it for a change with no figure of its own; then the gate only checks that nothing got worse.
+      - At most 100 - the seeds' largest gain is 8.4x; a speedup past 100 is a typo.
     type: float
   min_gain_fraction:
     description:
       - The share of the expected gain the data must show, above 0 and at most 1. With V(0.25) and an expected 8.1x the
         required speedup is 1 + 0.25 x 7.1 = 2.78x.
+      - At most 1 - a share of the expected gain; 1 asks for all of it.
     type: float
     default: 0.25
   confidence:
     description:
       - Confidence of the tests and of the interval, between 0.5 and 0.999.
+      - At most 0.999 - past 99.9 percent a probe's few repetitions can never show a gain.
     type: float
     default: 0.95
   tolerance_pct:
     description:
       - How much slower (median latency, in percent) a step may get before a significant slowdown fails the gate.
+      - At most 1000 - a step ten times slower than its baseline is broken, not slower.
     type: float
     default: 20
   steps:
@@ -198,6 +202,7 @@ candidate_run:
   type: str
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.gate import rollout_gate
 
@@ -214,6 +219,8 @@ def main():
             steps=dict(type="list", elements="str"),
         ),
         supports_check_mode=True,
+        limits={"expected_speedup": L.EXPECTED_SPEEDUP, "min_gain_fraction": L.GAIN_FRACTION,
+                "confidence": L.CONFIDENCE, "tolerance_pct": L.TOLERANCE_PCT},
     )
     module.run(lambda m: rollout_gate(m.params))
 

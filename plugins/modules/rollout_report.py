@@ -34,6 +34,7 @@ options:
     description:
       - Percentage (0 to 100) of a wave's clusters that may be rolled back or failed before the wave halts the rollout.
       - Default the C(max_fail_percentage) of the records' rollout.
+      - At most 100 - a share in percent.
     type: float
   title:
     description: Heading of the reports. Default "Rollout of <change> (<rollout id>)".
@@ -122,6 +123,7 @@ changed_files:
   elements: str
 """
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.state_modules import rollout_report
@@ -140,6 +142,7 @@ def main():
         ),
         required_one_of=[("rollout_dir", "bucket")],
         supports_check_mode=True,
+        limits={"max_fail_percentage": L.PERCENT},
     )
     module.run(run)
 

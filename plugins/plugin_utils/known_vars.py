@@ -33,6 +33,10 @@ PLAYBOOKS = {
     "history": ["reports_dir", "output_dir", "tolerances", "baseline_runs", "fail_on_regression", "reports_bucket",
                 "upload_bucket", "upload_prefix", "upload_endpoint_url", "upload_region", "upload_addressing_style",
                 "upload_signature_version"],
+    "rollout": ["change", "change_parameters", "waves", "canary_group", "first_wave", "max_fail_percentage",
+                "retry_rolled_back", "rollout_id", "baseline_max_age", "min_gain_fraction", "confidence", "tolerance_pct",
+                "reports_dir", "rollout_report_only", "rollout_halted", "upload_bucket", "upload_prefix",
+                "upload_endpoint_url", "upload_region", "upload_addressing_style", "upload_signature_version"],
     "tune_trident": ["state", "allow_tech_preview", "k8s_api_qps", "worker_threads", "kube_api_qps", "kube_api_burst",
                      "fail_on_ontap_leaks"],
 }
@@ -53,7 +57,7 @@ OUTPUTS = [
     "storageperf_stats_advice", "storageperf_stats_bench_attach_stress", "storageperf_stats_bench_baseline",
     "storageperf_stats_bench_csi_lifecycle", "storageperf_stats_bench_last", "storageperf_stats_bench_runs",
     "storageperf_stats_compare", "storageperf_stats_fleet_report", "storageperf_stats_gluster_bench",
-    "storageperf_stats_history",
+    "storageperf_stats_history", "storageperf_stats_rollout",
     "storageperf_stats_ack_parallel_attach",
 ]
 
@@ -64,4 +68,5 @@ PREFIXES = ("ansible_", "awx_", "tower_", "molecule_", "_")
 MAGIC = [
     "groups", "group_names", "hostvars", "inventory_hostname", "inventory_hostname_short", "inventory_dir",
     "inventory_file", "omit", "play_hosts", "playbook_dir", "role_name", "role_names", "role_path", "environment",
+    "ansible_inventory_sources",
 ]

@@ -16,15 +16,11 @@ Without an inventory or a cluster name the command says <inventory> / <cluster>,
 import shlex
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice.seeds import TUNINGS
+from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.changes import CHANGES
 
 ROLLOUT_PLAYBOOK = "playbooks/rollout.yml"
-# tuning -> the change name of playbooks/rollout.yml
-ROLLOUT_CHANGES = {
-    "trident_concurrency": "trident_concurrency",
-    "parallel_attach": "parallel_attach",
-    "snapshot_controller_tuning": "snapshot_controller",
-    "csi_sidecar_tuning": "csi_sidecars",
-}
+# tuning -> the change name of playbooks/rollout.yml (the rollout's own table names the tuning of each change)
+ROLLOUT_CHANGES = {row["tuning"]: change for change, row in CHANGES.items()}
 # the -e variables each playbook needs beyond what the inventory holds (ack_cluster_id, k8s_kubeconfig, ONTAP hosts)
 # the seed's 25 / 75 / 150 (seeds.py's rows mix texts, numbers and dicts, so mypy sees an object)
 _SNAPSHOT = TUNINGS["snapshot_controller_tuning"]["recommended"]  # type: ignore[index]

@@ -155,6 +155,14 @@ ONTAP_PAGE = Limit(10000, "records per ONTAP page (max_records); larger pages on
 BASELINE_RUNS = Limit(50, "earlier runs whose median is a history's baseline; past about 10 an old figure only "
                           "hides a slow drift")
 
+EXPECTED_SPEEDUP = Limit(100, "the seeds' largest gain is 8.4x; a speedup past 100 is a typo")
+GAIN_FRACTION = Limit(1, "a share of the expected gain; 1 asks for all of it")
+CONFIDENCE = Limit(0.999, "past 99.9 percent a probe's few repetitions can never show a gain")
+TOLERANCE_PCT = Limit(1000, "a step ten times slower than its baseline is broken, not slower")
+PERCENT = Limit(100, "a share in percent")
+FIRST_WAVE = Limit(1000, "waves of one rollout: a fleet of 1000 clusters one at a time")
+BASELINE_AGE = Limit(7 * DAY, "a week; an older baseline no longer stands for the cluster")
+
 # Role variables -> their Limit (the filter storageperf.k8s.limit_problems reads this table)
 ROLE_VARIABLES = {
     "ack_parallel_attach_concurrency": ALIBABA_CONCURRENCY,
@@ -208,6 +216,10 @@ ROLE_VARIABLES = {
     "gluster_volume_scale_bench_volume_counts": GLUSTER_VOLUME_COUNTS,
     "gluster_volume_scale_bench_timeout": TIMEOUT,
     "gluster_volume_scale_bench_poll_interval": INTERVAL,
+    "rollout_min_gain_fraction": GAIN_FRACTION,
+    "rollout_confidence": CONFIDENCE,
+    "rollout_tolerance_pct": TOLERANCE_PCT,
+    "rollout_step_timeout": TIMEOUT,
     "snapshot_controller_tuning_worker_threads": WORKER_THREADS,
     "snapshot_controller_tuning_kube_api_qps": KUBE_API_QPS,
     "snapshot_controller_tuning_kube_api_burst": KUBE_API_BURST,

@@ -1,0 +1,100 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The changes a rollout can make, and the probe that proves each: the one table.
+
+A probe is the benchmark of the seed that motivates the change, sized small and repeated, so that the gate has
+per-operation latencies from several repetitions on both sides (docs/rollout.md, "Probes"). `steps` are the
+benchmark steps it runs; `judged` the ones the gate weighs, the steps the change is expected to speed up.
+`tuning` is the advisor's name for the change (tuning_advice), whose expected_speedup the gate asks for.
+"""
+
+import hashlib
+import json
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
+LIFECYCLE = ["create_volume", "publish", "unpublish", "create_snapshot", "clone_from_snapshot", "delete_clone",
+             "delete_snapshot", "delete_volume"]
+# The steps Trident's controller serves with the external-provisioner and -attacher alone. Snapshots also pass the
+# snapshot-controller, whose default QPS 5 / burst 10 hides concurrency's gain there (seed 002): they are the
+# snapshot_controller change's to prove.
+TRIDENT_JUDGED = ["create_volume", "publish", "unpublish", "clone_from_snapshot", "delete_clone", "delete_volume"]
+
+CHANGES = {
+    "trident_concurrency": {
+        "tuning": "trident_concurrency",
+        "what": "Trident's concurrent core (TridentOrchestrator spec.enableConcurrency)",
+        "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3, "steps": LIFECYCLE,
+                  "judged": TRIDENT_JUDGED},
+        "parameters": {"allow_tech_preview": False, "k8s_api_qps": 0, "trident_namespace": "",
+                       "storage_class": "ontap-nas"},
+    },
+    "snapshot_controller": {
+        "tuning": "snapshot_controller_tuning",
+        "what": "the snapshot-controller's worker threads, QPS and burst",
+        "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3,
+                  "steps": ["create_volume", "create_snapshot", "delete_snapshot", "delete_volume"],
+                  "judged": ["create_snapshot", "delete_snapshot"]},
+        "parameters": {"worker_threads": 25, "kube_api_qps": 75, "kube_api_burst": 150, "storage_class": "ontap-nas"},
+    },
+    "csi_sidecars": {
+        "tuning": "csi_sidecar_tuning",
+        "what": "the CSI sidecars' worker threads, QPS and burst in one CSI controller Deployment",
+        "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3,
+                  "steps": ["create_volume", "publish", "unpublish", "delete_volume"],
+                  "judged": ["create_volume", "publish", "unpublish", "delete_volume"]},
+        "parameters": {"csi_deployment": "", "csi_namespace": "", "storage_class": "",
+                       "sidecars": [{"name": "csi-provisioner", "worker_threads": 25, "kube_api_qps": 25,
+                                     "kube_api_burst": 50},
+                                    {"name": "csi-attacher", "worker_threads": 25, "kube_api_qps": 25,
+                                     "kube_api_burst": 50}]},
+        "required": ["csi_deployment", "csi_namespace", "storage_class"],
+    },
+    "parallel_attach": {
+        "tuning": "parallel_attach",
+        "what": "ACK parallel cloud-disk attach (csi FeatureGates, ECS and node-pool tags)",
+        "probe": {"benchmark": "attach_stress", "replicas": 12, "repeat": 3, "steps": ["scale_up", "scale_down"],
+                  "judged": ["scale_up"]},
+        "parameters": {"detach": False},
+    },
+}
+
+
+class ChangeError(StoragePerfError):
+    pass
+
+
+def get(name):
+    if name not in CHANGES:
+        raise ChangeError("change=%r is not a change the rollout makes: use one of %s"
+                          % (name, ", ".join(sorted(CHANGES))))
+    return CHANGES[name]
+
+
+def parameters(name, given):
+    """The change's variables: its defaults overlaid with what was given; unknown or missing ones are refused."""
+    row = get(name)
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(row["parameters"]))
+    if unknown:
+        raise ChangeError("change_parameters has %s, which %s does not take: its parameters are %s"
+                          % (", ".join(unknown), name, ", ".join(sorted(row["parameters"]))))
+    out = dict(row["parameters"], **given)
+    missing = [k for k in row.get("required", []) if out.get(k) in (None, "", [])]
+    if missing:
+        raise ChangeError("change %s needs change_parameters %s (e.g. -e '{\"change_parameters\": {\"%s\": ...}}')"
+                          % (name, ", ".join(missing), missing[0]))
+    return out
+
+
+def rollout_id(name, params):
+    """A rollout is its change and the change's parameters: the same two resume the same rollout."""
+    digest = hashlib.sha256(json.dumps([name, params], sort_keys=True).encode("utf-8")).hexdigest()
+    return "%s-%s" % (name, digest[:8])
+
+
+def probe_text(name):
+    p = get(name)["probe"]
+    size = "%d volumes" % p["volumes"] if "volumes" in p else "%d pods" % p["replicas"]
+    return "%s, %s x %d repetitions, before and after; judged on %s" % (
+        p["benchmark"], size, p["repeat"], ", ".join(p["judged"]))

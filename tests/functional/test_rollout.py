@@ -1,0 +1,132 @@
+"""playbooks/rollout.yml on a fleet of three twin clusters: waves, the gate, rollback, halting and resume.
+
+The twin makes a change fail its gate the way real clusters do: `ontap_serial` gives one cluster an ONTAP that
+answers one call at a time, so Trident's concurrent core cannot speed anything up there; an attach fault that only
+bites while parallel attach is on breaks the change on one ACK cluster.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.functional.test_fleet_playbooks import INVENTORY, fleet_env
+from tests.support.fleet import Fleet
+from tests.support.twin import REPO, PlaybookRun, run_playbook
+
+HOSTS = ["twin-1", "twin-2", "twin-3"]
+TRIDENT = {"change": "trident_concurrency", "waves": [1, "100%"]}
+
+
+def concurrency(fleet: Fleet, host: str) -> tuple[bool, str]:
+    """The TridentOrchestrator's wish and trident-main's flag, read from the cluster."""
+    torc = fleet.member(host).kubectl_json("get", "tridentorchestrator", "trident", "-o", "json")
+    dep = fleet.member(host).kubectl_json("get", "deployment", "trident-controller", "-n", "trident", "-o", "json")
+    args = [a for c in dep["spec"]["template"]["spec"]["containers"] for a in c.get("args", [])]
+    flag = [a.split("=", 1)[1] for a in args if a.startswith("--enable_concurrency=")]
+    return bool(torc["spec"].get("enableConcurrency")), (flag or ["?"])[0]
+
+
+def rollout_doc(reports: Path) -> dict:
+    [d] = reports.glob("rollout-*")
+    return json.loads((d / "rollout.json").read_text())
+
+
+def probe_runs(reports: Path, host: str) -> list[str]:
+    return sorted(p.parent.name for p in (reports / host).glob("*/result.json")) if (reports / host).is_dir() else []
+
+
+def rollout(fleet: Fleet, reports: Path, extra: dict, check: bool = False) -> PlaybookRun:
+    return run_playbook(REPO / "playbooks" / "rollout.yml", inventory=INVENTORY, env=fleet_env(fleet, reports),
+                        extra_vars={"reports_dir": str(reports), **extra}, record_dir=fleet.dir, check=check)
+
+
+def decisions(doc: dict) -> dict[str, str]:
+    return {name: r["decision"] for name, r in doc["clusters"].items()}
+
+
+def reasons(doc: dict) -> dict[str, str]:
+    return {name: r["reason"] for name, r in doc["clusters"].items()}
+
+
+@pytest.fixture
+def fleet(tmp_path_factory):
+    # time scale 0.03, not the suite's usual 0.01: a probe of 20 volumes then takes operations of 0.1 s to 1.5 s of
+    # wall time, so the cluster's modelled time outweighs what every operation also costs on this shared machine (API
+    # round trips, watch events, the harness); at 0.01 that overhead made up half of a concurrent operation and on a
+    # loaded machine hid half of the gain the gate weighs
+    with Fleet(tmp_path_factory.mktemp("rollout"), clusters=3, nodes=2, time_scale=0.03) as f:
+        yield f
+
+
+def test_check_mode_prints_the_plan_and_changes_nothing(fleet, tmp_path):
+    run = rollout(fleet, tmp_path, TRIDENT, check=True)
+    assert run.rc == 0, run.stdout + run.stderr
+    plan = run.task("Show the plan")["result"]["msg"]
+    assert "wave 1: twin-1" in plan and "wave 2: twin-2, twin-3" in plan
+    shown = {r["host"]: r["result"]["msg"] for r in run.results if "Show what this run would do" in r["task"]}
+    assert sorted(shown) == HOSTS
+    for lines in shown.values():
+        text = "\n".join(lines)
+        assert "expected gain" in text and "the gate asks for speedup >=" in text and "preflight: passed" in text
+        assert "csi_lifecycle, 20 volumes x 3 repetitions" in text and "judged on create_volume, publish" in text
+    assert [concurrency(fleet, h) for h in HOSTS] == [(False, "false")] * 3
+    assert list(tmp_path.glob("rollout-*/clusters/*.json")) == []
+    assert all(probe_runs(tmp_path, h) == [] for h in HOSTS)
+
+
+def test_trident_rollout_promotes_where_it_pays_and_rolls_back_where_it_cannot(fleet, tmp_path):
+    fleet.twin_cmd("settings", "--cluster", "twin-3", "--set", json.dumps({"ontap_serial": True}))
+    run = rollout(fleet, tmp_path, TRIDENT)
+    assert run.rc == 0, run.stdout[-6000:] + run.stderr
+    doc = rollout_doc(tmp_path)
+    assert decisions(doc) == {"twin-1": "promoted", "twin-2": "promoted", "twin-3": "rolled_back"}, reasons(doc)
+    assert [doc["clusters"][h]["wave"] for h in HOSTS] == [1, 2, 2]
+    for h in ("twin-1", "twin-2"):
+        gain = doc["clusters"][h]["gate"]["gain"]
+        assert gain["ci_low"] >= gain["required_speedup"], gain
+    back = doc["clusters"]["twin-3"]
+    assert back["gate"]["passed"] is False and back["gate"]["gain"]["observed_speedup"] < back["gate"]["gain"]["required_speedup"]
+    assert "gate failed" in back["reason"] and back["rollback"]["verified"] is True
+    assert [concurrency(fleet, h) for h in HOSTS] == [(True, "true"), (True, "true"), (False, "false")]
+    assert (tmp_path / Path(next(tmp_path.glob("rollout-*")).name) / "rollout.html").is_file()
+    measured = {h: probe_runs(tmp_path, h) for h in HOSTS}
+    assert all(len(runs) == 2 for runs in measured.values()), measured
+
+    again = rollout(fleet, tmp_path, TRIDENT)
+    assert again.rc == 0, again.stdout[-6000:] + again.stderr
+    assert decisions(rollout_doc(tmp_path)) == decisions(doc)
+    # nothing measured or changed again: no new probe run, no changed task on a cluster
+    assert {h: probe_runs(tmp_path, h) for h in HOSTS} == measured
+    assert [r for r in again.results if r["host"] in HOSTS and r["status"] == "ok" and r["result"].get("changed")] == []
+    assert [concurrency(fleet, h) for h in HOSTS] == [(True, "true"), (True, "true"), (False, "false")]
+
+
+def test_a_canary_that_fails_its_gate_halts_the_rollout(fleet, tmp_path):
+    fleet.twin_cmd("settings", "--cluster", "twin-1", "--set", json.dumps({"ontap_serial": True}))
+    run = rollout(fleet, tmp_path, TRIDENT)
+    assert run.rc == 2, run.stdout[-4000:]
+    assert run.task("Fail the run when a wave halted")["result"]["msg"].startswith("wave 1 halted the rollout")
+    doc = rollout_doc(tmp_path)
+    assert decisions(doc) == {"twin-1": "rolled_back", "twin-2": "skipped", "twin-3": "skipped"}
+    assert "wave 1 halted the rollout" in doc["clusters"]["twin-2"]["reason"]
+    assert "wave 1 halted the rollout" in run.stdout
+    # the other clusters were not touched: not measured, not changed
+    assert probe_runs(tmp_path, "twin-2") == probe_runs(tmp_path, "twin-3") == []
+    assert [concurrency(fleet, h) for h in HOSTS] == [(False, "false")] * 3
+
+
+def test_parallel_attach_rollout_rolls_back_the_cluster_it_breaks(fleet, tmp_path):
+    # half the attaches fail on twin-3 once its disks attach in parallel (retried, as the attacher does): the change
+    # breaks that cluster; no count, since each probe's own setup attaches disks before its timed steps
+    fault = {"fraction": 0.5, "while": "parallel_attach"}
+    fleet.twin_cmd("fault", "--cluster", "twin-3", "--name", "attach", "--rule", json.dumps(fault))
+    run = rollout(fleet, tmp_path, {"change": "parallel_attach", "waves": [1, "100%"]})
+    assert run.rc == 0, run.stdout[-6000:] + run.stderr
+    doc = rollout_doc(tmp_path)
+    assert decisions(doc) == {"twin-1": "promoted", "twin-2": "promoted", "twin-3": "rolled_back"}, reasons(doc)
+    back = doc["clusters"]["twin-3"]
+    assert back["gate"]["passed"] is False and back["rollback"]["verified"] is True
+    assert "FailedAttachVolume" in back["gate"]["new_warnings"], back["gate"]
+    assert "mode off" in back["rollback"]["detail"]
