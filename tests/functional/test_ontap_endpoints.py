@@ -1,7 +1,8 @@
 """The twin's ONTAP management LIF, spoken to by plain HTTP (REST) and by netapp-lib's own ZAPI iterator.
 
 These pin the API shapes ontap_volume_info relies on (query patterns, `fields`, `max_records` + `_links.next`,
-401 and 400 error documents, ZAPI next-tag paging, errno 13005) without going through the collection.
+401 and 400 error documents, ZAPI next-tag paging, errno 13005, the ONTAPI version check with errno 13010)
+without going through the collection.
 """
 from __future__ import annotations
 
