@@ -1,7 +1,8 @@
 """The twin's ONTAP management LIF, spoken to by plain HTTP (REST) and by netapp-lib's own ZAPI iterator.
 
 These pin the API shapes ontap_volume_info relies on (query patterns, `fields`, `max_records` + `_links.next`,
-401 and 400 error documents, ZAPI next-tag paging, errno 13005) without going through the collection.
+401 and 400 error documents, ZAPI next-tag paging, errno 13005, the ONTAPI version check with errno 13010)
+without going through the collection.
 """
 from __future__ import annotations
 
@@ -126,3 +127,25 @@ def test_zapi_through_netapp_lib(ontap, monkeypatch):
     with pytest.raises(zapi.NaApiError) as e:
         bad.invoke_successfully(zapi.NaElement("system-get-version"), True)
     assert str(e.value.code) == "401"
+
+
+def test_zapi_refuses_a_version_above_the_release(twin, monkeypatch):
+    """9.18.1 serves ONTAPI 1.281: netapp-lib asking 1.290 gets ONTAP's errno 13010; the version probe still answers."""
+    cfg = twin.cloud["ontap"]
+    monkeypatch.setenv("SSL_CERT_FILE", cfg["ca_cert"])
+    host, port = cfg["management_lif"].split(":")
+    server = zapi.NaServer(host, username=cfg["username"], password=cfg["password"], transport_type="https", port=port)
+    server.set_api_version(1, 0)
+    probe = server.invoke_successfully(zapi.NaElement("system-get-ontapi-version"), True)
+    assert (probe.get_child_content("major-version"), probe.get_child_content("minor-version")) == ("1", "281")
+    server.set_api_version(1, 281)
+    assert server.invoke_successfully(zapi.NaElement("system-get-version"), True).get_child_content("version")
+    server.set_api_version(1, 290)
+    with pytest.raises(zapi.NaApiError) as e:
+        server.invoke_successfully(zapi.NaElement("system-get-version"), True)
+    assert e.value.code == "13010" and "API version which is not supported" in e.value.message
+    # the raw answer: HTTP 200 and a failed ZAPI result, as ONTAP sends it
+    result = server.invoke_elem(zapi.NaElement("volume-get-iter"))
+    assert (result.get_attr("status"), result.get_attr("errno")) == ("failed", "13010")
+    assert server.invoke_successfully(zapi.NaElement("system-get-ontapi-version"), True) \
+        .get_child_content("minor-version") == "281"

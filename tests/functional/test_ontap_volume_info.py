@@ -10,6 +10,7 @@ import yaml
 from kubernetes import client
 
 from tests.support.waits import watch_until
+from tests.twin.storage_helpers import admin
 
 NS = "ontap-check"
 CLAIMS = {"nas": ("ontap-nas", 3), "naseco": ("ontap-nas-economy", 2), "saneco": ("ontap-san-economy", 2),
@@ -93,6 +94,12 @@ def test_ontap_listing_matches_pvs_over_rest_and_zapi_and_is_empty_after_cleanup
         assert all(v["svm"] == "svm0" and v["state"] == "online" for v in res["volumes"])
     assert [(v["name"], v["size"]) for v in rest["volumes"]] == [(v["name"], v["size"]) for v in zapi["volumes"]]
     assert zapi["requests"] >= 1 + 3  # version + volumes in pages of 3 (6 volumes) + qtrees + LUNs
+    # the ZAPI session asked ONTAP's ONTAPI version first (at 1.0), then spoke 1.170 (9.18.1 serves 1.281; the
+    # collection caps at what it was written for); the wrong-password run never got past authentication
+    calls = admin(twin, "ontap")["zapi_calls"]
+    assert calls[0] == ["system-get-ontapi-version", "1.0"], calls
+    assert {tuple(c) for c in calls[1:]} >= {("system-get-version", "1.170"), ("volume-get-iter", "1.170")}, calls
+    assert all(version == "1.170" for _, version in calls[1:]) and len(calls) == zapi["requests"], calls
 
     partial = result("REST by PV name, one PV forgotten")
     assert [(x["name"], x["kind"]) for x in partial["leaked"]] == [(by_class["ontap-nas"], "volume")]

@@ -11,11 +11,12 @@ What the collection (plugins/module_utils/trident/ontap.py) and the netapp.ontap
   error document on an unknown query field. POST /api/storage/volumes creates a FlexVol (202 and a job at
   /api/cluster/jobs/{uuid}, done at once) within ONTAP's size limits (sizes.py: 20MB to 100TB, refused with
   HTTP 500 and ONTAP's message otherwise).
-- ZAPI: POST /servlets/netapp.servlets.admin.XMLrequest_filer with `<netapp><api>...</api></netapp>`:
-  system-get-version, volume-get-iter, qtree-list-iter, lun-get-iter with `query`, `desired-attributes`,
+- ZAPI: POST /servlets/netapp.servlets.admin.XMLrequest_filer with `<netapp version="1.X"><api>...</api></netapp>`:
+  system-get-ontapi-version (answered at any version), system-get-version, volume-get-iter, qtree-list-iter, lun-get-iter with `query`, `desired-attributes`,
   `max-records` and `tag`, answering `<results status="passed">` with attributes-list, num-records and
   next-tag (an escaped key document, as ONTAP sends it); volume-create within the same size limits; unknown APIs
-  fail with errno 13005.
+  fail with errno 13005; a request above the release's highest ONTAPI (ontapi.py: 9.18.1 serves 1.281) fails with
+  errno 13010. stats: zapi_calls lists the last calls as [api, version asked].
 
 Under the cluster setting `ontap_serial` (an overloaded ONTAP, see controllers/trident.py) the endpoint answers
 one request at a time: the others wait for it, in arrival order (stats: requests.serialized counts them).
@@ -40,6 +41,7 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
+from .ontapi import highest_ontapi, refusal
 from .sizes import MIN_FLEXVOL, ZAPI_ERRNO, flexvol_size_error
 
 if TYPE_CHECKING:
@@ -52,6 +54,8 @@ NODE = "twin-ontap-01"
 AGGREGATE_SIZE = 10 << 40  # 10 TiB of usable space on the one data aggregate
 VERSION = "NetApp Release 9.18.1P2: Mon Feb 02 12:00:00 UTC 2026"  # the seed's test bed runs 9.18.1P2
 VERSION_TUPLE = (9, 18, 1)
+ONTAPI = highest_ontapi(VERSION_TUPLE)  # (1, 281)
+ZAPI_CALLS_KEPT = 200  # the last ZAPI calls stats() lists
 TRIDENT_DRIVER = "csi.trident.netapp.io"
 NS = "http://www.netapp.com/filer/admin"
 QTREES_PER_FLEXVOL = 200  # Trident's qtreesPerFlexvol default
@@ -385,7 +389,7 @@ def _to_xml(parent: ET.Element, data: Any) -> None:
 
 
 def zapi_response(results: ET.Element) -> web.Response:
-    root = ET.Element("netapp", {"version": "1.180", "xmlns": NS})
+    root = ET.Element("netapp", {"version": "%d.%d" % ONTAPI, "xmlns": NS})
     root.append(results)
     body = (b"<?xml version='1.0' encoding='UTF-8' ?>\n<!DOCTYPE netapp SYSTEM 'file:/etc/netapp_gx.dtd'>\n"
             + ET.tostring(root, encoding="utf-8"))
@@ -415,6 +419,7 @@ class Ontap:
         self.requests = {"rest": 0, "zapi": 0, "unauthorized": 0, "serialized": 0}
         self.created: list[dict[str, Any]] = []  # volumes made through REST or ZAPI (Trident's come from its registry)
         self.jobs: dict[str, dict[str, Any]] = {}
+        self.zapi_calls: list[list[str | None]] = []  # [api, version asked], the last ZAPI_CALLS_KEPT
         self.one_at_a_time = asyncio.Lock()  # held per request under the setting ontap_serial
         app = web.Application(middlewares=[self.serialize])
         app.router.add_get("/api/cluster", self.cluster_info)
@@ -510,6 +515,14 @@ class Ontap:
             return zapi_failed("13001", "expected one API call inside <netapp>")
         call = calls[0]
         api = _local(call.tag)
+        self.zapi_calls = [*self.zapi_calls, [api, root.get("version")]][-ZAPI_CALLS_KEPT:]
+        refused = refusal(api, root.get("version"), VERSION_TUPLE)
+        if refused:
+            return zapi_failed(*refused)
+        if api == "system-get-ontapi-version":
+            results = ET.Element("results", {"status": "passed"})
+            _to_xml(results, {"major-version": ONTAPI[0], "minor-version": ONTAPI[1]})
+            return zapi_response(results)
         if api == "system-get-version":
             results = ET.Element("results", {"status": "passed"})
             g, ma, mi = VERSION_TUPLE
@@ -616,7 +629,8 @@ class Ontap:
     def stats(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
         inv = self.inventory()
         return {"requests": dict(self.requests), "volumes": len(inv.volumes), "qtrees": len(inv.qtrees),
-                "luns": len(inv.luns), "svms": len(inv.svm_names()), "aggregates": 1}
+                "luns": len(inv.luns), "svms": len(inv.svm_names()), "aggregates": 1,
+                "zapi_calls": [list(c) for c in self.zapi_calls]}
 
 
 async def start(cluster: ClusterContext) -> dict[str, Any]:

@@ -12,7 +12,10 @@ REST (ONTAP 9.6+, what the netapp.ontap collection uses by default): GET /api/st
 /api/storage/qtrees and /api/storage/luns with `name` patterns (`*` wildcard, `|` or, `!` not),
 `fields=...`, `max_records` pages followed through `_links.next.href`, basic auth.
 ZAPI (older systems, `use_rest: never`): netapp-lib's NaServer with volume-get-iter, qtree-list-iter and
-lun-get-iter, desired-attributes and `next-tag` paging.
+lun-get-iter, desired-attributes and `next-tag` paging. The session first asks system-get-ontapi-version (at
+ONTAPI 1.0, which every ONTAP answers) and then speaks the server's ONTAPI, capped at ZAPI_VERSION: ONTAP refuses
+a request above its own (errno 13010), and the REST fallback only reaches ZAPI on ONTAP before 9.6 (ONTAPI 1.150
+and lower).
 """
 
 
@@ -42,6 +45,10 @@ except ImportError as e:  # pragma: no cover - reported by the module
     NETAPP_LIB_ERROR = e
 
 ZAPI_PATH = "servlets/netapp.servlets.admin.XMLrequest_filer"
+# the ONTAPI the ZAPI calls below were written against (ONTAP 9.7); a newer server is spoken to at this version
+ZAPI_VERSION = (1, 170)
+# the version system-get-ontapi-version is asked at: below every ONTAP's, so no server refuses it
+PROBE_VERSION = (1, 0)
 
 
 class OntapError(StoragePerfError):
@@ -269,10 +276,22 @@ class OntapZapi:
         self.server = _NaServer(host, username, password, context, transport_type="https" if https else "http")
         if port:
             self.server.set_port(port)
-        self.server.set_api_version(1, 170)
         self.server.set_timeout(timeout)
         self.calls = 0
         self.host = hostname
+        self.ontapi = None  # (major, minor) the server answered, once asked
+
+    def negotiate(self):
+        """Ask the server's ONTAPI version, then use it (capped at ZAPI_VERSION) for every later call."""
+        self.server.set_api_version(*PROBE_VERSION)
+        result = self.invoke(zapi.NaElement("system-get-ontapi-version"))
+        server = (_int(result.get_child_content("major-version")), _int(result.get_child_content("minor-version")))
+        if None in server:
+            raise OntapError("ONTAP at %s answered system-get-ontapi-version without major-version and minor-version"
+                             % self.host)
+        self.ontapi = server
+        self.server.set_api_version(*min(server, ZAPI_VERSION))
+        return server
 
     def invoke(self, element):
         self.calls += 1
@@ -284,11 +303,17 @@ class OntapZapi:
                                  "(the user needs the ontapi application)" % self.host, 401) from e
             raise OntapError("ONTAP ZAPI %s failed: %s" % (element.get_name(), e), e.code) from e
 
+    def _session(self):
+        if self.ontapi is None:
+            self.negotiate()
+
     def version(self):
+        self._session()
         return _text(self.invoke(zapi.NaElement("system-get-version")), "version")
 
     def get_iter(self, api, query, desired, page_size):
         """Every record element of an *-get-iter / *-list-iter call, following next-tag."""
+        self._session()
         records = []
         tag = None
         while True:
