@@ -6,6 +6,8 @@ Add one line per controller; keep the list free of logic.
 CONTROLLER_MODULES = [
     "garbage_collector:GarbageCollector",
     "namespace:NamespaceController",
+    "serviceaccounts:ServiceAccountsController",
+    "root_ca_publisher:RootCACertPublisher",
     "apiservices:APIServiceRegistration",
     "statefulset:StatefulSetController",
     "deployment:DeploymentController",
