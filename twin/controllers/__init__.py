@@ -8,6 +8,7 @@ CONTROLLER_MODULES = [
     "namespace:NamespaceController",
     "serviceaccounts:ServiceAccountsController",
     "root_ca_publisher:RootCACertPublisher",
+    "serviceaccount_tokens:TokensController",
     "apiservices:APIServiceRegistration",
     "statefulset:StatefulSetController",
     "deployment:DeploymentController",
