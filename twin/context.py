@@ -36,6 +36,7 @@ class ClusterContext(Protocol):
     faults: Faults
     cloud: CloudState
     trident: Any  # the Trident controller's state once it runs (controllers/trident.py)
+    authn: Any  # the API server's Authenticator (apiserver/auth/authentication.py): legacy_token() signs Secret tokens
 
     # registries the parts fill: CSI backends by driver (controllers/csi.py), POST /_twin/storage figures,
     # client-side throttles (controllers/tokenbucket.py), admin verbs of POST /_twin/{verb}, stop hooks

@@ -87,7 +87,9 @@ def test_raw_framing_and_synthetic_added_then_timeout(twin, api, ns):
     assert s.resp.getheader("Transfer-Encoding") == "chunked"
     events = s.events()  # until the server ends the stream at timeoutSeconds
     s.close()
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "a"), ("ADDED", "b")]
+    # kube-root-ca.crt: every namespace has it from the start (controllers/root_ca_publisher.py)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "a"), ("ADDED", "b"), ("ADDED", "kube-root-ca.crt")]
     assert all(e["object"]["metadata"]["resourceVersion"] and e["object"]["kind"] == "ConfigMap" for e in events)
 
 
@@ -99,9 +101,11 @@ def test_watch_parameter_is_decoded_as_the_apiserver_does(twin, api, ns, value, 
     body = s.events() if watches else [json.loads(s.resp.read())]
     s.close()
     if watches:
-        assert [(e["type"], e["object"]["metadata"]["name"]) for e in body] == [("ADDED", "a")]
+        assert [(e["type"], e["object"]["metadata"]["name"]) for e in body] == [("ADDED", "a"),
+                                                                               ("ADDED", "kube-root-ca.crt")]
     else:
-        assert body[0]["kind"] == "ConfigMapList" and [i["metadata"]["name"] for i in body[0]["items"]] == ["a"]
+        assert body[0]["kind"] == "ConfigMapList" and [i["metadata"]["name"] for i in body[0]["items"]] == [
+            "a", "kube-root-ca.crt"]  # kube-root-ca.crt: in every namespace (controllers/root_ca_publisher.py)
 
 
 def test_python_watch_from_list_resource_version_sees_changes_in_order(api, ns):
@@ -181,10 +185,10 @@ def test_send_initial_events_ends_with_the_initial_events_bookmark(twin, api, ns
     bad.close()
     s = Stream(twin, f"/api/v1/namespaces/{ns}/configmaps?watch=true&sendInitialEvents=true"
                      f"&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5")
-    events = s.events(3)
+    events = s.events(4)
     s.close()
-    assert [e["type"] for e in events] == ["ADDED", "ADDED", "BOOKMARK"]
-    assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert [e["type"] for e in events] == ["ADDED", "ADDED", "ADDED", "BOOKMARK"]  # i1, i2, kube-root-ca.crt
+    assert events[3]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
 def test_timeout_seconds_ends_an_idle_watch(api, ns):
@@ -247,4 +251,4 @@ def test_dynamic_client_watch(api, ns):
     cms = dyn.resources.get(api_version="v1", kind="ConfigMap")
     cms.create(body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dw"}}, namespace=ns)
     got = [(e["type"], e["object"].metadata.name) for e in cms.watch(namespace=ns, timeout=1)]
-    assert got == [("ADDED", "dw")]
+    assert got == [("ADDED", "dw"), ("ADDED", "kube-root-ca.crt")]

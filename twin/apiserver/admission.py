@@ -5,14 +5,17 @@ spec.resources.requests.storage is allowed only for a bound claim whose StorageC
 after) has allowVolumeExpansion: true. Otherwise 403 Forbidden, after validation passed:
 `persistentvolumeclaims "<name>" is forbidden: <why>`.
 
-The plugin reads StorageClasses from the cluster, so this module is bound to the cluster's store at start
+The ServiceAccount plugin (mutating and validating, on pod creation) is admission_serviceaccount.py, installed
+by bind() into the store's write path.
+
+The resize plugin reads StorageClasses from the cluster, so this module is bound to the cluster's store at start
 (twin/fleet/cluster.py calls admission.bind), as twin/host/backing.py is.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from . import errors
+from . import admission_serviceaccount, errors
 from . import fieldrules
 
 _store: Any = None
@@ -25,6 +28,7 @@ NO_EXPANSION = ("only dynamically provisioned pvc can be resized and the storage
 def bind(cluster: Any) -> None:
     global _store
     _store = cluster.store
+    admission_serviceaccount.install(cluster.store)
 
 
 def _class_name(pvc: dict) -> str:

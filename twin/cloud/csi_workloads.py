@@ -15,6 +15,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from ..controllers.podstatus import controller_ref, random_suffix, template_hash
+from ..controllers.serviceaccounts import ensure_service_account
 from ..store import now_iso
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ class CsiWorkloads:
     def ensure(self) -> None:
         """Create what the current addons imply (at start, and when an addon appears or goes)."""
         if "csi-plugin" in self.cloud.addons and not self.store.exists(self.ds_rt, NS, "csi-plugin"):
+            ensure_service_account(self.store, NS, "alicloud-csi-node")
             ds = self.store.create(self.ds_rt, NS, {
                 "metadata": {"name": "csi-plugin", "namespace": NS, "labels": {"app": "csi-plugin"}},
                 "spec": {"selector": {"matchLabels": {"app": "csi-plugin"}}, "template": self.plugin_template(),
@@ -92,6 +94,7 @@ class CsiWorkloads:
         has_prov = "csi-provisioner" in self.cloud.addons
         exists = self.store.exists(self.deploy_rt, NS, "csi-provisioner")
         if has_prov and not exists:
+            ensure_service_account(self.store, NS, "alicloud-csi-provisioner")
             dep = self.store.create(self.deploy_rt, NS, {
                 "metadata": {"name": "csi-provisioner", "namespace": NS, "labels": {"app": "csi-provisioner"}},
                 "spec": {"replicas": PROVISIONER_REPLICAS, "selector": {"matchLabels": {"app": "csi-provisioner"}},

@@ -6,6 +6,9 @@ Add one line per controller; keep the list free of logic.
 CONTROLLER_MODULES = [
     "garbage_collector:GarbageCollector",
     "namespace:NamespaceController",
+    "serviceaccounts:ServiceAccountsController",
+    "root_ca_publisher:RootCACertPublisher",
+    "serviceaccount_tokens:TokensController",
     "apiservices:APIServiceRegistration",
     "statefulset:StatefulSetController",
     "deployment:DeploymentController",

@@ -45,6 +45,7 @@ from ..store import now_iso
 from .base import Controller
 from .csi import CSIError, backends, with_faults
 from .pv_controller import format_quantity
+from .serviceaccounts import ensure_service_account
 from .tokenbucket import Throttle, WorkerPool, follow_deployment, throttles
 from .workqueue import Retry, WorkQueue
 
@@ -117,6 +118,7 @@ class SnapshotController(Controller):
             self.class_rt = self.store.rt(G, V, "volumesnapshotclasses")
             dep_rt = self.store.rt("apps", "v1", "deployments")
             if not self.store.exists(dep_rt, "kube-system", "snapshot-controller"):
+                ensure_service_account(self.store, "kube-system", "snapshot-controller")
                 self.store.create(dep_rt, "kube-system", deployment())
 
     def on_change(self, rtype: ResourceType, etype: str, obj: dict, old: dict | None) -> None:

@@ -45,6 +45,7 @@ from ..netapp.sizes import MAX_FLEXVOL, flexvol_size_error
 from . import vclock
 from .base import Controller
 from .csi import TRIDENT, Backend, CSIError, backends, stats_registry
+from .serviceaccounts import ensure_service_account
 from .tokenbucket import Throttle, container_args, follow_deployment, parse_args, throttles
 
 log = logging.getLogger("twin")
@@ -424,6 +425,7 @@ class Trident(Controller):
             s.update(torc_rt, None, "trident", torc, subresource="status")
         dep_rt = s.rt("apps", "v1", "deployments")
         if not s.exists(dep_rt, NS, "trident-controller"):
+            ensure_service_account(s, NS, "trident-controller")
             s.create(dep_rt, NS, render_controller(self.state.version, False, 100))
         tver_rt = self._rt("tridentversions")
         if not s.exists(tver_rt, NS, "trident"):
@@ -545,6 +547,7 @@ class Trident(Controller):
             exists = self.store.exists(dep_rt, NS, "trident-controller")
             dep = self.store.get(dep_rt, NS, "trident-controller") if exists else None
             if dep is None:
+                ensure_service_account(self.store, NS, "trident-controller")
                 self.store.create(dep_rt, NS, want)
             elif dep["spec"]["template"] != want["spec"]["template"]:
                 dep["spec"]["template"] = want["spec"]["template"]

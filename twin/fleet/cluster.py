@@ -103,6 +103,7 @@ class Cluster:
         self.throttles: dict[str, Any] = {}
         self.alibaba: dict[str, Any] = {}  # the Alibaba endpoints' state, for in-process tests (cloud/alibaba.py)
         self.trident: Any = None  # set by controllers.trident.Trident (backend volumes: cluster.trident.volumes)
+        self.authn: Any = None  # the API server's Authenticator, set in start() (serviceaccount_tokens.py signs with it)
 
     # serving --------------------------------------------------------------------------------
     async def serve_app(self, app: web.Application, tls: bool = True) -> str:
@@ -136,6 +137,7 @@ class Cluster:
         exec_runner.bind(self)
         api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),),
                         super_token=self.super_token, time_scale=self.time_scale)
+        self.authn = api.authn
         server_url = await self.serve_app(api.app)
         self.api_runner = self.runners[-1]
         for cls in all_controllers():

@@ -7,7 +7,9 @@ break-glass identity, user kubernetes-super-admin in system:masters, which no RB
 (iss, sub, aud, exp, iat, nbf, kubernetes.io.namespace/serviceaccount); it is signed with a per-twin HMAC
 key instead of the real server's RSA key, which no client verifies anyway. A token is valid while it has not
 expired and its ServiceAccount exists with the uid it was issued for (deleted or recreated SA: 401), as the
-real token authenticator's lookup does. Its identity carries the SA's uid and the token's credential id.
+real token authenticator's lookup does. The legacy token controller (controllers/serviceaccount_tokens.py) has
+legacy_token() sign the token of a kubernetes.io/service-account-token Secret: legacy.go's claims, no expiry, valid
+while the Secret holds it and its ServiceAccount exists with the uid it names. Its identity carries the SA's uid and the token's credential id.
 TokenReview answers for any token with the union authenticator's error wording; SelfSubjectReview (`kubectl
 auth whoami`) returns the requester's user info.
 """
@@ -24,6 +26,8 @@ from typing import Any, NamedTuple
 from .. import errors
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
+LEGACY_ISSUER = "kubernetes/serviceaccount"  # legacy.go: tokens of kubernetes.io/service-account-token Secrets
+_LEGACY = "kubernetes.io/serviceaccount/"
 AUDIENCES = [ISSUER]
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600  # validation.go: "may not specify a duration less than 10 minutes"
@@ -103,6 +107,7 @@ class Authenticator:
         self.super_admin_token = super_admin_token
         self._key = secrets.token_bytes(32)
         self._sa_rt = store.rt("", "v1", "serviceaccounts")
+        self._secret_rt = store.rt("", "v1", "secrets")
 
     def authenticate(self, header: str) -> Identity:
         """The identity of an `Authorization: Bearer ...` header, or 401 Unauthorized."""
@@ -120,6 +125,8 @@ class Authenticator:
                 raise InvalidToken("invalid bearer token")
             return (ADMIN if token == self.admin_token else SUPER_ADMIN), list(audiences)
         claims = self._verify(token)
+        if claims.get("iss") == LEGACY_ISSUER:
+            return self._legacy_identity(token, claims, audiences)
         aud = claims.get("aud") or []
         aud = [aud] if isinstance(aud, str) else list(aud)
         wanted = [a for a in aud if a in audiences]
@@ -135,6 +142,36 @@ class Authenticator:
             raise InvalidToken(f"[invalid bearer token, service account UID ({uid}) does not match claim ({sa.get('uid')})]")
         return service_account(ns, sa["name"], uid, str(claims.get("jti") or "")), wanted
 
+    def _legacy_identity(self, token: str, claims: dict, audiences: list[str]) -> tuple[Identity, list[str]]:
+        """legacy.go validator: the Secret still holds this token and its ServiceAccount is the one it names; the
+        token has no audience, so it serves the API server's (the JWT authenticator's implicit audiences)."""
+        wanted = [a for a in AUDIENCES if a in audiences]
+        if not wanted:
+            raise InvalidToken(f"[invalid bearer token, token audiences {_go_list(AUDIENCES)} is invalid for the "
+                               f"target audiences {_go_list(audiences)}]")
+        ns, secret = claims.get(_LEGACY + "namespace", ""), claims.get(_LEGACY + "secret.name", "")
+        name, uid = claims.get(_LEGACY + "service-account.name", ""), claims.get(_LEGACY + "service-account.uid", "")
+        stored = self.store.get(self._secret_rt, ns, secret) if self.store.exists(self._secret_rt, ns, secret) else {}
+        held = ((stored.get("data") or {}).get("token") or "")
+        if not stored or stored["metadata"].get("deletionTimestamp") or \
+                held != base64.b64encode(token.encode()).decode():
+            raise InvalidToken("[invalid bearer token, token has been invalidated]")
+        if not self.store.exists(self._sa_rt, ns, name) or self.store.get(self._sa_rt, ns, name)["metadata"]["uid"] != uid:
+            raise InvalidToken("[invalid bearer token, service account token has been invalidated]")
+        return service_account(ns, name, uid), wanted
+
+    def legacy_token(self, namespace: str, name: str, uid: str, secret: str) -> str:
+        """The token the legacy token controller writes into Secret namespace/secret for ServiceAccount name."""
+        return self._sign({"iss": LEGACY_ISSUER, _LEGACY + "namespace": namespace, _LEGACY + "secret.name": secret,
+                           _LEGACY + "service-account.name": name, _LEGACY + "service-account.uid": uid,
+                           "sub": f"{SA_PREFIX}{namespace}:{name}"})
+
+    def _sign(self, claims: dict) -> str:
+        head = _b64(json.dumps({"alg": "HS256", "kid": "twin"}, separators=(",", ":")).encode())
+        payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
+        sig = _b64(hmac.new(self._key, f"{head}.{payload}".encode(), hashlib.sha256).digest())
+        return f"{head}.{payload}.{sig}"
+
     def _verify(self, token: str) -> dict:
         parts = token.split(".")
         if len(parts) != 3:
@@ -148,7 +185,7 @@ class Authenticator:
             raise InvalidToken("invalid bearer token") from e
         if not isinstance(claims, dict):
             raise InvalidToken("invalid bearer token")
-        if claims.get("exp", 0) <= time.time():
+        if claims.get("iss") != LEGACY_ISSUER and claims.get("exp", 0) <= time.time():
             raise InvalidToken("[invalid bearer token, service account token has expired]")
         return claims
 
@@ -194,12 +231,9 @@ class Authenticator:
                   "kubernetes.io": {"namespace": namespace,
                                     "serviceaccount": {"name": name, "uid": sa["metadata"]["uid"]}},
                   "nbf": now, "sub": f"{SA_PREFIX}{namespace}:{name}"}
-        head = _b64(json.dumps({"alg": "HS256", "kid": "twin"}, separators=(",", ":")).encode())
-        payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
-        sig = _b64(hmac.new(self._key, f"{head}.{payload}".encode(), hashlib.sha256).digest())
         spec.update({"audiences": audiences, "expirationSeconds": seconds})
         spec.setdefault("boundObjectRef", None)
         expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + seconds))
         return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
                 "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
-                "spec": spec, "status": {"token": f"{head}.{payload}.{sig}", "expirationTimestamp": expires}}
+                "spec": spec, "status": {"token": self._sign(claims), "expirationTimestamp": expires}}
