@@ -53,6 +53,13 @@ options:
       - The cluster's inventory host, written into each tuning's C(apply.command) (C(-l)).
       - When omitted the command says C(<cluster>).
     type: str
+  output_dir:
+    description:
+      - Also write the advice into this directory, on the host that runs the module (the controller with
+        C(connection=local)) - C(advice-<UTC time>.json) (one per run, what the fleet report reads) and C(advice.md),
+        C(advice.html) (the latest, for people). Written in check mode too - they describe, they change nothing.
+      - One module run instead of the file and copy tasks a playbook would need (docs/performance.md).
+    type: path
 attributes:
   check_mode:
     support: full
@@ -93,6 +100,12 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+paths:
+  description: Where O(output_dir) got the advice - C(json) (this run's C(advice-<UTC time>.json)), C(md), C(html).
+  returned: when output_dir is set
+  type: dict
+  sample: {json: /srv/reports/ack-prod/advice-20261206T061500Z.json, md: /srv/reports/ack-prod/advice.md,
+           html: /srv/reports/ack-prod/advice.html}
 advice:
   description:
     - The advice for this cluster. The fleet report reads exactly this shape from the C(advice-*.json) files that
@@ -167,6 +180,8 @@ advice:
       sample: {"on": 1, available: 2, blocked: 1, not_applicable: 1}
 """
 
+import datetime
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice.advisor import tuning_advice
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice.commands import add_commands
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
@@ -175,12 +190,20 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.module impo
 def advice_with_commands(module):
     result = tuning_advice(module)
     add_commands(result["advice"], module.params["inventory"], module.params["cluster_name"])
+    if module.params["output_dir"]:
+        # here, not at the top: the reports' renderer loads only when they are written
+        from ansible_collections.storageperf.k8s.plugins.module_utils.advice.advice_render import write_reports
+
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        result["paths"] = write_reports(result["advice"], module.params["cluster_name"] or "cluster",
+                                        module.params["output_dir"], stamp)
     return result
 
 
 def main():
     module = StoragePerfModule(argument_spec=dict(cluster_id=dict(type="str"), trident_namespace=dict(type="str"),
-                                                  inventory=dict(type="str"), cluster_name=dict(type="str")),
+                                                  inventory=dict(type="str"), cluster_name=dict(type="str"),
+                                                  output_dir=dict(type="path")),
                                auth=("k8s", "alibaba"), supports_check_mode=True)
     module.run(advice_with_commands)
 

@@ -101,8 +101,8 @@ def test_watch_parameter_is_decoded_as_the_apiserver_does(twin, api, ns, value, 
     body = s.events() if watches else [json.loads(s.resp.read())]
     s.close()
     if watches:
-        assert [(e["type"], e["object"]["metadata"]["name"]) for e in body] == [("ADDED", "a"),
-                                                                               ("ADDED", "kube-root-ca.crt")]
+        seen = [(e["type"], e["object"]["metadata"]["name"]) for e in body]
+        assert seen == [("ADDED", "a"), ("ADDED", "kube-root-ca.crt")]
     else:
         assert body[0]["kind"] == "ConfigMapList" and [i["metadata"]["name"] for i in body[0]["items"]] == [
             "a", "kube-root-ca.crt"]  # kube-root-ca.crt: in every namespace (controllers/root_ca_publisher.py)

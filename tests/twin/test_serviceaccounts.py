@@ -83,8 +83,8 @@ def test_pod_gets_default_service_account_and_the_token_volume(api, ns):
     assert (sa_token.service_account_token.path, sa_token.service_account_token.expiration_seconds) == ("token", 3607)
     assert ca.config_map.name == "kube-root-ca.crt" and [(i.key, i.path) for i in ca.config_map.items] == [
         ("ca.crt", "ca.crt")]
-    assert [(i.path, i.field_ref.field_path) for i in downward.downward_api.items] == [("namespace",
-                                                                                         "metadata.namespace")]
+    fields = [(i.path, i.field_ref.field_path) for i in downward.downward_api.items]
+    assert fields == [("namespace", "metadata.namespace")]
     mounts = {c.name: [(m.name, m.mount_path, m.read_only) for m in c.volume_mounts or []]
               for c in pod.spec.init_containers + pod.spec.containers}
     assert mounts == {"init": [(name, MOUNT, True)], "c": [(name, MOUNT, True)],
@@ -93,8 +93,8 @@ def test_pod_gets_default_service_account_and_the_token_volume(api, ns):
 
 def test_automount_false_on_the_pod_or_the_account_adds_nothing(api, ns, twin):
     core = client.CoreV1Api(api)
-    body = {"metadata": {"name": "off"}, "spec": {"automountServiceAccountToken": False,
-                                                 "containers": [{"name": "c", "image": "busybox"}]}}
+    spec = {"automountServiceAccountToken": False, "containers": [{"name": "c", "image": "busybox"}]}
+    body = {"metadata": {"name": "off"}, "spec": spec}
     pod = core.create_namespaced_pod(ns, body)
     assert pod.spec.service_account_name == "default" and not pod.spec.volumes
     assert not pod.spec.containers[0].volume_mounts
@@ -109,8 +109,8 @@ def test_automount_false_on_the_pod_or_the_account_adds_nothing(api, ns, twin):
 
 def test_pod_naming_a_missing_service_account_is_forbidden(api, ns, twin):
     core = client.CoreV1Api(api)
-    body = {"metadata": {"name": "lost"}, "spec": {"serviceAccountName": "ghost",
-                                                  "containers": [{"name": "c", "image": "busybox"}]}}
+    spec = {"serviceAccountName": "ghost", "containers": [{"name": "c", "image": "busybox"}]}
+    body = {"metadata": {"name": "lost"}, "spec": spec}
     try:
         core.create_namespaced_pod(ns, body)
     except client.ApiException as e:

@@ -11,7 +11,11 @@ advisor gives one), and the command that applies it, plus the guarded rollout wh
 """
 
 
+import json
+import os
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import write_text_atomic
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import cell, humanize
 
@@ -165,3 +169,13 @@ def render_advice(advice, cluster):
 def write_advice(advice, cluster, out_dir, check_mode=False):
     """<out_dir>/advice.md and advice.html, atomically and only what changed: {format: {"path", "changed"}}."""
     return R.write_texts(render_advice(advice, cluster), out_dir, FILENAMES, check_mode=check_mode)
+
+
+def write_reports(advice, cluster, out_dir, stamp):
+    """The advice as <out_dir>/advice-<stamp>.json (one per run, the fleet report's input) and advice.md / advice.html
+    (the latest, for people): {json, md, html} paths. Written in check mode too: they describe, they change nothing."""
+    os.makedirs(out_dir, exist_ok=True)
+    json_path = os.path.abspath(os.path.join(out_dir, "advice-%s.json" % stamp))
+    write_text_atomic(json_path, json.dumps(advice, indent=2, sort_keys=True) + "\n")
+    written = write_advice(advice, cluster, out_dir)
+    return {"json": json_path, "md": written["markdown"]["path"], "html": written["html"]["path"]}
