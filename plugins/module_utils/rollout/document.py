@@ -41,6 +41,10 @@ class Records(dict):
         self.sources = list(sources)
         self.problems = list(problems)
 
+    def left_out(self):
+        """One sentence per record file that was skipped, for the module's warnings."""
+        return ["%s was left out: %s" % (x["source"], x["error"]) for x in self.problems]
+
 
 def now_iso():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

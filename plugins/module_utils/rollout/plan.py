@@ -54,13 +54,19 @@ def cluster_action(record, retry_rolled_back, max_age, now):
     return RUN, why, baseline
 
 
+def identity(params):
+    """(the change's parameters, the rollout id, the rollout's directory): what names the rollout, before any record."""
+    change_params = CH.parameters(params["change"], params.get("change_parameters"))
+    rollout_id = params.get("rollout_id") or CH.rollout_id(params["change"], change_params)
+    return change_params, rollout_id, os.path.join(params["reports_dir"], "rollout-%s" % rollout_id)
+
+
 def plan(params, records, now=None):
     """The plan of one run. params: the rollout_plan module's options; records: {cluster: record} found so far."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     change = params["change"]
     row = CH.get(change)
-    change_params = CH.parameters(change, params.get("change_parameters"))
-    rollout_id = params.get("rollout_id") or CH.rollout_id(change, change_params)
+    change_params, rollout_id, rollout_dir = identity(params)
     clusters = list(params["clusters"])
     canary = list(params.get("canary") or [])
     waves = W.plan(clusters, params.get("waves") or W.DEFAULT_WAVES, canary)
@@ -81,7 +87,6 @@ def plan(params, records, now=None):
                                            if record else None)}
             lines.append("  %s: %s (%s)" % (name, "measure, apply, measure, gate" if action == RUN else "leave as is",
                                             reason))
-    rollout_dir = os.path.join(params["reports_dir"], "rollout-%s" % rollout_id)
     return {"rollout": rollout, "rollout_dir": rollout_dir, "probe": dict(row["probe"], text=CH.probe_text(change)),
             "tuning": row["tuning"], "what": row["what"],
             "waves": [{"wave": first + i, "clusters": m} for i, m in enumerate(waves)],
@@ -96,14 +101,13 @@ def plan(params, records, now=None):
 def plan_with_records(params):
     """plan() over the records of the rollout's directory and, with params["bucket"], of the bucket's copy of it
     (where the rollout's other AWX jobs and slices left theirs); `warnings` names the record files left out."""
-    found = plan(params, {})
-    maps = [D.read_records(found["rollout_dir"])]
+    _, rollout_id, rollout_dir = identity(params)
+    maps = [D.read_records(rollout_dir)]
     if params.get("bucket"):
         # here, not at the top: boto3 loads only for a bucket
         from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import _s3
 
-        prefix = "/".join(p for p in ((params.get("prefix") or "").strip("/"), "rollout-%s" % found["rollout"]["id"]) if p)
+        prefix = "/".join(p for p in ((params.get("prefix") or "").strip("/"), "rollout-%s" % rollout_id) if p)
         maps.append(D.read_records_s3(_s3(params), params["bucket"], prefix, endpoint_url=params.get("endpoint_url")))
     records = D.merge(*maps)
-    return dict(plan(params, records), warnings=["%s was left out: %s" % (x["source"], x["error"])
-                                                 for x in records.problems])
+    return dict(plan(params, records), warnings=records.left_out())

@@ -96,7 +96,7 @@ def rollout_record(p, check_mode=False, diff=False):
                 before[cluster], after[cluster] = old, new
     if diff and result["changed"]:
         result["diff"] = {"before": before, "after": after}
-    result["warnings"] = ["%s was left out: %s" % (x["source"], x["error"]) for x in existing.problems]
+    result["warnings"] = existing.left_out()
     return result
 
 
@@ -116,7 +116,7 @@ def rollout_report(p, check_mode=False):
     if p["bucket"]:
         maps.append(D.read_records_s3(_s3(p), p["bucket"], p["prefix"], endpoint_url=p["endpoint_url"]))
     records = D.merge(*maps)
-    left_out = ["%s was left out: %s" % (x["source"], x["error"]) for x in records.problems]
+    left_out = records.left_out()
     if not records:
         raise StoragePerfError("no rollout record in %s%s" % (" or ".join(records.sources), (
             "; left out: " + "; ".join(left_out)) if left_out else ""),
