@@ -13,7 +13,6 @@ import contextlib
 import datetime
 import os
 
-from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
@@ -128,20 +127,9 @@ def _s3_upload():
     return s3_upload
 
 
-def _s3(p):
-    """The S3 client of the bucket options (reports_upload's and bench_history's), after checking them."""
-    U = _s3_upload()
-    if not U.HAS_BOTO3:
-        raise StoragePerfError(missing_required_lib("boto3") + " Install it with: pip install --no-deps -r "
-                               "requirements-s3.txt (docs/fleet.md says why --no-deps).")
-    if not p["bucket"].strip() or "/" in p["bucket"]:
-        raise StoragePerfError("bucket %r must be a bucket name (no '/'); put the path into prefix" % p["bucket"])
-    return U.client(p["endpoint_url"], p["region"], p["profile"], p["addressing_style"], p["signature_version"])
-
-
 def reports_upload(p, check_mode=False, diff=False):
     """Upload the files of a report directory that the bucket lacks or holds in another version."""
-    s3 = _s3(p)
+    s3 = _s3_upload().client_from_params(p)
     result = _s3_upload().sync(s3, p["src"], p["bucket"], p["prefix"], check_mode=check_mode, endpoint_url=p["endpoint_url"])
     keys = sorted(result["uploaded"] + result["unchanged"])
     out = dict(changed=bool(result["uploaded"]), uploaded=result["uploaded"], unchanged=result["unchanged"],
@@ -167,7 +155,7 @@ def bench_history(p, check_mode=False):
     if p["bucket"]:
         from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_results as S3R  # boto3: above
 
-        entries += S3R.find_results(_s3(p), p["bucket"], p["prefix"], endpoint_url=p["endpoint_url"])
+        entries += S3R.find_results(_s3_upload().client_from_params(p), p["bucket"], p["prefix"], endpoint_url=p["endpoint_url"])
         source.update(bucket=p["bucket"], prefix=p["prefix"])
     if not entries:
         raise StoragePerfError("no result document under %s: the history reads <cluster>/<run_id>/result.json; check "

@@ -14,6 +14,7 @@ import hashlib
 import mimetypes
 import os
 
+from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 try:
@@ -75,6 +76,17 @@ def digests(path):
 def object_key(prefix, rel):
     prefix = (prefix or "").strip("/")
     return "%s/%s" % (prefix, rel) if prefix else rel
+
+
+def client_from_params(p):
+    """The S3 client of a module's bucket options (S3_ARG_SPEC plus bucket), after checking them."""
+    if not HAS_BOTO3:
+        raise StoragePerfError(missing_required_lib("boto3") + " Install it with: pip install --no-deps -r "
+                               "requirements-s3.txt (docs/fleet.md says why --no-deps).")
+    if not p["bucket"].strip() or "/" in p["bucket"]:
+        raise StoragePerfError("bucket %r must be a bucket name (no '/'); put the path into prefix" % p["bucket"])
+    return client(p.get("endpoint_url"), p.get("region"), p.get("profile"), p.get("addressing_style", "auto"),
+                  p.get("signature_version"))
 
 
 def client(endpoint_url=None, region=None, profile=None, addressing_style="auto", signature_version=None):

@@ -105,9 +105,10 @@ def plan_with_records(params):
     maps = [D.read_records(rollout_dir)]
     if params.get("bucket"):
         # here, not at the top: boto3 loads only for a bucket
-        from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import _s3
+        from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload
 
         prefix = "/".join(p for p in ((params.get("prefix") or "").strip("/"), "rollout-%s" % rollout_id) if p)
-        maps.append(D.read_records_s3(_s3(params), params["bucket"], prefix, endpoint_url=params.get("endpoint_url")))
+        maps.append(D.read_records_s3(s3_upload.client_from_params(params), params["bucket"], prefix,
+                                      endpoint_url=params.get("endpoint_url")))
     records = D.merge(*maps)
     return dict(plan(params, records), warnings=records.left_out())

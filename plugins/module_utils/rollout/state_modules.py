@@ -8,7 +8,7 @@ raises a StoragePerfError naming the option to fix."""
 import os
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import _s3, writing, written
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import writing, written
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import render as RR
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import schema as RS
@@ -114,7 +114,7 @@ def rollout_report(p, check_mode=False):
         _fail(problems, "bad max_fail_percentage", hint="Leave it unset to judge by the records' own rollout.")
     maps = [D.read_records(rollout_dir)] if rollout_dir else []
     if p["bucket"]:
-        maps.append(D.read_records_s3(_s3(p), p["bucket"], p["prefix"], endpoint_url=p["endpoint_url"]))
+        maps.append(D.read_records_s3(_s3_client(p), p["bucket"], p["prefix"], endpoint_url=p["endpoint_url"]))
     records = D.merge(*maps)
     left_out = records.left_out()
     if not records:
@@ -128,3 +128,10 @@ def rollout_report(p, check_mode=False):
         result = written(RR.write_rollout(doc, out_dir, check_mode=check_mode))
     return dict(result, output_dir=out_dir, rollout=doc, summary=doc["summary"], halted=doc["halted"],
                 headline=RR.headline(doc), warnings=left_out)
+
+
+def _s3_client(p):
+    # here, not at the top: boto3 loads only for a bucket
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload
+
+    return s3_upload.client_from_params(p)

@@ -42,3 +42,28 @@ def test_records_of_a_bucket_merge_with_the_directorys(tmp_path):
     doc = D.assemble(merged)
     assert doc["sources"] == [str(tmp_path), "s3://%s/%s/clusters/" % (BUCKET, PREFIX)]
     assert doc["summary"]["rolled_back"] == ["twin-3"] and len(doc["problems"]) == 1
+
+
+def test_the_plan_reads_the_buckets_copy_of_the_rollout(tmp_path, monkeypatch):
+    """rollout_plan with a bucket: another AWX job's records (under <prefix>/rollout-<id>/) decide what this run does."""
+    from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import plan as P
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAROLLOUTPLANTEST1")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "rollout-plan-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    params = {"change": "trident_concurrency", "change_parameters": {}, "clusters": ["a", "b"], "canary": [],
+              "waves": ["100%"], "first_wave": 1, "rollout_id": None, "reports_dir": str(tmp_path),
+              "retry_rolled_back": False, "max_fail_percentage": 0, "baseline_max_age": 3600,
+              "bucket": BUCKET, "prefix": "rollouts/", "region": None, "profile": None, "addressing_style": "path",
+              "signature_version": None}
+    _, rollout_id, _ = P.identity(params)
+    promoted = sample.promoted("a", 1, 0)
+    with moto_s3("AKIAROLLOUTPLANTEST1", "rollout-plan-secret", BUCKET) as (url, s3):
+        s3.put_object(Bucket=BUCKET, Key="rollouts/rollout-%s/clusters/a.json" % rollout_id,
+                      Body=json.dumps(promoted).encode())
+        s3.put_object(Bucket=BUCKET, Key="rollouts/rollout-%s/clusters/b.json" % rollout_id, Body=b"{half")
+        got = P.plan_with_records(dict(params, endpoint_url=url))
+        with pytest.raises(Exception, match="bucket 'x/y' must be a bucket name"):
+            P.plan_with_records(dict(params, endpoint_url=url, bucket="x/y"))
+    assert got["clusters"]["a"]["action"] == "skip" and got["clusters"]["b"]["action"] == "run"
+    assert len(got["warnings"]) == 1 and "b.json" in got["warnings"][0]
