@@ -129,7 +129,7 @@ def main():
     # k8s first: its api_retries is the one both APIs use
     module = StoragePerfModule(argument_spec=dict(cluster_id=dict(type="str", required=True)),
                                auth=("k8s", "alibaba"), supports_check_mode=True)
-    module.run(report_ack_cluster)
+    module.run(lambda m: report_ack_cluster(m.params, m.client))
 
 
 if __name__ == "__main__":

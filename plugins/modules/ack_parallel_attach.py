@@ -210,7 +210,8 @@ def main():
         disk_quantity_warning=dict(type="int", default=16),
     ), auth="alibaba", supports_check_mode=True,
         limits={"wait_timeout": L.TIMEOUT, "disk_quantity_warning": L.DISK_WARNING})
-    module.run(apply_parallel_attach)
+    module.run(lambda m: apply_parallel_attach(m.alibaba, m.params, check_mode=m.check_mode, diff_wanted=m.diff_mode,
+                                               warn=m.warn))
 
 
 if __name__ == "__main__":

@@ -143,7 +143,7 @@ def main():
     ), auth="k8s", supports_check_mode=True, limits={
         "sidecars.worker_threads": L.WORKER_THREADS, "sidecars.kube_api_qps": L.KUBE_API_QPS,
         "sidecars.kube_api_burst": L.KUBE_API_BURST, "wait_timeout": L.TIMEOUT})
-    module.run(lambda m: tune_sidecars(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
+    module.run(lambda m: tune_sidecars(m.k8s, m.params, check_mode=m.check_mode, diff=m.diff_mode, warn=m.warn))
 
 
 if __name__ == "__main__":

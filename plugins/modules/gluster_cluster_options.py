@@ -91,7 +91,7 @@ def main() -> None:
         supports_check_mode=True,
         limits={"max_bricks_per_process": L.MAX_BRICKS_PER_PROCESS, "vol_count_per_thread": L.VOL_COUNT_PER_THREAD},
     )
-    module.run(lambda m: set_cluster_options(m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
+    module.run(lambda m: set_cluster_options(m.params, check_mode=m.check_mode, diff=m.diff_mode, warn=m.warn))
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ def main() -> None:
         supports_check_mode=True,
         limits={"wait_timeout": L.TIMEOUT},
     )
-    module.run(lambda m: probe_peers(m.params, check_mode=m.check_mode, diff=m._diff))
+    module.run(lambda m: probe_peers(m.params, check_mode=m.check_mode, diff=m.diff_mode))
 
 
 if __name__ == "__main__":

@@ -231,7 +231,7 @@ def main() -> None:
         limits={"count": L.GLUSTER_VOLUMES, "start_index": L.GLUSTER_START_INDEX, "replica": L.GLUSTER_REPLICA,
                 "parallel": L.GLUSTER_PARALLEL, "timeout": L.TIMEOUT},
     )
-    module.run(lambda m: reconcile_volumes(m.params, check_mode=m.check_mode, diff=m._diff))
+    module.run(lambda m: reconcile_volumes(m.params, check_mode=m.check_mode, diff=m.diff_mode))
 
 
 if __name__ == "__main__":

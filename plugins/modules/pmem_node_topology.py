@@ -114,7 +114,7 @@ def main():
         topology=dict(type="bool", default=True),
     )
     module = StoragePerfModule(argument_spec=argument_spec, auth="k8s", supports_check_mode=True)
-    module.run(lambda m: ensure_node_topology(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff))
+    module.run(lambda m: ensure_node_topology(m.k8s, m.params, check_mode=m.check_mode, diff=m.diff_mode))
 
 
 if __name__ == "__main__":

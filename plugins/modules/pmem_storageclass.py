@@ -166,7 +166,7 @@ def main():
         force=dict(type="bool", default=False),
     )
     module = StoragePerfModule(argument_spec=argument_spec, auth="k8s", supports_check_mode=True)
-    module.run(lambda m: ensure_storageclass(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
+    module.run(lambda m: ensure_storageclass(m.k8s, m.params, check_mode=m.check_mode, diff=m.diff_mode, warn=m.warn))
 
 
 if __name__ == "__main__":

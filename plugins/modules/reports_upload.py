@@ -115,7 +115,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    module.run(lambda m: reports_upload(m.params, check_mode=m.check_mode, diff=m._diff))
+    module.run(lambda m: reports_upload(m.params, check_mode=m.check_mode, diff=m.diff_mode))
 
 
 if __name__ == "__main__":

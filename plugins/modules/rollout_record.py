@@ -137,7 +137,7 @@ def main():
 
 
 def run(module):
-    result = rollout_record(module.params, check_mode=module.check_mode, diff=module._diff)
+    result = rollout_record(module.params, check_mode=module.check_mode, diff=module.diff_mode)
     for warning in result.pop("warnings", []):  # a record file that cannot be read: named, then replaced
         module.warn(warning)
     return result

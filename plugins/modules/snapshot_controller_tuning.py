@@ -154,7 +154,7 @@ def main():
     ), auth="k8s", supports_check_mode=True, limits={
         "worker_threads": L.WORKER_THREADS, "kube_api_qps": L.KUBE_API_QPS, "kube_api_burst": L.KUBE_API_BURST,
         "wait_timeout": L.TIMEOUT})
-    module.run(lambda m: tune(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff))
+    module.run(lambda m: tune(m.k8s, m.params, check_mode=m.check_mode, diff=m.diff_mode))
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ def main():
         wait_timeout=dict(type="int", default=DEFAULT_WAIT_TIMEOUT),
     ), auth="k8s", supports_check_mode=True,
         limits={"k8s_api_qps": L.KUBE_API_QPS, "wait_timeout": L.TIMEOUT})
-    module.run(lambda m: switch_concurrency(m.k8s, m.params, check_mode=m.check_mode, diff=m._diff, warn=m.warn))
+    module.run(lambda m: switch_concurrency(m.k8s, m.params, check_mode=m.check_mode, diff=m.diff_mode, warn=m.warn))
 
 
 if __name__ == "__main__":

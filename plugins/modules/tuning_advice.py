@@ -187,16 +187,15 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.advice.commands im
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
-def advice_with_commands(module):
-    result = tuning_advice(module)
-    add_commands(result["advice"], module.params["inventory"], module.params["cluster_name"])
-    if module.params["output_dir"]:
+def advice_with_commands(p, client_of):
+    result = tuning_advice(p, client_of)
+    add_commands(result["advice"], p["inventory"], p["cluster_name"])
+    if p["output_dir"]:
         # here, not at the top: the reports' renderer loads only when they are written
         from ansible_collections.storageperf.k8s.plugins.module_utils.advice.advice_render import write_reports
 
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        result["paths"] = write_reports(result["advice"], module.params["cluster_name"] or "cluster",
-                                        module.params["output_dir"], stamp)
+        result["paths"] = write_reports(result["advice"], p["cluster_name"] or "cluster", p["output_dir"], stamp)
     return result
 
 
@@ -205,7 +204,7 @@ def main():
                                                   inventory=dict(type="str"), cluster_name=dict(type="str"),
                                                   output_dir=dict(type="path")),
                                auth=("k8s", "alibaba"), supports_check_mode=True)
-    module.run(advice_with_commands)
+    module.run(lambda m: advice_with_commands(m.params, m.client))
 
 
 if __name__ == "__main__":

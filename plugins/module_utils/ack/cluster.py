@@ -169,17 +169,20 @@ def wants_kubernetes(params):
                 or os.environ.get("K8S_AUTH_HOST"))
 
 
-def report_ack_cluster(module):
-    """The ack_cluster_info module: check the options, read, and report the API call counts (also on failure)."""
-    problem = cluster_id_problem(module.params["cluster_id"])
+def report_ack_cluster(params, client_of):
+    """The ack_cluster_info module: check the options, read, and report the API call counts (also on failure).
+
+    client_of(system) builds the module's client of "alibaba" or "k8s" (the module base's client()); Kubernetes is
+    asked only when the play gave an API to read."""
+    problem = cluster_id_problem(params["cluster_id"])
     if problem:
         raise StoragePerfError(problem)
-    if not 1 <= module.params["concurrency"] <= 64:
-        raise StoragePerfError("concurrency must be between 1 and 64, got %d" % module.params["concurrency"])
-    client = module.alibaba
-    k8s = module.k8s if wants_kubernetes(module.params) else None
+    if not 1 <= params["concurrency"] <= 64:
+        raise StoragePerfError("concurrency must be between 1 and 64, got %d" % params["concurrency"])
+    client = client_of("alibaba")
+    k8s = client_of("k8s") if wants_kubernetes(params) else None
     try:
-        info = describe_ack_cluster(client, module.params["cluster_id"], k8s)
+        info = describe_ack_cluster(client, params["cluster_id"], k8s)
     except StoragePerfError as e:
         e.result = dict(e.result, api_calls=client.stats())
         raise

@@ -377,12 +377,11 @@ def refuse_params(params):
         raise AttachError(problem)
 
 
-def apply_parallel_attach(module):
-    """The ack_parallel_attach module: check the options, run the plan, report warnings, API call counts and,
-    with --diff, the diff. A failure raises AttachError with everything done so far as its result."""
-    refuse_params(module.params)
-    client = module.alibaba
-    runner = ParallelAttach(client, module.params, check_mode=module.check_mode)
+def apply_parallel_attach(client, params, check_mode=False, diff_wanted=False, warn=None):
+    """The ack_parallel_attach module: check the options, run the plan, report warnings (warn), API call counts and,
+    with diff_wanted, the diff. A failure raises AttachError with everything done so far as its result."""
+    refuse_params(params)
+    runner = ParallelAttach(client, params, check_mode=check_mode)
     error = None
     try:
         runner.run()
@@ -391,11 +390,12 @@ def apply_parallel_attach(module):
         if isinstance(e, AliyunError):
             runner.result.setdefault("failures", first_errors([(e.action, None, e)]))
     for warning in runner.warnings:
-        module.warn(warning)
+        if warn is not None:
+            warn(warning)
     result = runner.result
     result["api_calls"] = client.stats()
     diff = result.pop("diff", None)
-    if module._diff and diff is not None:
+    if diff_wanted and diff is not None:
         result["diff"] = diff
     if error is not None:
         raise AttachError(error.msg, result) from error

@@ -269,12 +269,13 @@ def advise(k8s, ack_client=None, cluster_id=None, trident_namespace=None):
             "tunings": tunings, "summary": summarize(tunings)}
 
 
-def tuning_advice(module):
-    """The tuning_advice module: read-only advice; the ACK API is asked only when a cluster id is given."""
-    p = module.params
+def tuning_advice(p, client_of):
+    """The tuning_advice module: read-only advice; the ACK API is asked only when a cluster id is given.
+
+    client_of(system) builds the module's client of "k8s" or "alibaba" (the module base's client())."""
     cluster_id = (p["cluster_id"] or "").strip() or None
     if not 1 <= p["concurrency"] <= 64:
         raise StoragePerfError("concurrency must be between 1 and 64, got %d" % p["concurrency"])
-    k8s = module.k8s
-    ack = module.alibaba if cluster_id else None
+    k8s = client_of("k8s")
+    ack = client_of("alibaba") if cluster_id else None
     return {"changed": False, "advice": advise(k8s, ack, cluster_id, p["trident_namespace"] or None)}

@@ -63,11 +63,16 @@ class StoragePerfModule(AnsibleModule):
         return self.client("alibaba")
 
     # check mode and diff ---------------------------------------------------------------------
+    @property
+    def diff_mode(self):
+        """Whether the play asked for a diff (--diff): what module_utils get, instead of AnsibleModule's _diff."""
+        return self._diff
+
     def add_diff(self, result, before, after):
         """Put a diff in the result when the play asked for one (--diff), and changed when they differ."""
         if before != after:
             result["changed"] = True
-        if self._diff:
+        if self.diff_mode:
             result["diff"] = {"before": before, "after": after}
         return result
 
