@@ -195,39 +195,25 @@ requests:
   type: int
 """
 
-from ansible.module_utils.basic import env_fallback
-
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
-from ansible_collections.storageperf.k8s.plugins.module_utils.trident.ontap import (
-    ENV_PASSWORD,
-    ENV_USERNAME,
-    volume_inventory,
-)
+from ansible_collections.storageperf.k8s.plugins.module_utils.trident.ontap import volume_inventory
 
 
 def main():
     module = StoragePerfModule(
         argument_spec=dict(
-            hostname=dict(type="str", required=True),
-            username=dict(type="str", aliases=["user"], fallback=(env_fallback, [ENV_USERNAME])),
-            password=dict(type="str", no_log=True, aliases=["pass"], fallback=(env_fallback, [ENV_PASSWORD])),
-            https=dict(type="bool", default=True),
-            validate_certs=dict(type="bool", default=True),
-            ca_cert=dict(type="path"),
-            http_port=dict(type="int"),
-            use_rest=dict(type="str", choices=["always", "never", "auto"], default="auto"),
             svm=dict(type="str"),
             prefix=dict(type="str", default="trident_"),
             economy=dict(type="bool", default=True),
             expected=dict(type="list", elements="str"),
             page_size=dict(type="int", default=500),
-            timeout=dict(type="int", default=60),
         ),
+        auth="ontap",
         supports_check_mode=True,
         limits={"http_port": L.PORT, "page_size": L.ONTAP_PAGE, "timeout": L.REQUEST_TIMEOUT},
     )
-    module.run(lambda m: volume_inventory(m.params))
+    module.run(lambda m: volume_inventory(m.params, m.client))
 
 
 if __name__ == "__main__":

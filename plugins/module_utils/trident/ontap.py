@@ -26,9 +26,11 @@ import ssl
 from urllib import request as urllib_request
 from urllib.parse import urlencode
 
+from ansible.module_utils.basic import env_fallback
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import request_policy as rp
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.auth import register as register_auth
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
 try:
@@ -122,6 +124,8 @@ def _judge(_body, exc):
 
 class OntapRest:
     """Basic-auth REST client of one ONTAP cluster management LIF."""
+
+    API = "rest"
 
     def __init__(self, hostname, username, password, https=True, validate_certs=True, ca_cert=None, port=None,
                  timeout=60):
@@ -261,6 +265,8 @@ def _int(text):
 class OntapZapi:
     """ZAPI through netapp-lib (volume-get-iter, qtree-list-iter, lun-get-iter)."""
 
+    API = "zapi"
+
     def __init__(self, hostname, username, password, https=True, validate_certs=True, ca_cert=None, port=None,
                  timeout=60):
         if not HAS_NETAPP_LIB:
@@ -394,29 +400,53 @@ def connect(params):
     return "rest", rest
 
 
-# the ontap_volume_info module ------------------------------------------------------------------------
-# Where the credentials come from: the module falls back to these, so playbooks need not pass the password.
+# the connection: the auth system "ontap" of the module base (common/auth.py) -------------------------------
+# Where the credentials come from: the options fall back to these, so playbooks need not pass the password.
 ENV_USERNAME = "ONTAP_USERNAME"
 ENV_PASSWORD = "ONTAP_PASSWORD"
+ONTAP_AUTH_ARG_SPEC = dict(
+    hostname=dict(type="str", required=True),
+    username=dict(type="str", aliases=["user"], fallback=(env_fallback, [ENV_USERNAME])),
+    password=dict(type="str", no_log=True, aliases=["pass"], fallback=(env_fallback, [ENV_PASSWORD])),
+    https=dict(type="bool", default=True),
+    validate_certs=dict(type="bool", default=True),
+    ca_cert=dict(type="path"),
+    http_port=dict(type="int"),
+    use_rest=dict(type="str", choices=["always", "never", "auto"], default="auto"),
+    timeout=dict(type="int", default=60),
+)
 
 
-def refuse_params(params):
-    """Fail (OntapError) on missing credentials or options ONTAP cannot page by, before any call."""
+def client_from_module(module):
+    """The ONTAP client of a module's connection options, after checking that credentials were found."""
+    params = module.params
     missing = ["%s (or %s)" % (k, v) for k, v in (("username", ENV_USERNAME), ("password", ENV_PASSWORD)) if not params[k]]
     if missing:
         raise OntapError("no ONTAP credentials: set %s in the environment of the module (the playbooks take them from "
                          "the inventory's ontap_username / ontap_password or the controller's %s / %s)"
                          % (" and ".join(missing), ENV_USERNAME, ENV_PASSWORD))
+    return connect(params)[1]
+
+
+register_auth("ontap", ONTAP_AUTH_ARG_SPEC, client_from_module)
+
+
+# the ontap_volume_info module ------------------------------------------------------------------------
+def refuse_params(params):
+    """Fail (OntapError) on options ONTAP cannot page by, before any call."""
     if not params["prefix"]:
         raise OntapError("prefix is empty: give the backend's storagePrefix (Trident's default is trident_)")
     if params["page_size"] < 1:
         raise OntapError("page_size=%d must be at least 1 (ONTAP pages by max_records)" % params["page_size"])
 
 
-def volume_inventory(params):
-    """What the backend's prefix names on ONTAP, and against `expected` what leaked or is missing."""
+def volume_inventory(params, client_of):
+    """What the backend's prefix names on ONTAP, and against `expected` what leaked or is missing.
+
+    client_of(system) builds the module's client (the module base's client("ontap"))."""
     refuse_params(params)
-    api, client = connect(params)
+    client = client_of("ontap")
+    api = client.API
     version = client.version()
     volumes, qtrees, luns = client.inventory(params["prefix"], svm=params["svm"], economy=params["economy"],
                                              page_size=params["page_size"])

@@ -58,7 +58,7 @@ def test_add_diff_marks_changed_and_shows_the_diff_only_when_asked(capsys):
 
 
 def test_an_unknown_auth_system_is_named():
-    with patch_module_args({}), pytest.raises(ValueError, match="auth must name k8s or alibaba, not 'gcp'"):
+    with patch_module_args({}), pytest.raises(ValueError, match="auth must name one of k8s, alibaba, ontap, not 'gcp'"):
         StoragePerfModule(argument_spec={}, auth="gcp")
 
 
