@@ -105,9 +105,17 @@ def test_kubectl_whoami_is_the_certificate_user_with_its_groups(twin):
     assert len(nodes) == 1
 
 
-def test_can_i_names_the_binding_of_the_certificate_group(twin):
-    out = twin.kubectl("auth", "can-i", "delete", "nodes", kubeconfig=twin.dir / "admin.conf").stdout
-    assert out == "yes\n"
+def test_rbac_allows_the_certificate_group_by_kubeadms_binding(twin):
+    assert twin.kubectl("auth", "can-i", "delete", "nodes", kubeconfig=twin.dir / "admin.conf").stdout == "yes\n"
+    api = config.new_client_from_config(config_file=str(twin.dir / "admin.conf"))
+    try:
+        review = client.AuthorizationV1Api(api).create_self_subject_access_review(
+            {"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}})
+    finally:
+        api.close()
+    assert review.status.allowed is True
+    assert review.status.reason == ('RBAC: allowed by ClusterRoleBinding "kubeadm:cluster-admins" of ClusterRole '
+                                    '"cluster-admin" to Group "kubeadm:cluster-admins"')
 
 
 def test_kubernetes_python_client_takes_the_certificate_from_the_kubeconfig(twin):
