@@ -173,3 +173,18 @@ def test_a_playbook_on_k8s_clusters_reaches_the_cluster_of_each_host(twin, tmp_p
     run = run_playbook(play, inventory=inv, env=twin.env(), record_dir=tmp_path)
     assert run.rc == 0, run.stdout + run.stderr
     assert run.task("three nodes")["status"] == "ok"
+
+
+def test_cluster_info_through_the_inventory_with_a_client_certificate_kubeconfig(twin, tmp_path):
+    """kubeadm's admin.conf (a client certificate, no token) as the inventory's only kubeconfig: the host is its
+    context, and cluster_info reaches the cluster with nothing but the certificate (no KUBECONFIG beside it)."""
+    admin = twin.dir / "admin.conf"
+    listing = list_inventory(source(tmp_path, kubeconfigs=[str(admin)]))
+    assert listing.hostvars["kubernetes-admin_kubernetes"]["k8s_context"] == "kubernetes-admin@kubernetes"
+    env = {k: v for k, v in twin.env().items() if k not in ("KUBECONFIG", "K8S_AUTH_KUBECONFIG")}
+    run = run_playbook(REPO / "playbooks" / "cluster_info.yml", inventory=source(tmp_path, kubeconfigs=[str(admin)]),
+                       env=env, record_dir=tmp_path)
+    assert run.rc == 0, run.stdout + run.stderr
+    facts = run.task("Read the cluster's storage facts")
+    assert facts["host"] == "kubernetes-admin_kubernetes"
+    assert facts["result"]["node_count"] == len(twin.kubectl_json("get", "nodes")["items"])

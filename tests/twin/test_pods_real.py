@@ -6,14 +6,16 @@ Images come from the catalogue twin/host/images.yaml; everything else goes throu
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.support.twin import Twin
+from tests.support.twin import REPO, Twin
 from twin.host import exec_runner, images
 
 needs_host = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in exec_runner.HOST_TOOLS),
@@ -33,6 +35,55 @@ def test_catalogue_says_which_images_run_and_refuses_the_rest():
     assert "no such host" in images.pull_error("registry.example.invalid/nope/app:9.9")
 
 
+# tags the repositories publish (Docker Hub's tag lists, registry.k8s.io's releases) and tags they do not
+PUBLISHED = ["nginx", "nginx:1.27", "nginx:1.27.3", "nginx:1.27-alpine", "nginx:1.27.3-alpine3.20", "nginx:stable",
+             "nginx:mainline-alpine", "nginx:alpine", "nginx:perl", "nginx:stable-alpine-perl", "nginx:1.14.2",
+             "mysql:8.0.40", "mysql:8.4-oracle", "mysql:lts", "mariadb:11.4", "busybox:1.36.1-musl", "busybox:stable",
+             "alpine:3.20", "debian:bookworm-slim", "ubuntu:24.04", "redis:7.4-alpine", "httpd:2.4",
+             "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0", "nginx@sha256:" + "0" * 64]
+UNPUBLISHED = ["nginx:pull", "nginx:1.27-pull", "nginx:latest-alpine", "mysql:7", "busybox:pull", "alpine:pull",
+               "registry.k8s.io/pause:pull", "severalnines/sysbench:v9", "registry.k8s.io/sig-storage/csi-provisioner:pull"]
+
+
+@pytest.mark.parametrize("image", PUBLISHED)
+def test_catalogue_has_the_tags_the_repository_publishes(image):
+    assert images.lookup(image) is not None
+
+
+@pytest.mark.parametrize("image", UNPUBLISHED)
+def test_catalogue_refuses_a_tag_the_repository_does_not_publish(image):
+    assert images.lookup(image) is None
+    ref = images.parse(image)
+    assert images.pull_error(image) == (f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref.full}": '
+                                        f'failed to resolve reference "{ref.full}": {ref.full}: not found')
+
+
+# images the project means to fail (tests of the pull back-off), placeholders of objects that are only validated
+# ("b", "i"), and the execution environment's base image (no pod runs it); everything else it writes must be pullable
+MEANT_TO_FAIL = {"registry.example.invalid/nope/app:9.9", "mysql:no-such-tag", "nginx:pull", "b", "i",
+                 "ghcr.io/ansible-community/community-ee-base:latest"}
+_WRITTEN = (re.compile(r"^\s*(?:-\s*)?image:\s*[\"']?([^\s\"'{}]+)[\"']?\s*$", re.MULTILINE),
+            re.compile(r"[\"']image[\"']:\s*[\"']([^\"'{}]+)[\"']"), re.compile(r"--image[= ]([^\s\"'{}`]+)"),
+            re.compile(r"^[A-Z_]*(?:IMAGE|BUSYBOX)\s*=\s*[\"']([^\"'{}]+)[\"']", re.MULTILINE))
+
+
+def test_every_image_the_project_writes_is_in_the_catalogue():
+    """roles' defaults, the benchmarks' manifests, docs, the twin's own workloads and the tests' pods."""
+    found: dict[str, str] = {}
+    for top in ("roles", "plugins", "benchmarks", "playbooks", "docs", "extensions", "twin/controllers", "twin/cloud",
+                "tests/twin", "tests/functional", "tests/integration"):
+        for f in sorted((REPO / top).rglob("*")):
+            if f.suffix not in (".py", ".yml", ".yaml", ".md", ".j2", ".json", ".txt") or not f.is_file():
+                continue
+            text = f.read_text(errors="replace")
+            for pattern in _WRITTEN:
+                for image in pattern.findall(text):
+                    found.setdefault(image, str(Path(f).relative_to(REPO)))
+    assert {"mysql:5.6", "severalnines/sysbench", "registry.k8s.io/pause:3.10", "busybox:1.36"} <= set(found)
+    missing = {i: where for i, where in found.items() if i not in MEANT_TO_FAIL and images.lookup(i) is None}
+    assert missing == {}
+
+
 @pytest.mark.parametrize("image", ["registry.example.invalid/nope/app:9.9", "mysql:no-such-tag"])
 def test_an_image_that_cannot_be_pulled_backs_off(twin, image):
     name = "nopull-" + str(abs(hash(image)) % 10000)
@@ -47,6 +98,34 @@ def test_an_image_that_cannot_be_pulled_backs_off(twin, image):
     assert any(m.startswith(f'Failed to pull image "{image}": ') for m in messages)
     assert f'Back-off pulling image "{image}"' in messages and "Error: ImagePullBackOff" in messages
     twin.kubectl("delete", "pod", name, "--wait=true")
+
+
+def test_a_tag_the_registry_does_not_have_ends_in_image_pull_backoff_and_a_real_one_runs(twin):
+    """`kubectl run p1 --image=nginx:pull`: nginx exists, the tag does not, so containerd's resolve answers
+    NotFound; the kubelet reports ErrImagePull, then backs off (ImagePullBackOff). nginx:1.27 runs."""
+    twin.kubectl("run", "p1", "--image=nginx:pull")
+    twin.kubectl("run", "p2", "--image=nginx:1.27")
+    twin.kubectl("wait", "pod/p1", "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=ImagePullBackOff",
+                 "--timeout=60s")
+    full = "docker.io/library/nginx:pull"
+    err = (f'rpc error: code = NotFound desc = failed to pull and unpack image "{full}": failed to resolve reference '
+           f'"{full}": {full}: not found')
+    pod = twin.kubectl_json("get", "pod", "p1")
+    assert pod["status"]["phase"] == "Pending"
+    assert pod["status"]["containerStatuses"][0]["state"]["waiting"] == {
+        "reason": "ImagePullBackOff", "message": f'Back-off pulling image "nginx:pull": ErrImagePull: {err}'}
+    events = twin.kubectl_json("get", "events", "--field-selector", "involvedObject.name=p1")["items"]
+    said = [(e["type"], e["reason"], e["message"]) for e in events]
+    for event in (("Normal", "Pulling", 'Pulling image "nginx:pull"'),
+                  ("Warning", "Failed", f'Failed to pull image "nginx:pull": {err}'),
+                  ("Warning", "Failed", "Error: ErrImagePull"),
+                  ("Normal", "BackOff", 'Back-off pulling image "nginx:pull"'),
+                  ("Warning", "Failed", "Error: ImagePullBackOff")):
+        assert event in said
+    twin.kubectl("wait", "pod/p2", "--for=condition=Ready", "--timeout=60s")
+    assert twin.kubectl_json("get", "pod", "p2")["status"]["containerStatuses"][0]["imageID"].startswith(
+        "docker.io/library/nginx@sha256:")
+    twin.kubectl("delete", "pod", "p1", "p2", "--wait=true")
 
 
 @needs_host

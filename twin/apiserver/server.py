@@ -95,14 +95,21 @@ def _wants(request: web.Request, what: str) -> str | None:
     return None
 
 
+def _client_certificate(request: web.Request) -> bytes | None:
+    """The DER client certificate the TLS handshake received (any: the x509 authenticator verifies it)."""
+    transport = request.transport
+    tls = transport.get_extra_info("ssl_object") if transport is not None else None
+    return tls.getpeercert(binary_form=True) if tls is not None else None
+
+
 class ApiServer:
     def __init__(self, store: Store, token: str, faults: Any = None, extra_routes: tuple = (), super_token: str = "",
-                 time_scale: float = 1.0):
+                 time_scale: float = 1.0, client_ca: Any = None):
         self.store = store
         self.watch_coalesce = min(WATCH_COALESCE_WALL, WATCH_COALESCE * time_scale)
         self.token = token
         self.faults = faults
-        self.authn = Authenticator(store, token, super_token)
+        self.authn = Authenticator(store, token, super_token, client_ca)  # client_ca: --client-ca-file
         self.authz = authorization.Authorizer(store)
         escalation.install(store, self.authz)
         self.app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
@@ -147,7 +154,7 @@ class ApiServer:
 
     def _authorize(self, request: web.Request) -> authorization.Identity:
         """Authentication, impersonation and RBAC, in kube-apiserver's filter order: 401, then 403."""
-        who = self.authn.authenticate(request.headers.get("Authorization", ""))
+        who = self.authn.authenticate(request.headers.get("Authorization", ""), _client_certificate(request))
         if impersonation.requested(request.headers):
             who = impersonation.impersonate(self.authz, who, request.headers, request.path_qs)
         attrs, resource_request = request_info(request.method, request.path, request.query)

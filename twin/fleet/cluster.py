@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from .faults import Faults
 from ..apiserver.server import ApiServer
 from ..store import Store
 from ..netapp import ontap
-from ..apiserver.http.tls import make_certs
+from ..apiserver.http import tls
 
 log = logging.getLogger("twin")
 
@@ -88,7 +89,6 @@ class Cluster:
         self.store = Store()
         self.faults = Faults(seed=f"faults/{self.seed}")  # the same coin flips on every run of this cluster
         self.token = secrets.token_hex(24)
-        self.super_token = secrets.token_hex(24)  # kubeadm's super-admin.conf (system:masters)
         self.nodes: list[dict] = []
         self.controllers: list[Any] = []
         self.tasks: list[asyncio.Task] = []
@@ -106,20 +106,20 @@ class Cluster:
         self.authn: Any = None  # the API server's Authenticator, set in start() (serviceaccount_tokens.py signs with it)
 
     # serving --------------------------------------------------------------------------------
-    async def serve_app(self, app: web.Application, tls: bool = True) -> str:
+    async def serve_app(self, app: web.Application, tls: bool = True, ssl_context: ssl.SSLContext | None = None) -> str:
         """Serve another app (a cloud endpoint) on its own loopback port; return its base URL."""
         sock = free_socket()
         # open watch streams would hold a graceful shutdown for a minute; clients reconnect anyway
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
-        await web.SockSite(runner, sock, ssl_context=self.ssl if tls else None).start()
+        await web.SockSite(runner, sock, ssl_context=(ssl_context or self.ssl) if tls else None).start()
         self.runners.append(runner)
         port = sock.getsockname()[1]
         return f"{'https' if tls else 'http'}://127.0.0.1:{port}"
 
     async def start(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        ca, crt, key = make_certs(self.dir / "pki")
+        ca, crt, key = tls.make_certs(self.dir / "pki")
         self.ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.ssl.load_cert_chain(crt, key)
         self._install_crds()
@@ -136,9 +136,9 @@ class Cluster:
         backing.bind(self)
         exec_runner.bind(self)
         api = ApiServer(self.store, self.token, self.faults, extra_routes=(("*", "/_twin/{verb}", self._admin),),
-                        super_token=self.super_token, time_scale=self.time_scale)
+                        time_scale=self.time_scale, client_ca=tls.load_ca(self.dir / "pki")[0])
         self.authn = api.authn
-        server_url = await self.serve_app(api.app)
+        server_url = await self.serve_app(api.app, ssl_context=tls.apiserver_context(ca, crt, key))
         self.api_runner = self.runners[-1]
         for cls in all_controllers():
             c = cls(self)
@@ -186,17 +186,28 @@ class Cluster:
                         self.store.create(crd_rt, None, doc)
 
     def _write_kubeconfig(self, server: str, ca: Path) -> None:
-        import base64
-
-        for file, user, token in (("kubeconfig", "twin-admin", self.token),
-                                  ("super-admin.conf", "twin-super-admin", self.super_token)):
-            cfg = {"apiVersion": "v1", "kind": "Config", "preferences": {},
-                   "clusters": [{"name": "twin", "cluster": {"server": server, "certificate-authority-data":
-                                                             base64.b64encode(ca.read_bytes()).decode()}}],
-                   "users": [{"name": user, "user": {"token": token}}],
-                   "contexts": [{"name": "twin", "context": {"cluster": "twin", "user": user, "namespace": "default"}}],
-                   "current-context": "twin"}
-            write_atomic(self.dir / file, yaml.safe_dump(cfg, sort_keys=False))
+        """kubeconfig: the twin's own (the admin token, as every test and playbook uses it); admin.conf and
+        super-admin.conf as kubeadm 1.29+ writes them, with client certificates signed by the cluster CA:
+        kubernetes-admin in kubeadm:cluster-admins (RBAC binds it to cluster-admin) and kubernetes-super-admin in
+        system:masters (break-glass: allowed whatever the bindings say)."""
+        ca_data = base64.b64encode(ca.read_bytes()).decode()
+        write_atomic(self.dir / "kubeconfig", yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "preferences": {},
+            "clusters": [{"name": "twin", "cluster": {"server": server, "certificate-authority-data": ca_data}}],
+            "users": [{"name": "twin-admin", "user": {"token": self.token}}],
+            "contexts": [{"name": "twin", "context": {"cluster": "twin", "user": "twin-admin", "namespace": "default"}}],
+            "current-context": "twin"}, sort_keys=False))
+        ca_cert, ca_key = tls.load_ca(self.dir / "pki")
+        for file, user, group in (("admin.conf", "kubernetes-admin", "kubeadm:cluster-admins"),
+                                  ("super-admin.conf", "kubernetes-super-admin", "system:masters")):
+            crt, key = tls.client_cert(ca_cert, ca_key, user, (group,))
+            write_atomic(self.dir / file, yaml.safe_dump({
+                "apiVersion": "v1", "kind": "Config", "preferences": {},
+                "clusters": [{"name": "kubernetes", "cluster": {"server": server, "certificate-authority-data": ca_data}}],
+                "users": [{"name": user, "user": {"client-certificate-data": base64.b64encode(crt).decode(),
+                                                  "client-key-data": base64.b64encode(key).decode()}}],
+                "contexts": [{"name": f"{user}@kubernetes", "context": {"cluster": "kubernetes", "user": user}}],
+                "current-context": f"{user}@kubernetes"}, sort_keys=False))
 
     # admin (the twin's own control door: faults, settings) ------------------------------------
     async def _admin(self, request: web.Request) -> web.Response:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import hashlib
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,28 @@ def parse(image: str) -> Ref:
     return Ref(name.split("/", 1)[0], name, tag or ("" if digest else "latest"), digest)
 
 
+_TAG_TOKENS = {"#": "[0-9]+", "*": ".*", "?": ".", "{": "(?:", ",": "|", "}": ")"}
+
+
+@functools.cache
+def tag_pattern(glob: str) -> re.Pattern[str]:
+    """A tag pattern of the catalogue: `#` a number, `{a,b,}` one of the alternatives (an empty one makes the part
+    optional), `*` and `?` as in globs; everything else literal."""
+    depth, out = 0, []
+    for ch in glob:
+        depth += (ch == "{") - (ch == "}")
+        if depth < 0:
+            raise ValueError(f"{CATALOGUE}: tag pattern {glob!r} closes a brace it never opened")
+        out.append(_TAG_TOKENS[ch] if ch in _TAG_TOKENS and (ch != "," or depth) else re.escape(ch))
+    if depth:
+        raise ValueError(f"{CATALOGUE}: tag pattern {glob!r} leaves a brace open")
+    return re.compile("".join(out))
+
+
+def _tag_matches(tag: str, globs: tuple[str, ...]) -> bool:
+    return any(tag_pattern(t).fullmatch(tag) for t in globs)
+
+
 @functools.cache
 def catalogue() -> tuple[Entry, ...]:
     data = yaml.safe_load(CATALOGUE.read_text()) or {}
@@ -64,8 +87,11 @@ def catalogue() -> tuple[Entry, ...]:
     for i, e in enumerate(data.get("images") or []):
         if e.get("runs") not in KINDS:
             raise ValueError(f"{CATALOGUE}: images[{i}].runs must be one of {', '.join(KINDS)}, not {e.get('runs')!r}")
-        out.append(Entry(tuple(e["repositories"]), tuple(str(t) for t in e.get("tags") or ["*"]), e["runs"],
-                         e.get("program", ""), tuple(e.get("version") or ())))
+        entry = Entry(tuple(e["repositories"]), tuple(str(t) for t in e.get("tags") or ["*"]), e["runs"],
+                      e.get("program", ""), tuple(e.get("version") or ()))
+        for t in entry.tags:
+            tag_pattern(t)  # a malformed pattern fails here, naming itself, not at the first pull
+        out.append(entry)
     return tuple(out)
 
 
@@ -73,7 +99,7 @@ def lookup(image: str) -> Entry | None:
     ref = parse(image)
     for e in catalogue():
         if any(fnmatch.fnmatchcase(ref.repository, r) for r in e.repositories):
-            if ref.digest or any(fnmatch.fnmatchcase(ref.tag, t) for t in e.tags):
+            if ref.digest or _tag_matches(ref.tag, e.tags):
                 return e
             return None  # the repository exists, that tag does not
     return None

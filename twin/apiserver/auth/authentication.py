@@ -1,8 +1,16 @@
-"""Who a request is: kubeadm's admin tokens and ServiceAccount tokens from TokenRequest.
+"""Who a request is: x509 client certificates, kubeadm's admin tokens and ServiceAccount tokens from TokenRequest.
 
-The admin token stands for kubeadm's admin.conf identity (1.29+): user kubernetes-admin in the group
-kubeadm:cluster-admins; the super-admin token (super-admin.conf next to the kubeconfig) for kubeadm's
-break-glass identity, user kubernetes-super-admin in system:masters, which no RBAC change locks out.
+Authenticators are asked in kube-apiserver's order (pkg/kubeapiserver/authenticator/config.go New, a union.New
+without failOnError): the x509 client certificate first, then the bearer token. The first that authenticates
+decides; one that fails (an expired or foreign certificate, an invalid token) does not stop the next, and the
+request is 401 Unauthorized only when none succeeds and one failed or there were no credentials at all (the
+twin runs as --anonymous-auth=false). So a valid certificate wins over any token, and a valid token still
+authenticates beside an invalid certificate. Every identity gets system:authenticated (AuthenticatedGroupAdder).
+
+The x509 authenticator (x509.py) verifies against the cluster CA (pki/ca.crt); the twin writes kubeadm 1.29+'s
+admin.conf (CN=kubernetes-admin, O=kubeadm:cluster-admins) and super-admin.conf (CN=kubernetes-super-admin,
+O=system:masters, the break-glass identity no RBAC change locks out) with such certificates. The admin token
+(DIR/kubeconfig) stands for the same identity as admin.conf; a super-admin token is only for in-process tests.
 `kubectl create token` (POST serviceaccounts/<sa>/token) issues a JWT whose claims are kube-apiserver's
 (iss, sub, aud, exp, iat, nbf, kubernetes.io.namespace/serviceaccount); it is signed with a per-twin HMAC
 key instead of the real server's RSA key, which no client verifies anyway. A token is valid while it has not
@@ -24,6 +32,7 @@ import time
 from typing import Any, NamedTuple
 
 from .. import errors
+from .x509 import InvalidCertificate, X509Authenticator
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 LEGACY_ISSUER = "kubernetes/serviceaccount"  # legacy.go: tokens of kubernetes.io/service-account-token Secrets
@@ -101,22 +110,35 @@ def _unb64(text: str) -> bytes:
 
 
 class Authenticator:
-    def __init__(self, store: Any, admin_token: str, super_admin_token: str = ""):
+    def __init__(self, store: Any, admin_token: str, super_admin_token: str = "", client_ca: Any = None):
         self.store = store
+        self.x509 = X509Authenticator(client_ca) if client_ca is not None else None
         self.admin_token = admin_token
         self.super_admin_token = super_admin_token
         self._key = secrets.token_bytes(32)
         self._sa_rt = store.rt("", "v1", "serviceaccounts")
         self._secret_rt = store.rt("", "v1", "secrets")
 
-    def authenticate(self, header: str) -> Identity:
-        """The identity of an `Authorization: Bearer ...` header, or 401 Unauthorized."""
-        if not header.startswith("Bearer "):
-            raise errors.unauthorized()
-        try:
-            return self._identity(header[7:], AUDIENCES)[0]
-        except InvalidToken as e:
-            raise errors.unauthorized() from e
+    def authenticate(self, header: str, client_cert: bytes | None = None) -> Identity:
+        """The identity of the request's client certificate (DER, as the TLS handshake received it) or of its
+        `Authorization: Bearer ...` header, in that order; 401 Unauthorized when neither authenticates."""
+        failure: Exception | None = None
+        if client_cert and self.x509 is not None:
+            try:
+                found = self.x509.authenticate(client_cert)
+            except InvalidCertificate as e:
+                failure = e
+            else:
+                if found is not None:
+                    user, groups, extra = found
+                    return Identity(user, groups if "system:authenticated" in groups else
+                                    (*groups, "system:authenticated"), "", extra)
+        if header.startswith("Bearer "):
+            try:
+                return self._identity(header[7:], AUDIENCES)[0]
+            except InvalidToken as e:
+                failure = e
+        raise errors.unauthorized() from failure
 
     def _identity(self, token: str, audiences: list[str]) -> tuple[Identity, list[str]]:
         """(identity, the audiences it is valid for) of a token; InvalidToken with the authenticator's error."""

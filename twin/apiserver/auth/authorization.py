@@ -2,8 +2,8 @@
 
 Impersonation is twin/apiserver/auth/impersonation.py, escalation prevention on RBAC writes twin/apiserver/auth/escalation.py.
 
-The admin token stands for kubeadm's admin.conf identity (twin/apiserver/auth/authentication.py), which the
-ClusterRoleBinding kubeadm:cluster-admins binds to cluster-admin. At start the twin stores those objects
+The admin token and admin.conf's client certificate stand for kubeadm's admin identity
+(twin/apiserver/auth/authentication.py), which the ClusterRoleBinding kubeadm:cluster-admins binds to cluster-admin. At start the twin stores those objects
 and the bootstrap roles every authenticated user has (system:basic-user, system:discovery,
 system:public-info-viewer), so requests and reviews are evaluated as the real RBAC authorizer does it
 (plugin/pkg/auth/authorizer/rbac): the first binding whose role allows the request gives the reason; the
