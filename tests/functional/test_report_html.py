@@ -24,16 +24,23 @@ STEPS = [("create_volume", "Create Volume", 417, 41), ("publish", "Publish (Atta
          ("delete_snapshot", "Delete Snapshot", 124, 16), ("delete_volume", "Delete Volume", 124, 26)]
 
 
-def build_document(run_id: str, slow_publish: float = 1.0) -> dict:
-    """Two variants x 8 steps x 100 volumes with per-object timings, shaped like seed 002."""
+def build_document(run_id: str, slow_publish: float = 1.0, time_scale: float | None = None) -> dict:
+    """Two variants x 8 steps x 100 volumes with per-object timings, shaped like seed 002; with time_scale, as a twin
+    at that scale measures it (ontap-nas, walls scaled and a little off the seed's, cluster.time_scale recorded)."""
     rng = random.Random(run_id)
-    doc = D.new_result("csi_lifecycle", run_id=run_id, parameters={"volumes": 100},
-                       cluster={"server": "https://127.0.0.1:6443", "version": "v1.32.1", "nodes": 3},
+    cluster = {"server": "https://127.0.0.1:6443", "version": "v1.32.1", "nodes": 3}
+    params: dict = {"volumes": 100}
+    if time_scale:
+        cluster["time_scale"] = time_scale
+        params["storage_class"] = "ontap-nas"
+    doc = D.new_result("csi_lifecycle", run_id=run_id, parameters=params, cluster=cluster,
                        components={"trident": "26.06.0"})
     for vname, on in (("concurrency off", False), ("concurrency on", True)):
         run = D.add_run(D.add_variant(doc, vname, settings={"enableConcurrency": on}))
         for name, label, off_s, on_s in STEPS:
             wall = (on_s if on else off_s) * (slow_publish if name == "publish" else 1.0)
+            if time_scale:
+                wall *= time_scale * rng.uniform(0.9, 1.15)
             ends = sorted(rng.uniform(0.05, 1.0) * wall for _ in range(99)) + [wall]
             D.add_step(run, name, label=label, count=100, wall_s=wall, unit="vol",
                        objects=[{"name": "pvc-%03d" % i, "start": 0.0, "end": e} for i, e in enumerate(ends)])
@@ -304,8 +311,7 @@ def measure(html: Path, profile: Path, width: int) -> dict:
 
 def attach_document() -> dict:
     """csi_lifecycle with the engine's attachment metrics (a count and attach times in ms), on a twin at 1/100."""
-    doc = build_document("csi_lifecycle-20260103T000000Z-a77ac4")
-    doc["cluster"]["time_scale"] = 0.01
+    doc = build_document("csi_lifecycle-20260103T000000Z-a77ac4", time_scale=0.01)
     for v in doc["variants"]:
         for s in v["runs"][0]["steps"]:
             if s["name"] in ("publish", "unpublish"):
@@ -327,8 +333,9 @@ def page(kind: str, root: Path) -> Path:
     if kind == "bench":
         return Path(render.write_reports(attach_document(), str(root / "bench"), formats=["html"])["html"]["path"])
     if kind == "fleet":
-        docs = {c: build_document("csi_lifecycle-20260104T000000Z-%s" % c, slow_publish=f)
-                for c, f in (("hangzhou-prod", 1.0), ("beijing-prod", 1.4), ("shanghai-staging", 0.8))}
+        # two twins (cluster time, beside the seed's figures) and a real cluster (no time scale, no cluster time)
+        docs = {c: build_document("csi_lifecycle-20260104T000000Z-%s" % c, slow_publish=f, time_scale=scale)
+                for c, f, scale in (("hangzhou-prod", 1.0, None), ("twin-1", 1.4, 0.01), ("twin-2", 0.8, 0.02))}
         entries = [{"cluster": c, "path": D.write_atomic(doc, str(root / c))} for c, doc in docs.items()]
         entries.append({"cluster": "shenzhen-dr", "error": "API server unreachable: connection refused"})
         return Path(FR.write_fleet(F.build_fleet(entries, "fleet-20260104T000000Z"), str(root))["html"]["path"])
@@ -336,6 +343,8 @@ def page(kind: str, root: Path) -> Path:
         for day, slow in ((1, 1.0), (2, 1.0), (3, 1.05), (4, 1.6)):
             D.write_atomic(build_document("csi_lifecycle-202601%02dT000000Z-h15%03d" % (day, day), slow_publish=slow),
                            str(root / "runs" / "hangzhou-prod"))
+            D.write_atomic(build_document("csi_lifecycle-202601%02dT000000Z-t15%03d" % (day, day), slow_publish=slow,
+                                          time_scale=0.01), str(root / "runs" / "twin-1"))
         history = H.build_history(H.find_results(str(root / "runs")))
         return Path(HR.write_history(history, str(root / "history"))["html"]["path"])
     return Path(advice_render.write_advice(advice(), "ack-prod", str(root / "advice"))["html"]["path"])
