@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render
+from tests.support import chromium as chromium_support
 from tests.support import report_samples as sample
 from tests.support.twin import REPO, run_playbook
 
@@ -252,22 +253,30 @@ def test_layout_probe_sees_an_overflowing_page(tmp_path):
 # --- the four pages people read (issue 32): bench, fleet, history, advisor ----------------------------------------
 # Measured in the page after load: anything wider than the viewport (outside a box that scrolls it), visible text
 # below 11 px (chart text too: its PNG pixels times the shown scale), and headers whose unit is not their cells' unit.
-PAGE_CHECK = """<script>
-window.addEventListener("load", function () {
+# pageCheck(true) measures the page laid out for print (tests/support/chromium.py): paper does not scroll, so nothing
+# wider than the printable width is excused by a scroll box, and a table cell that is not shown is a hidden column.
+# Charts are PNGs drawn for a 1116 px column (9 pt at 110 dpi: 11 px and more on screen); paper's printable width
+# (about 700 px) shows them at 62 %, so their text on paper is held to 8 px (6 pt, a printed footnote), HTML text to
+# 11 px as on screen.
+PRINT_CHART_PX = 8
+CHECK_JS = """var PRINT_CHART_PX = %d;
+function pageCheck(print) {
   var vw = window.innerWidth, out = {viewport: vw, scrollWidth: document.documentElement.scrollWidth,
-                                     overflow: [], small: [], units: []};
+                                     overflow: [], small: [], units: [], hidden: []};
   function name(el) { return el.tagName + (el.id ? "#" + el.id : "") + (el.className ? "." + el.className : ""); }
   document.querySelectorAll("body *").forEach(function (el) {
     var r = el.getBoundingClientRect(), st = getComputedStyle(el);
+    if (print && (el.tagName === "TD" || el.tagName === "TH") && (st.display === "none" || st.visibility === "hidden"
+        || !r.width || r.right > vw + 0.5)) out.hidden.push(name(el.closest("table")) + " column " + (el.cellIndex + 1));
     if (!r.width || !r.height || st.visibility === "hidden" || el.id === "page-check") return;
     var box = el.closest(".scroll");
-    if (r.right > vw + 0.5 && !(box && box !== el && getComputedStyle(box).overflowX === "auto"))
+    if (r.right > vw + 0.5 && (print || !(box && box !== el && getComputedStyle(box).overflowX === "auto")))
       out.overflow.push(name(el) + " right=" + Math.round(r.right));
     var own = Array.prototype.some.call(el.childNodes, function (n) { return n.nodeType === 3 && n.textContent.trim(); });
     if (own && parseFloat(st.fontSize) < 11) out.small.push(name(el) + " " + st.fontSize + " " + el.textContent.slice(0, 40));
     if (el.tagName === "IMG" && el.dataset.textPx) {
       var px = parseFloat(el.dataset.textPx) * el.clientWidth / el.naturalWidth;
-      if (px < 11) out.small.push(name(el.parentNode) + " chart text " + px.toFixed(1) + "px");
+      if (px < (print ? PRINT_CHART_PX : 11)) out.small.push(name(el.parentNode) + " chart text " + px.toFixed(1) + "px");
     }
   });
   var UNIT = /\\((µs|ms|s|min|h)\\)\\s*$|\\s(µs|ms|s|min)$/;
@@ -289,10 +298,14 @@ window.addEventListener("load", function () {
   // a table cut off by its scroll box hides columns (the fleet's speedup column did): none on these pages
   out.clipped = Array.prototype.filter.call(document.querySelectorAll(".scroll"),
     function (b) { return b.scrollWidth > b.clientWidth + 1; }).map(function (b) { return b.firstChild.id; });
-  var pre = document.createElement("pre"); pre.id = "page-check"; pre.textContent = JSON.stringify(out);
+  return out;
+}""" % PRINT_CHART_PX
+PAGE_CHECK = """<script>%s
+window.addEventListener("load", function () {
+  var pre = document.createElement("pre"); pre.id = "page-check"; pre.textContent = JSON.stringify(pageCheck(false));
   document.body.appendChild(pre);
 });
-</script>"""
+</script>""" % CHECK_JS
 # STORAGEPERF_SCREENSHOTS=docs/screenshots makes the test (re)write docs/screenshots/<page>.png (scripts/screenshots.sh)
 SCREENSHOTS = os.environ.get("STORAGEPERF_SCREENSHOTS")
 
@@ -364,14 +377,49 @@ def test_page_reads_well_at_1280_and_1920(tmp_path, kind):
     if SCREENSHOTS:
         out = Path(SCREENSHOTS) if Path(SCREENSHOTS).is_absolute() else REPO / SCREENSHOTS
         out.mkdir(parents=True, exist_ok=True)
-        subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                        f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--screenshot={out / (kind + '.png')}",
-                        "--window-size=1280,1400", html.as_uri()], check=True, capture_output=True, timeout=120)
         from PIL import Image  # matplotlib's dependency: 256 colours keep a page's screenshot small in git
 
-        png = out / (kind + ".png")
-        Image.open(png).convert("RGB").quantize(256).save(png, optimize=True)
+        # <page>.png at 1280 px, <page>-1920.png at 1920 px: the two widths the page is measured at
+        for width, png in ((1280, out / (kind + ".png")), (1920, out / ("%s-1920.png" % kind))):
+            subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                            "--hide-scrollbars", "--disable-background-networking", "--disable-component-update",
+                            "--disable-sync", f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--screenshot={png}",
+                            f"--window-size={width},1400", html.as_uri()], check=True, capture_output=True, timeout=120)
+            Image.open(png).convert("RGB").quantize(256).save(png, optimize=True)
+            assert Image.open(png).size == (width, 1400), png
+
+
+def measure_print(html: Path, profile: Path, paper: str) -> dict:
+    """The page's own measurements laid out for print on this paper's printable width (tests/support/chromium.py)."""
+    if not chromium_support.executable():
+        pytest.skip("no chromium on this machine (apt-get install -y chromium)")
+    found = chromium_support.evaluate_printed(html, CHECK_JS + "\npageCheck(true)", chromium_support.PAPER_WIDTHS[paper],
+                                              profile)
+    assert found["viewport"] == chromium_support.PAPER_WIDTHS[paper], found
+    return found
+
+
+@pytest.mark.parametrize("kind", ["bench", "fleet", "history", "advice"])
+def test_page_reads_well_in_print(tmp_path, kind):
+    # print media emulated on A4's and Letter's printable width: no scroll bar on paper, so every table fits
+    html = page(kind, tmp_path)
+    for paper in ("A4", "Letter"):
+        found = measure_print(html, tmp_path / "chromium-profile", paper)
+        assert found["scrollWidth"] <= found["viewport"], (paper, found)
+        assert found["overflow"] == [], (paper, found)
+        assert found["hidden"] == [], (paper, found)
+        assert found["clipped"] == [], (paper, found)
+        assert found["small"] == [], (paper, found)
+        assert found["units"] == [], (paper, found)
+
+
+def test_print_check_sees_a_table_wider_than_the_paper(tmp_path):
+    # without the print rules (@media print) the bench page's tables keep their screen layout: on A4 they overflow
+    html = page("bench", tmp_path)
+    text = html.read_text(encoding="utf-8")
+    html.write_text(text.replace("@media print", "@media not all"), encoding="utf-8")
+    found = measure_print(html, tmp_path / "chromium-profile", "A4")
+    assert found["overflow"] or found["hidden"] or found["clipped"], found
 
 
 def test_page_check_sees_small_text_and_a_header_unit_its_cells_do_not_use(tmp_path):

@@ -238,6 +238,8 @@ def apply_markdown(fleet):
 # a failed cluster's status holds its error: it wraps, so that the ratio column is never pushed out of sight
 FLEET_CSS = ("ol.reasons{padding-left:22px}ol.reasons li{margin:2px 0}"
              "table[id^=\"fleet-\"] th,table[id^=\"fleet-\"] td:nth-child(2){white-space:normal;min-width:8em}"
+             # on paper (about 700 px) eight columns of 8em would not fit: the widths come from the cells there
+             "@media print{table[id^=\"fleet-\"] th,table[id^=\"fleet-\"] td:nth-child(2){min-width:0}}"
              + AR.ADVICE_CSS)
 
 
