@@ -107,9 +107,9 @@ def cluster_time_table(series):
     if seeds:
         rows.append([cell("seed (field report)", "sum"), cell("")]
                     + [cell(stats.format_duration(seeds.get(st["name"])), "sum") for st in steps])
+    headers = ["Run", "Time scale"] + ["%s · %s" % (st["label"], T.CLUSTER_TIME) for st in steps]
     return {"id": "history-%s-cluster-time" % series["id"], "title": "%s · %s" % (_series_title(series), T.CLUSTER_TIME),
-            "left": 2, "rows": rows, "headers": ["Run", "Time scale"] + ["%s · %s" % (st["label"], T.CLUSTER_TIME)
-                                                                          for st in steps],
+            "left": 2, "rows": rows, "headers": headers,
             "note": T.SCALED_NOTE + (T.SEED_NOTE + " In brackets: ours ÷ seed." if seeds else "")}
 
 

@@ -51,8 +51,8 @@ def test_a_step_has_the_seeds_figure_only_where_the_run_repeats_the_seeds_experi
     doc = sample.csi_lifecycle(volumes=100, with_objects=False)  # ontap-nas, 100 volumes, concurrency off / on
     off, on = doc["variants"]
     assert seed_figure(doc, off, "create_volume")["seconds"] == 417
-    assert seed_figure(doc, on, "create_volume") == {"seconds": 41.0, "seed": "002",
-                                                       "text": "seed 002, ontap-nas, 100 volumes, concurrency on"}
+    assert seed_figure(doc, on, "create_volume") == {
+        "seconds": 41.0, "seed": "002", "text": "seed 002, ontap-nas, 100 volumes, concurrency on"}
     # attribution's "concurrency only" left the snapshot-controller at its defaults: not the seed's ON for snapshots
     only = {"name": "concurrency only", "settings": {"enableConcurrency": True, "snapshotController": "upstream defaults"}}
     assert seed_figure(doc, only, "create_snapshot") is None and seed_figure(doc, only, "create_volume")["seconds"] == 41
