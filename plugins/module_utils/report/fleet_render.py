@@ -121,8 +121,23 @@ def cluster_time_table(fleet):
                 if v in seeded:
                     row += T.seed_cells(ours, s.get("seed_s"))
             rows.append(row)
+        rows.append(_cluster_time_sum(figures[r["cluster"]], variants, seeded, r["time_scale"]))
     return {"id": "fleet-cluster-time", "title": "Step times in cluster time", "headers": headers, "rows": rows,
             "left": 2, "note": T.SCALED_NOTE + (T.SEED_NOTE if seeded else "")}
+
+
+def _cluster_time_sum(figures, variants, seeded, scale):
+    """The cluster's sum of step times (its sums-table figure, sum_wall_s) in cluster time, and the seed's sum over the
+    same steps when every one of them has a seed figure."""
+    row = [cell("", "sum"), cell("Sum of step times", "sum")]
+    for v in variants:
+        timed = [s for s in (figures.get(v) or {}).values() if s.get("wall_s") is not None]
+        ours = sum(s["wall_s"] for s in timed) / scale if timed else None
+        row.append(cell(stats.format_duration(ours), "sum"))
+        if v in seeded:
+            seed = sum(s["seed_s"] for s in timed) if timed and all(s.get("seed_s") for s in timed) else None
+            row += [dict(c, cls=(c["cls"] + " sum").strip()) for c in T.seed_cells(ours, seed)]
+    return row
 
 
 def advice_table(fleet):

@@ -105,7 +105,8 @@ def test_fleet_and_history_show_cluster_time_for_twins_and_none_for_a_real_clust
     assert table["headers"][2:5] == ["concurrency off · cluster time", "concurrency off · seed", "ours ÷ seed"]
     assert [c["text"] for c in table["rows"][0]][:5] == ["twin-1 · time scale 0.02", "Create Volume", "7m 39s",
                                                          "6m 57s", "1.10"]
-    assert len(table["rows"]) == 8  # the twin's 8 steps; the real cluster has no cluster time
+    assert len(table["rows"]) == 9  # the twin's 8 steps and their sum; the real cluster has no cluster time
+    assert [c["text"] for c in table["rows"][-1]][1:5] == ["Sum of step times", "31m 27s", "28m 35s", "1.10"]
     assert "Step times in cluster time" in FR.to_markdown(fleet)
     real_only = F.build_fleet([{"cluster": "prod", "document": real}], "f")
     assert FR.cluster_time_table(real_only) is None and "cluster time" not in FR.to_markdown(real_only)
