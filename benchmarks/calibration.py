@@ -40,32 +40,13 @@ sys.path.insert(0, str(REPO))
 from tests.support.twin import Twin  # noqa: E402
 from benchmarks import seed_method  # noqa: E402
 
-SEED000 = {"serial": 199.0, "parallel": 37.0}  # 3 min 19 s, 37 s (seed 000 expected output)
-# seed 002: (OFF seconds, ON seconds) per batch size, driver and step; a run at N volumes is compared with the
-# table for N only (the seed's ON rates do not scale linearly from 100 to 1000, so no table stands for another)
-SEED002 = {
-    100: {  # "Trident CSI benchmark at 100 volumes (100 vols, 25 pods, 4 PVCs/pod)"
-        "ontap-nas": {"create": (417, 41), "publish": (140, 21), "unpublish": (140, 26), "snapshot": (183, 16),
-                      "clone": (460, 42), "delete_clone": (127, 32), "delete_snapshot": (124, 16), "delete_volume": (124, 26)},
-        "ontap-nas-economy": {"create": (693, 89), "publish": (250, 125), "unpublish": (193, 32), "delete_volume": (116, 21)},
-        "ontap-san": {"create": (156, 58), "publish": (83, 31), "unpublish": (22, 22), "snapshot": (182, 16),
-                      "clone": (238, 32), "delete_clone": (121, 43), "delete_snapshot": (124, 15), "delete_volume": (125, 21)},
-        "ontap-san-economy": {"create": (198, 58), "publish": (83, 31), "unpublish": (27, 22), "delete_volume": (273, 73)},
-    },
-    1000: {  # "Trident CSI benchmark at 1000 volumes (1000 vols, 250 pods, 4 PVCs/pod)"
-        "ontap-nas": {"create": (3451, 630), "publish": (1384, 167), "unpublish": (1420, 156), "snapshot": (1805, 159),
-                      "clone": (6060, 401), "delete_clone": (1452, 302), "delete_snapshot": (1244, 124),
-                      "delete_volume": (1236, 318)},
-        "ontap-nas-economy": {"create": (4287, 710), "publish": (2595, 1141), "unpublish": (1386, 155),
-                              "delete_volume": (1165, 163)},
-        "ontap-san": {"create": (1648, 477), "publish": (777, 155), "unpublish": (233, 157), "snapshot": (1803, 164),
-                      "clone": (3384, 805), "delete_clone": (1454, 257), "delete_snapshot": (1238, 123),
-                      "delete_volume": (1238, 263)},
-        "ontap-san-economy": {"create": (2689, 581), "publish": (827, 173), "unpublish": (295, 157), "delete_volume": (2815, 333)},
-    },
-}
+sys.path.insert(0, str(REPO / "collections"))  # the installed collection (scripts/install-collection.sh)
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import seed_figures as SF  # noqa: E402
+
+# the seeds' figures, one source for the collection's reports and these scripts (report/seed_figures.py):
+# SEED000 {serial, parallel} seconds; SEED002 {volumes: {driver: {step: (OFF s, ON s)}}}; ISSUE_1344 (80 snapshots)
+SEED000, SEED002, ISSUE_1344 = SF.SEED000, SF.SEED002, SF.ISSUE_1344
 STEPS = ("create", "publish", "unpublish", "snapshot", "clone", "delete_clone", "delete_snapshot", "delete_volume")
-ISSUE_1344 = {"default": 143.0, "tuned": 17.0}  # 80 snapshots (external-snapshotter #1344)
 TUNED_ARGS = seed_method.TUNED_ARGS  # the seed's snapshot-controller (its "Note on snapshot performance")
 
 

@@ -25,13 +25,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.calibration import SEED000, fmt, ratio, report, seed_table, table  # noqa: E402
+from benchmarks.calibration import SEED000, SF, fmt, ratio, report, seed_table, table  # noqa: E402
 from tests.support.twin import Twin  # noqa: E402
 
-# the collection's step names -> calibration.py's
-STEP_NAMES = {"create_volume": "create", "publish": "publish", "unpublish": "unpublish", "create_snapshot": "snapshot",
-              "clone_from_snapshot": "clone", "delete_clone": "delete_clone", "delete_snapshot": "delete_snapshot",
-              "delete_volume": "delete_volume"}
+# the collection's step names -> calibration.py's (seed 002's)
+STEP_NAMES = SF.SEED002_STEPS
 # the variants compare=true runs -> calibration.py's modes
 MODES = {"concurrency off": "off", "concurrency on": "on"}
 ATTACH_MODES = {"parallel attach off": "serial", "parallel attach on": "parallel"}

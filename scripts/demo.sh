@@ -50,7 +50,7 @@ done
 
 if ((${#reports[@]})); then
   if ((CLUSTERS == 1)); then
-    # every step of this run beside the seeds' figures (seed 000 and seed 002's tables in benchmarks/calibration.py)
+    # every step of this run beside the seeds' figures (seed 000 and seed 002's tables in plugins/module_utils/report/seed_figures.py)
     printf '\nPer step, scaled back to cluster seconds, beside the seeds:\n\n'
     python benchmarks/harness_vs_seed.py --time-scale "$TIME_SCALE" --reports "${reports[@]%/report.html}" || true
   fi

@@ -134,6 +134,10 @@ def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
     fleet = fleet_report(reports)
     assert fleet["summary"]["clusters"] == 3 and fleet["summary"]["ok"] == 3
     assert sorted(r["cluster"] for r in fleet["clusters"]) == HOSTS
+    # twins: each row carries its cluster's time scale and the page shows the step times in cluster time, labelled
+    assert [r["time_scale"] for r in fleet["clusters"]] == [0.01] * 3  # the Fleet fixture's default time scale
+    [fleet_md] = reports.glob("fleet-*/fleet.md")
+    assert "### Step times in cluster time" in fleet_md.read_text()
 
 
 def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tmp_path):

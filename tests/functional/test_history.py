@@ -59,3 +59,10 @@ def test_equal_runs_flag_nothing_and_a_slowed_step_is_flagged(twin_factory, tmp_
     stats = run.task("Keep the history as a fact")["result"]["ansible_facts"]["storageperf_history"]
     assert int(stats["regressions"]) == len(out["regressions"]) and stats["list"][0]["run_id"] == regression["run_id"]
     assert "create_volume.wall_s" in Path(out["paths"]["markdown"]).read_text()
+
+    # runs on a twin: each run's time scale is recorded, and the history shows its steps in cluster time (labelled);
+    # 6 volumes are no seed's experiment, so no seed column stands beside them
+    assert [r["time_scale"] for r in series["runs"]] == [TIME_SCALE] * 3
+    markdown = Path(out["paths"]["markdown"]).read_text()
+    assert "localhost · csi_lifecycle · as configured · 6 volumes · cluster time" in markdown
+    assert "| Run | Time scale | Create Volume · cluster time |" in markdown and "seed (field report)" not in markdown

@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render
+from tests.support import chromium as chromium_support
 from tests.support import report_samples as sample
 from tests.support.twin import REPO, run_playbook
 
@@ -24,16 +25,23 @@ STEPS = [("create_volume", "Create Volume", 417, 41), ("publish", "Publish (Atta
          ("delete_snapshot", "Delete Snapshot", 124, 16), ("delete_volume", "Delete Volume", 124, 26)]
 
 
-def build_document(run_id: str, slow_publish: float = 1.0) -> dict:
-    """Two variants x 8 steps x 100 volumes with per-object timings, shaped like seed 002."""
+def build_document(run_id: str, slow_publish: float = 1.0, time_scale: float | None = None) -> dict:
+    """Two variants x 8 steps x 100 volumes with per-object timings, shaped like seed 002; with time_scale, as a twin
+    at that scale measures it (ontap-nas, walls scaled and a little off the seed's, cluster.time_scale recorded)."""
     rng = random.Random(run_id)
-    doc = D.new_result("csi_lifecycle", run_id=run_id, parameters={"volumes": 100},
-                       cluster={"server": "https://127.0.0.1:6443", "version": "v1.32.1", "nodes": 3},
+    cluster = {"server": "https://127.0.0.1:6443", "version": "v1.32.1", "nodes": 3}
+    params: dict = {"volumes": 100}
+    if time_scale:
+        cluster["time_scale"] = time_scale
+        params["storage_class"] = "ontap-nas"
+    doc = D.new_result("csi_lifecycle", run_id=run_id, parameters=params, cluster=cluster,
                        components={"trident": "26.06.0"})
     for vname, on in (("concurrency off", False), ("concurrency on", True)):
         run = D.add_run(D.add_variant(doc, vname, settings={"enableConcurrency": on}))
         for name, label, off_s, on_s in STEPS:
             wall = (on_s if on else off_s) * (slow_publish if name == "publish" else 1.0)
+            if time_scale:
+                wall *= time_scale * rng.uniform(0.9, 1.15)
             ends = sorted(rng.uniform(0.05, 1.0) * wall for _ in range(99)) + [wall]
             D.add_step(run, name, label=label, count=100, wall_s=wall, unit="vol",
                        objects=[{"name": "pvc-%03d" % i, "start": 0.0, "end": e} for i, e in enumerate(ends)])
@@ -245,22 +253,30 @@ def test_layout_probe_sees_an_overflowing_page(tmp_path):
 # --- the four pages people read (issue 32): bench, fleet, history, advisor ----------------------------------------
 # Measured in the page after load: anything wider than the viewport (outside a box that scrolls it), visible text
 # below 11 px (chart text too: its PNG pixels times the shown scale), and headers whose unit is not their cells' unit.
-PAGE_CHECK = """<script>
-window.addEventListener("load", function () {
+# pageCheck(true) measures the page laid out for print (tests/support/chromium.py): paper does not scroll, so nothing
+# wider than the printable width is excused by a scroll box, and a table cell that is not shown is a hidden column.
+# Charts are PNGs drawn for a 1116 px column (9 pt at 110 dpi: 11 px and more on screen); paper's printable width
+# (about 700 px) shows them at 62 %, so their text on paper is held to 8 px (6 pt, a printed footnote), HTML text to
+# 11 px as on screen.
+PRINT_CHART_PX = 8
+CHECK_JS = """var PRINT_CHART_PX = %d;
+function pageCheck(print) {
   var vw = window.innerWidth, out = {viewport: vw, scrollWidth: document.documentElement.scrollWidth,
-                                     overflow: [], small: [], units: []};
+                                     overflow: [], small: [], units: [], hidden: []};
   function name(el) { return el.tagName + (el.id ? "#" + el.id : "") + (el.className ? "." + el.className : ""); }
   document.querySelectorAll("body *").forEach(function (el) {
     var r = el.getBoundingClientRect(), st = getComputedStyle(el);
+    if (print && (el.tagName === "TD" || el.tagName === "TH") && (st.display === "none" || st.visibility === "hidden"
+        || !r.width || r.right > vw + 0.5)) out.hidden.push(name(el.closest("table")) + " column " + (el.cellIndex + 1));
     if (!r.width || !r.height || st.visibility === "hidden" || el.id === "page-check") return;
     var box = el.closest(".scroll");
-    if (r.right > vw + 0.5 && !(box && box !== el && getComputedStyle(box).overflowX === "auto"))
+    if (r.right > vw + 0.5 && (print || !(box && box !== el && getComputedStyle(box).overflowX === "auto")))
       out.overflow.push(name(el) + " right=" + Math.round(r.right));
     var own = Array.prototype.some.call(el.childNodes, function (n) { return n.nodeType === 3 && n.textContent.trim(); });
     if (own && parseFloat(st.fontSize) < 11) out.small.push(name(el) + " " + st.fontSize + " " + el.textContent.slice(0, 40));
     if (el.tagName === "IMG" && el.dataset.textPx) {
       var px = parseFloat(el.dataset.textPx) * el.clientWidth / el.naturalWidth;
-      if (px < 11) out.small.push(name(el.parentNode) + " chart text " + px.toFixed(1) + "px");
+      if (px < (print ? PRINT_CHART_PX : 11)) out.small.push(name(el.parentNode) + " chart text " + px.toFixed(1) + "px");
     }
   });
   var UNIT = /\\((µs|ms|s|min|h)\\)\\s*$|\\s(µs|ms|s|min)$/;
@@ -282,10 +298,14 @@ window.addEventListener("load", function () {
   // a table cut off by its scroll box hides columns (the fleet's speedup column did): none on these pages
   out.clipped = Array.prototype.filter.call(document.querySelectorAll(".scroll"),
     function (b) { return b.scrollWidth > b.clientWidth + 1; }).map(function (b) { return b.firstChild.id; });
-  var pre = document.createElement("pre"); pre.id = "page-check"; pre.textContent = JSON.stringify(out);
+  return out;
+}""" % PRINT_CHART_PX
+PAGE_CHECK = """<script>%s
+window.addEventListener("load", function () {
+  var pre = document.createElement("pre"); pre.id = "page-check"; pre.textContent = JSON.stringify(pageCheck(false));
   document.body.appendChild(pre);
 });
-</script>"""
+</script>""" % CHECK_JS
 # STORAGEPERF_SCREENSHOTS=docs/screenshots makes the test (re)write docs/screenshots/<page>.png (scripts/screenshots.sh)
 SCREENSHOTS = os.environ.get("STORAGEPERF_SCREENSHOTS")
 
@@ -304,8 +324,7 @@ def measure(html: Path, profile: Path, width: int) -> dict:
 
 def attach_document() -> dict:
     """csi_lifecycle with the engine's attachment metrics (a count and attach times in ms), on a twin at 1/100."""
-    doc = build_document("csi_lifecycle-20260103T000000Z-a77ac4")
-    doc["cluster"]["time_scale"] = 0.01
+    doc = build_document("csi_lifecycle-20260103T000000Z-a77ac4", time_scale=0.01)
     for v in doc["variants"]:
         for s in v["runs"][0]["steps"]:
             if s["name"] in ("publish", "unpublish"):
@@ -327,8 +346,9 @@ def page(kind: str, root: Path) -> Path:
     if kind == "bench":
         return Path(render.write_reports(attach_document(), str(root / "bench"), formats=["html"])["html"]["path"])
     if kind == "fleet":
-        docs = {c: build_document("csi_lifecycle-20260104T000000Z-%s" % c, slow_publish=f)
-                for c, f in (("hangzhou-prod", 1.0), ("beijing-prod", 1.4), ("shanghai-staging", 0.8))}
+        # two twins (cluster time, beside the seed's figures) and a real cluster (no time scale, no cluster time)
+        docs = {c: build_document("csi_lifecycle-20260104T000000Z-%s" % c, slow_publish=f, time_scale=scale)
+                for c, f, scale in (("hangzhou-prod", 1.0, None), ("twin-1", 1.4, 0.01), ("twin-2", 0.8, 0.02))}
         entries = [{"cluster": c, "path": D.write_atomic(doc, str(root / c))} for c, doc in docs.items()]
         entries.append({"cluster": "shenzhen-dr", "error": "API server unreachable: connection refused"})
         return Path(FR.write_fleet(F.build_fleet(entries, "fleet-20260104T000000Z"), str(root))["html"]["path"])
@@ -336,6 +356,8 @@ def page(kind: str, root: Path) -> Path:
         for day, slow in ((1, 1.0), (2, 1.0), (3, 1.05), (4, 1.6)):
             D.write_atomic(build_document("csi_lifecycle-202601%02dT000000Z-h15%03d" % (day, day), slow_publish=slow),
                            str(root / "runs" / "hangzhou-prod"))
+            D.write_atomic(build_document("csi_lifecycle-202601%02dT000000Z-t15%03d" % (day, day), slow_publish=slow,
+                                          time_scale=0.01), str(root / "runs" / "twin-1"))
         history = H.build_history(H.find_results(str(root / "runs")))
         return Path(HR.write_history(history, str(root / "history"))["html"]["path"])
     return Path(advice_render.write_advice(advice(), "ack-prod", str(root / "advice"))["html"]["path"])
@@ -355,14 +377,49 @@ def test_page_reads_well_at_1280_and_1920(tmp_path, kind):
     if SCREENSHOTS:
         out = Path(SCREENSHOTS) if Path(SCREENSHOTS).is_absolute() else REPO / SCREENSHOTS
         out.mkdir(parents=True, exist_ok=True)
-        subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                        f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--screenshot={out / (kind + '.png')}",
-                        "--window-size=1280,1400", html.as_uri()], check=True, capture_output=True, timeout=120)
         from PIL import Image  # matplotlib's dependency: 256 colours keep a page's screenshot small in git
 
-        png = out / (kind + ".png")
-        Image.open(png).convert("RGB").quantize(256).save(png, optimize=True)
+        # <page>.png at 1280 px, <page>-1920.png at 1920 px: the two widths the page is measured at
+        for width, png in ((1280, out / (kind + ".png")), (1920, out / ("%s-1920.png" % kind))):
+            subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                            "--hide-scrollbars", "--disable-background-networking", "--disable-component-update",
+                            "--disable-sync", f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--screenshot={png}",
+                            f"--window-size={width},1400", html.as_uri()], check=True, capture_output=True, timeout=120)
+            Image.open(png).convert("RGB").quantize(256).save(png, optimize=True)
+            assert Image.open(png).size == (width, 1400), png
+
+
+def measure_print(html: Path, profile: Path, paper: str) -> dict:
+    """The page's own measurements laid out for print on this paper's printable width (tests/support/chromium.py)."""
+    if not chromium_support.executable():
+        pytest.skip("no chromium on this machine (apt-get install -y chromium)")
+    found = chromium_support.evaluate_printed(html, CHECK_JS + "\npageCheck(true)", chromium_support.PAPER_WIDTHS[paper],
+                                              profile)
+    assert found["viewport"] == chromium_support.PAPER_WIDTHS[paper], found
+    return found
+
+
+@pytest.mark.parametrize("kind", ["bench", "fleet", "history", "advice"])
+def test_page_reads_well_in_print(tmp_path, kind):
+    # print media emulated on A4's and Letter's printable width: no scroll bar on paper, so every table fits
+    html = page(kind, tmp_path)
+    for paper in ("A4", "Letter"):
+        found = measure_print(html, tmp_path / "chromium-profile", paper)
+        assert found["scrollWidth"] <= found["viewport"], (paper, found)
+        assert found["overflow"] == [], (paper, found)
+        assert found["hidden"] == [], (paper, found)
+        assert found["clipped"] == [], (paper, found)
+        assert found["small"] == [], (paper, found)
+        assert found["units"] == [], (paper, found)
+
+
+def test_print_check_sees_a_table_wider_than_the_paper(tmp_path):
+    # without the print rules (@media print) the bench page's tables keep their screen layout: on A4 they overflow
+    html = page("bench", tmp_path)
+    text = html.read_text(encoding="utf-8")
+    html.write_text(text.replace("@media print", "@media not all"), encoding="utf-8")
+    found = measure_print(html, tmp_path / "chromium-profile", "A4")
+    assert found["overflow"] or found["hidden"] or found["clipped"], found
 
 
 def test_page_check_sees_small_text_and_a_header_unit_its_cells_do_not_use(tmp_path):

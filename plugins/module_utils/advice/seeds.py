@@ -3,7 +3,8 @@
 """What each tuning is expected to bring, from the seed documents, and what applies it: the one table.
 
 Every figure the advisor quotes lives here, with the seed it comes from, so that a figure is corrected in
-one place. docs/reference/seeds.md summarises the seeds (000 ACK parallel attach, 001 PMEM, 002
+one place; the step times it divides come from report/seed_figures.py, the seeds' measured figures.
+docs/reference/seeds.md summarises the seeds (000 ACK parallel attach, 001 PMEM, 002
 Trident concurrent core and the snapshot-controller, 003 GlusterD).
 
 `expected_speedup` is the same figure as a number (baseline time / tuned time), for the guarded rollout's gate
@@ -12,12 +13,14 @@ before/after ratio of the tuning on one cluster.
 """
 
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import ISSUE_1344, SEED000
+
 TUNINGS = {
     "parallel_attach": {
         "seed": "000",
         # the seed's own run: `date` before and after `kubectl rollout status` (19:21:36 -> 19:24:55, 20:02:54 -> 20:03:31)
         "expected": "28 pods x 2 disks on one node: 3m19s -> 37s to start, ~5x (seed 000)",
-        "expected_speedup": 5.38,  # 199 s / 37 s
+        "expected_speedup": round(SEED000["serial"] / SEED000["parallel"], 2),  # 199 s / 37 s = 5.38
         "apply_with": "playbooks/enable_parallel_attach.yml",
         "recommended": {"provisioner_feature_gates": {"DiskADController": True, "DiskParallelAttach": True},
                         "csi_plugin_feature_gates": {"DiskADController": True},
@@ -44,7 +47,7 @@ TUNINGS = {
         "seed": "002",
         "expected": ("80 snapshots 143s -> 17s (external-snapshotter issue 1344, cited by seed 002); with Trident's "
                      "concurrent core, 100 snapshots 3m03s -> 16s, which the seed reaches only with this tuning"),
-        "expected_speedup": 8.41,  # 143 s / 17 s, the tuning alone (issue 1344)
+        "expected_speedup": round(ISSUE_1344["default"] / ISSUE_1344["tuned"], 2),  # 143 s / 17 s = 8.41, the tuning alone
         "apply_with": "playbooks/tune_trident.yml",
         "apply_with_without_trident": "role storageperf.k8s.snapshot_controller_tuning",
         # the seed's `kubectl edit` of the snapshot-controller

@@ -17,7 +17,8 @@ analysis  figures derived from documents, as data: steps (one step summary's lab
           cell), metrics (what each metric is, which way is better), compare (speedups, headline,
           tolerance verdicts), warning_events, fleet (the fleet document built from many results),
           history (every run of a reports directory in time order, regressions against earlier runs),
-          metric_families (a result document as Prometheus metric families, as data)
+          metric_families (a result document as Prometheus metric families, as data), seed_figures (the
+          seeds' measured step times, the one table of them, and which one a step repeats; a twin's time scale)
 render    words and formats: tables (table models), render (Markdown, HTML), charts (PNG),
           summary (the facts / set_stats dict: texts and Markdown table lines), verdict_text,
           junit, fleet_render, fleet_charts, history_render, history_charts
@@ -28,7 +29,8 @@ modules   modules (what the report modules do: the glue of the floors below)
 
 FLOORS = (
     ("model", ("stats", "schema", "fleet_schema", "sweep", "document")),
-    ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet", "history", "metric_families")),
+    ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet", "history", "metric_families",
+                  "seed_figures")),
     ("render", ("tables", "render", "charts", "summary", "verdict_text", "junit", "fleet_render", "fleet_charts",
                 "history_render", "history_charts")),
     ("io", ("s3_upload", "s3_results", "metrics_export")),

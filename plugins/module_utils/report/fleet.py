@@ -20,10 +20,13 @@ import re
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import speedups
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import ensure_summaries, step_names, summaries
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
+    ensure_summaries, get_variant, step_names, summaries,
+)
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.fleet_schema import (
     ADVICE_STATES, FLEET_SCHEMA_VERSION, KINDS, validate_fleet,
 )
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import seed_figure, time_scale
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import operation_cell, step_label
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import (
     ResultValidationError, validate,
@@ -171,10 +174,12 @@ def _bench_row(e, doc, err):
     for key in ("run_id", "benchmark", "reason", "started", "finished"):
         if doc.get(key) is not None:
             row[key] = doc[key]
+    if time_scale(doc):  # a twin's: the fleet page shows its cluster time too
+        row["time_scale"] = time_scale(doc)
     row["variants"] = []
     names = step_names(doc)
     for vname, steps in summaries(doc):
-        figures = [_step_figures(n, steps.get(n)) for n in names]
+        figures = [_step_figures(n, steps.get(n), seed_figure(doc, get_variant(doc, vname), n)) for n in names]
         summ = next(v.get("summary") for v in doc["variants"] if v["name"] == vname)
         row["variants"].append({"name": vname, "steps": figures, "sum_wall_s": summ.get("sum_wall_s")})
     row["speedup"] = None
@@ -186,7 +191,7 @@ def _bench_row(e, doc, err):
     return row
 
 
-def _step_figures(name, s):
+def _step_figures(name, s, seed=None):
     if s is None:
         return {"name": name, "status": "missing", "wall_s": None, "rate": None, "text": stats.DASH}
     out = {"name": name, "status": s.get("status", "ok"),
@@ -197,6 +202,8 @@ def _step_figures(name, s):
     for key in ("unit", "count"):
         if s.get(key) is not None:
             out[key] = s[key]
+    if seed:
+        out["seed_s"] = seed["seconds"]
     return out
 
 

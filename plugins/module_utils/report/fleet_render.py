@@ -14,6 +14,7 @@ import os
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render as AR
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.history_render import history_link
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import cell, humanize
@@ -94,6 +95,51 @@ def steps_table(fleet):
             "note": "Median over repetitions: wall time of the whole batch · objects per second."}
 
 
+def cluster_time_table(fleet):
+    """Cluster | Step | <variant> · cluster time [| seed | ours ÷ seed] ...: the step times of every cluster that ran
+    scaled (a twin: its row carries time_scale), as bench reports show them; None when no cluster did."""
+    variants = fleet.get("variants") or []
+    scaled = [r for r in fleet["clusters"] if r.get("time_scale") and r["status"] != "error"]
+    if not scaled or not fleet.get("steps"):
+        return None
+    figures = {r["cluster"]: {v["name"]: {s["name"]: s for s in v["steps"]} for v in r.get("variants") or []}
+               for r in scaled}
+    seeded = [v for v in variants if any(s.get("seed_s") for f in figures.values() for s in (f.get(v) or {}).values())]
+    headers = ["Cluster", "Step"]
+    for v in variants:
+        headers.append("%s · %s" % (v, T.CLUSTER_TIME))
+        if v in seeded:
+            headers += ["%s · seed" % v, T.SEED_RATIO]
+    rows = []
+    for r in scaled:
+        for i, st in enumerate(fleet["steps"]):
+            row = [cell("%s · time scale %g" % (r["cluster"], r["time_scale"]) if i == 0 else ""), cell(st["label"])]
+            for v in variants:
+                s = (figures[r["cluster"]].get(v) or {}).get(st["name"]) or {}
+                ours = s["wall_s"] / r["time_scale"] if s.get("wall_s") is not None else None
+                row.append(cell(stats.format_duration(ours), "" if ours is not None else "missing"))
+                if v in seeded:
+                    row += T.seed_cells(ours, s.get("seed_s"))
+            rows.append(row)
+        rows.append(_cluster_time_sum(figures[r["cluster"]], variants, seeded, r["time_scale"]))
+    return {"id": "fleet-cluster-time", "title": "Step times in cluster time", "headers": headers, "rows": rows,
+            "left": 2, "note": T.SCALED_NOTE + (T.SEED_NOTE if seeded else "")}
+
+
+def _cluster_time_sum(figures, variants, seeded, scale):
+    """The cluster's sum of step times (its sums-table figure, sum_wall_s) in cluster time, and the seed's sum over the
+    same steps when every one of them has a seed figure."""
+    row = [cell("", "sum"), cell("Sum of step times", "sum")]
+    for v in variants:
+        timed = [s for s in (figures.get(v) or {}).values() if s.get("wall_s") is not None]
+        ours = sum(s["wall_s"] for s in timed) / scale if timed else None
+        row.append(cell(stats.format_duration(ours), "sum"))
+        if v in seeded:
+            seed = sum(s["seed_s"] for s in timed) if timed and all(s.get("seed_s") for s in timed) else None
+            row += [dict(c, cls=(c["cls"] + " sum").strip()) for c in T.seed_cells(ours, seed)]
+    return row
+
+
 def advice_table(fleet):
     """Cluster x tuning: the state in each cell, [n] pointing at the cell's reasons in advice_notes()."""
     tunings = fleet.get("tunings") or []
@@ -140,7 +186,7 @@ def advice_notes(fleet):
 def fleet_tables(fleet):
     if fleet["kind"] == "advice":
         return [advice_table(fleet)]
-    return [t for t in (sums_table(fleet), steps_table(fleet)) if t]
+    return [t for t in (sums_table(fleet), steps_table(fleet), cluster_time_table(fleet)) if t]
 
 
 def clusters_facts(fleet):
@@ -207,6 +253,8 @@ def apply_markdown(fleet):
 # a failed cluster's status holds its error: it wraps, so that the ratio column is never pushed out of sight
 FLEET_CSS = ("ol.reasons{padding-left:22px}ol.reasons li{margin:2px 0}"
              "table[id^=\"fleet-\"] th,table[id^=\"fleet-\"] td:nth-child(2){white-space:normal;min-width:8em}"
+             # on paper (about 700 px) eight columns of 8em would not fit: the widths come from the cells there
+             "@media print{table[id^=\"fleet-\"] th,table[id^=\"fleet-\"] td:nth-child(2){min-width:0}}"
              + AR.ADVICE_CSS)
 
 

@@ -38,6 +38,8 @@ STEP_FIGURES = {
         "runs": _COUNT,
         "ok_runs": _COUNT,
         "text": {"type": "string", "description": "The report cell: '41s · 2.44 vol/s', or the status."},
+        "seed_s": {"type": "number", "description": "The seed's own figure for this step and variant, in seconds, "
+                                                    "where the run repeats a seed's experiment (seed_figures.py)."},
     },
     "additionalProperties": False,
 }
@@ -92,6 +94,9 @@ CLUSTER_ROW = {
         "source": _STR_OR_NULL,
         "server": {"type": "string"},
         "version": {"type": "string"},
+        "time_scale": {"type": "number",
+                       "description": "The cluster's time scale (a twin's; absent on a real cluster): cluster time = "
+                                      "wall_s / time_scale."},
         # bench
         "run_id": {"type": "string"},
         "benchmark": {"type": "string"},

@@ -22,6 +22,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import comp
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import RESULT_FILE, ensure_summaries
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import SCHEMA_VERSION
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import seed_figure, time_scale
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import humanize, operation_cell
 
 HISTORY_SCHEMA_VERSION = 1
@@ -176,6 +177,9 @@ def _point(doc, variant, source):
              "status": doc.get("status", "interrupted"), "source": source, "_steps": steps}
     if doc.get("reason"):
         point["reason"] = doc["reason"]
+    if time_scale(doc):  # a twin's: history_render shows the run's cluster time, beside the seed's figure
+        point["time_scale"] = time_scale(doc)
+        point["_seeds"] = {n: seed_figure(doc, variant, n) for n in steps}
     return point
 
 
@@ -193,8 +197,12 @@ def _judge_series(series, specs, baseline_runs):
                 names.append(name)
                 labels[name] = {"name": name, "label": summ.get("label") or humanize(name), "unit": summ.get("unit")}
             run["steps"].append(_judge_step(series["variant"], name, summ, previous, specs))
+            seed = (run.get("_seeds") or {}).get(name)
+            if seed:
+                run["steps"][-1]["seed_s"] = seed["seconds"]
     for run in runs:
         del run["_steps"]
+        run.pop("_seeds", None)
     return dict(series, runs=runs, steps=[labels[n] for n in names], latest=runs[-1]["run_id"],
                 regressions=sum(1 for st in runs[-1]["steps"] if st["regression"]))
 

@@ -13,6 +13,7 @@ import os
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import format_limit, format_value, split_key
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import cell
@@ -80,6 +81,38 @@ def series_table(series):
                     "baseline beyond the tolerance (the change follows)." % FLAG}
 
 
+def cluster_time_table(series):
+    """Run | Time scale | <step> · cluster time ...: the runs of this series that ran scaled (a twin's), each step as
+    cluster time, as a bench report shows it; with the seed's figure as the last row and each cell's ours ÷ seed in
+    brackets where the step repeats a seed's measurement. None when no run of the series ran scaled."""
+    runs = [r for r in series["runs"] if r.get("time_scale")]
+    if not runs:
+        return None
+    steps = series["steps"]
+    seeds = {}
+    for run in runs:
+        seeds.update((s["name"], s["seed_s"]) for s in run["steps"] if s.get("seed_s"))
+    rows = []
+    for run in runs:
+        by_name = {s["name"]: s for s in run["steps"]}
+        row = [cell(run["run_id"]), cell("%g" % run["time_scale"])]
+        for st in steps:
+            s = by_name.get(st["name"]) or {}
+            ours = s["wall_s"] / run["time_scale"] if s.get("wall_s") is not None else None
+            text = stats.format_duration(ours)
+            if ours is not None and s.get("seed_s"):
+                text += " (%.2f)" % (ours / s["seed_s"])
+            row.append(cell(text, "" if ours is not None else "missing"))
+        rows.append(row)
+    if seeds:
+        rows.append([cell("seed (field report)", "sum"), cell("")]
+                    + [cell(stats.format_duration(seeds.get(st["name"])), "sum") for st in steps])
+    headers = ["Run", "Time scale"] + ["%s · %s" % (st["label"], T.CLUSTER_TIME) for st in steps]
+    return {"id": "history-%s-cluster-time" % series["id"], "title": "%s · %s" % (_series_title(series), T.CLUSTER_TIME),
+            "left": 2, "rows": rows, "headers": headers,
+            "note": T.SCALED_NOTE + (T.SEED_NOTE + " In brackets: ours ÷ seed." if seeds else "")}
+
+
 def _step_cell(s):
     if s is None:
         return cell(stats.DASH, "missing")
@@ -112,7 +145,8 @@ def _headline(history):
 
 def to_markdown(history):
     out = ["# %s" % history["title"], "", _headline(history), "", R.table_markdown(regressions_table(history))]
-    out += [R.table_markdown(series_table(s)) for s in history["series"]]
+    for s in history["series"]:
+        out += [R.table_markdown(t) for t in (series_table(s), cluster_time_table(s)) if t]
     problems = problems_table(history)
     if problems:
         out.append(R.table_markdown(problems))
@@ -148,6 +182,9 @@ def to_html(history, charts=True):
         body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
         if "chart-" + s["id"] in by_id:
             body += R.figures_html([by_id["chart-" + s["id"]]])[1:]  # the figure without another "Charts" heading
+        table = cluster_time_table(s)
+        if table:
+            body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
     if drawn["left_out"]:
         body.append('<p class="note">%d more series without regressions have no chart (at most %d charts).</p>'
                     % (drawn["left_out"], len(drawn["charts"])))

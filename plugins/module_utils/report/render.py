@@ -124,8 +124,10 @@ figure{margin:10px 0 18px}figure img{max-width:100%;height:auto;border:1px solid
 figcaption{color:var(--muted);font-size:12px;margin-top:4px}
 ul.problems{padding-left:18px}ul.problems li{margin:2px 0}
 #warnings td:nth-child(-n+3){text-align:left;white-space:normal}
+#cluster-time th{white-space:normal}
 footer{margin-top:40px;color:var(--muted);font-size:12px}
-@media print{main{max-width:none;padding:0}.scroll{overflow:visible}th,td{white-space:normal}
+@media print{@page{margin:12mm}main{max-width:none;padding:0}.scroll{overflow:visible}th,td{white-space:normal;padding:4px 6px}
+table.facts td{overflow-wrap:anywhere}table.facts td.key{width:auto}
 figure,tr,.card{break-inside:avoid}h2{break-after:avoid}a{color:inherit}}
 """
 

@@ -12,11 +12,12 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import stat
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import warning_events as W
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
-    BROKEN_STEP_STATUSES, step_names, summaries, sweep_block,
+    BROKEN_STEP_STATUSES, get_variant, step_names, summaries, sweep_block,
 )
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import (
     better_ratio, column_label, column_unit, format_in_unit, metric_info, metric_keys, primary_metric,
 )
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import seed_figure, time_scale
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import (
     cell, median, operation_cell, status_text, step_label, step_speedup,
 )
@@ -62,15 +63,24 @@ def operations_table(doc):
                     + (" Ratio: %s throughput / %s throughput." % (variants[1][0], variants[0][0]) if two else "")}
 
 
-def time_scale(doc):
-    """The time scale the cluster ran its latencies at (a simulator's, bench/runner.py), or None on a real cluster."""
-    scale = (doc.get("cluster") or {}).get("time_scale")
-    return float(scale) if isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale > 0 else None
+# cluster time is labelled the same way on every page that shows it (bench, fleet, history)
+CLUSTER_TIME = "cluster time"
+CLUSTER_TIME_NOTE = ("This cluster ran its latencies scaled by %g: cluster time = wall time ÷ %g, the time the same "
+                     "work takes at the calibrated latencies. Compare these, not the wall times, with a seed's figures.")
+# the same note for pages of many clusters or runs (fleet, history), each with its own scale
+SCALED_NOTE = ("Clusters that ran their latencies scaled (a twin's time scale, shown beside each) only: cluster time = "
+               "wall time ÷ time scale, the time the same work takes at the calibrated latencies. Compare these, not "
+               "the wall times, with a seed's figures. A real cluster has no time scale and is not listed.")
+SEED_RATIO = "ours ÷ seed"
+SEED_NOTE = (" Seed: the field report's own figure where this run repeats its experiment (same benchmark, batch size, "
+             "storage class and setting; docs/reference/seeds.md); ours ÷ seed near 1.00 means the cluster behaves "
+             "as the seed's did.")
 
 
 def cluster_time_table(doc):
     """On a scaled cluster (the twin): every step time as cluster time (wall / time scale), the figure to set beside
-    a seed's; None on a real cluster."""
+    a seed's, and where the step repeats a seed's measurement (seed_figures.py) that figure and ours ÷ the seed's;
+    None on a real cluster."""
     scale = time_scale(doc)
     if not scale or not operations_table(doc):
         return None
@@ -78,22 +88,41 @@ def cluster_time_table(doc):
     names = [n for n in step_names(doc) if any(steps.get(n) and is_operation(steps[n]) for _, steps in variants)]
     # the sum over the steps every variant finished, as the step-times table sums them
     common = [n for n in names if all(steps.get(n) and steps[n].get("wall_s") for _, steps in variants)]
-    rows, sums = [], [cell("Sum of step times", "sum")]
-    for n in names:
-        row = [cell(step_label(doc, n))]
-        for _, steps in variants:
+    seeds = [{n: seed_figure(doc, get_variant(doc, v), n) for n in names} for v, _ in variants]
+    headers = ["Operation"]
+    for (v, _), seed in zip(variants, seeds):
+        headers.append("%s · %s" % (v, CLUSTER_TIME))
+        if any(seed.values()):
+            headers += ["%s · seed %s" % (v, _seeds_named(seed)), SEED_RATIO]
+    rows = [[cell(step_label(doc, n))] for n in names]
+    sums = [cell("Sum of step times", "sum")]
+    for (_, steps), seed in zip(variants, seeds):
+        for row, n in zip(rows, names):
             w = (steps.get(n) or {}).get("wall_s")
-            row.append(cell(stats.format_duration(median(w) / scale) if w else stats.DASH, "" if w else "missing"))
-        rows.append(row)
-    for _, steps in variants:
+            ours = median(w) / scale if w else None
+            row.append(cell(stats.format_duration(ours) if w else stats.DASH, "" if w else "missing"))
+            if any(seed.values()):
+                row += seed_cells(ours, (seed[n] or {}).get("seconds"))
         total = sum(median(steps[n]["wall_s"]) for n in common) / scale if common else None
         sums.append(cell(stats.format_duration(total), "sum"))
+        if any(seed.values()):
+            seed_total = sum(seed[n]["seconds"] for n in common) if common and all(seed[n] for n in common) else None
+            sums += [dict(c, cls=(c["cls"] + " sum").strip()) for c in seed_cells(total, seed_total)]
     rows.append(sums)
+    note = CLUSTER_TIME_NOTE % (scale, scale) + (SEED_NOTE if any(any(seed.values()) for seed in seeds) else "")
     return {"id": "cluster-time", "title": "Step times in cluster time (time scale %g)" % scale,
-            "headers": ["Operation"] + ["%s · cluster time" % v for v, _ in variants], "rows": rows,
-            "note": "This cluster ran its latencies scaled by %g: cluster time = wall time ÷ %g, the time the same "
-                    "work takes at the calibrated latencies. Compare these, not the wall times, with a seed's "
-                    "figures." % (scale, scale)}
+            "headers": headers, "rows": rows, "note": note}
+
+
+def _seeds_named(seed):
+    return " and ".join(sorted({f["seed"] for f in seed.values() if f}))
+
+
+def seed_cells(ours, seed_s):
+    """The seed's figure and ours ÷ the seed's, dashes where the step has no seed figure."""
+    if seed_s is None:
+        return [cell(stats.DASH, "missing"), cell(stats.DASH, "missing")]
+    return [cell(stats.format_duration(seed_s)), cell("%.2f" % (ours / seed_s) if ours else stats.DASH, "ratio")]
 
 
 def _sum_row(variants, names, two, base_of=None):
