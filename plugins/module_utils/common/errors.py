@@ -9,8 +9,8 @@ through one path (StoragePerfModule.fail_from_exception) and nothing it already 
 """
 from __future__ import annotations
 
-
 from typing import Any, Mapping
+
 
 class StoragePerfError(Exception):
     """msg: what went wrong; hint: how to fix it; result: what was done before the failure; details: extra facts."""
