@@ -10,6 +10,7 @@ thread pool, paging written once (`AliyunClient.pages`), and errors that say wha
 secret. The SDK's own retry is switched off so that every attempt is counted and backed off here.
 What the collection asks of ACK and ECS (clusters, node pools, addons, tags, disks) is in cluster.py.
 """
+from __future__ import annotations
 
 
 import json
@@ -18,6 +19,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.credentials import (  # noqa: F401 (re-exported)
     ENV_ACCESS_KEY_ID, ENV_ACCESS_KEY_SECRET, ENV_PROFILE, ENV_SECURITY_TOKEN, credentials_from, split_endpoint)
@@ -45,6 +47,9 @@ ENV_REGION = "ALIBABA_CLOUD_REGION_ID"
 # as the official Tea SDKs read it (alibabacloud_tea_openapi Utils.get_throttling_time_left).
 RETRY_AFTER_HEADER = "x-acs-retry-after"
 
+T = TypeVar("T")
+U = TypeVar("U")
+
 # The options every Alibaba-facing module shares (module_defaults group `alibaba`).
 ALIBABA_AUTH_ARG_SPEC = dict(
     access_key_id=dict(type="str", no_log=False, aliases=["alibaba_access_key_id"]),
@@ -59,24 +64,24 @@ ALIBABA_AUTH_ARG_SPEC = dict(
 )
 
 
-def mask(access_key_id):
+def mask(access_key_id: str | None) -> str:
     """Show enough of an AccessKey id to recognise it: LTAI****a5e9."""
     key = str(access_key_id or "")
     return key[:4] + "****" + key[-4:] if len(key) > 8 else "****"
 
 
-def batches(items, size):
+def batches(items: Iterable[T], size: int) -> list[list[T]]:
     """Consecutive slices of at most `size` items."""
     items = list(items)
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def indexed_params(prefix, values, suffix=""):
+def indexed_params(prefix: str, values: Iterable[T], suffix: str = "") -> dict[str, T]:
     """{"ResourceId.1": a, "ResourceId.2": b} - RPC's repeated-parameter encoding."""
     return {"%s.%d%s" % (prefix, i + 1, suffix): v for i, v in enumerate(values)}
 
 
-def tag_params(tags):
+def tag_params(tags: Mapping[str, str]) -> dict[str, str]:
     """Tag.N.Key / Tag.N.Value for a {key: value} mapping, in key order."""
     out = {}
     for i, (k, v) in enumerate(sorted(tags.items())):
@@ -85,11 +90,11 @@ def tag_params(tags):
     return out
 
 
-def pages_needed(total, page_size):
+def pages_needed(total: int, page_size: int) -> int:
     return max(1, -(-int(total) // int(page_size)))
 
 
-def retry_after_seconds(headers):
+def retry_after_seconds(headers: Mapping[str, Any] | None) -> float | None:
     """The gateway's x-acs-retry-after (milliseconds) in seconds, or None when absent or not a positive number."""
     for key, value in (headers or {}).items():
         if str(key).lower() == RETRY_AFTER_HEADER:
@@ -101,7 +106,7 @@ def retry_after_seconds(headers):
 class AliyunClient:
     """ACK and ECS calls for one account and region, safe to use from several threads."""
 
-    def __init__(self, params, environ=None, sleep=time.sleep):
+    def __init__(self, params: Mapping[str, Any], environ: Mapping[str, str] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         if not HAS_ALIYUN_SDK:
             raise AliyunError("aliyun-python-sdk-core is required on the host that runs this module: "
                               "pip install aliyun-python-sdk-core", code="MissingLibrary")
@@ -122,13 +127,13 @@ class AliyunClient:
         self._policy = rp.RequestPolicy(self.health, attempts=self.retries, first=0.3, cap=10.0, sleep=sleep,
                                         system="Alibaba Cloud")
         self._lock = threading.Lock()
-        self.calls = Counter()  # attempts by "cs:Action" / "ecs:Action"
-        self.retried = Counter()
-        self.throttled = Counter()
-        self._clients = {}
+        self.calls: Counter[str] = Counter()  # attempts by "cs:Action" / "ecs:Action"
+        self.retried: Counter[str] = Counter()
+        self.throttled: Counter[str] = Counter()
+        self._clients: dict[str, Any] = {}
 
     # plumbing -------------------------------------------------------------------------------
-    def _acs(self):
+    def _acs(self) -> Any:
         """One AcsClient per region; its connection pool is sized for the thread pool."""
         region = self.region or "cn-hangzhou"  # only signs RegionId into ROA calls before the region is known
         with self._lock:
@@ -143,21 +148,21 @@ class AliyunClient:
                                                   pool_size=max(10, self.concurrency), **auth)
             return self._clients[region]
 
-    def ecs_endpoint(self):
+    def ecs_endpoint(self) -> tuple[str, str]:
         if self._ecs_endpoint:
             return split_endpoint(self._ecs_endpoint)
         if not self.region:
             raise AliyunError("the ECS region is unknown: set region (or %s)" % ENV_REGION, code="MissingRegion")
         return ECS_ENDPOINT_TEMPLATE % self.region, "https"
 
-    def _scrub(self, text):
+    def _scrub(self, text: object) -> str:
         text = str(text)
         for secret in (self._secret, self._token):
             if secret:
                 text = text.replace(secret, "********")
         return text
 
-    def _explain(self, action, code, message, status, request_id):
+    def _explain(self, action: str, code: str | None, message: object, status: int | None, request_id: str | None) -> AliyunError:
         who = "access key %s" % mask(self.access_key_id)
         if code in ("InvalidAccessKeyId.NotFound", "InvalidAccessKeyId", "InvalidAccessKeyId.Inactive"):
             msg = ("Alibaba Cloud does not know %s (%s): check access_key_id (or %s)"
@@ -180,7 +185,7 @@ class AliyunClient:
             msg += " [RequestId %s]" % request_id
         return AliyunError(self._scrub(msg), code=code, status=status, request_id=request_id, action=action)
 
-    def _error(self, action, exc):
+    def _error(self, action: str, exc: Exception) -> AliyunError:
         if isinstance(exc, ServerException):
             code, message = exc.get_error_code(), exc.get_error_msg()
             status, request_id = exc.get_http_status(), exc.get_request_id()
@@ -199,7 +204,7 @@ class AliyunClient:
             return self._explain(action, code, exc.get_error_msg(), None, None)
         return AliyunError(self._scrub("%s failed: %s" % (action, exc)), action=action)
 
-    def _attempt(self, action, request):
+    def _attempt(self, action: str, request: Any) -> Any:
         """One counted call; the SDK's exceptions become AliyunErrors that say whether to retry and, when the
         gateway said so (x-acs-retry-after), after how long.
 
@@ -217,14 +222,14 @@ class AliyunClient:
             raise err
         return body
 
-    def _count_retry(self, action, error):
+    def _count_retry(self, action: str, error: AliyunError) -> None:
         with self._lock:
             self.retried[action] += 1
             if error.throttled:
                 self.throttled[action] += 1
 
-    def _do(self, action, request):
-        def judge(_body, exc):
+    def _do(self, action: str, request: Any) -> dict[str, Any]:
+        def judge(_body: Any, exc: BaseException | None) -> rp.Verdict:
             if exc is None:
                 return rp.Verdict(answered=True)
             if not isinstance(exc, AliyunError):
@@ -236,7 +241,7 @@ class AliyunClient:
         try:
             # equal jitter keeps parallel callers that were throttled together from retrying together
             body = self._policy.call(lambda: self._attempt(action, request), judge, request.get_domain(), action,
-                                     on_retry=lambda _verdict, e: self._count_retry(action, e))
+                                     on_retry=lambda _verdict, e: self._count_retry(action, e))  # type: ignore[arg-type]  # judge retries AliyunErrors
         except rp.GiveUp as e:
             cause = e.details.get("cause")
             raise cause if isinstance(cause, AliyunError) else AliyunError(e.msg, action=action) from None
@@ -250,7 +255,7 @@ class AliyunClient:
             raise AliyunError("%s returned a body that is not JSON" % action, action=action) from None
 
     # the two styles ---------------------------------------------------------------------------
-    def cs(self, action, method, path, query=None, body=None):
+    def cs(self, action: str, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None) -> dict[str, Any]:
         """One ACK call: ROA, JSON body, e.g. cs("DescribeClusterDetail", "GET", "/clusters/c123")."""
         domain, scheme = self.cs_endpoint
         req = CommonRequest(domain=domain, version=CS_VERSION, uri_pattern=path)
@@ -265,7 +270,7 @@ class AliyunClient:
             req.set_content(json.dumps(body).encode("utf-8"))
         return self._do("cs:" + action, req)
 
-    def ecs(self, action, params=None):
+    def ecs(self, action: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """One ECS call: RPC, e.g. ecs("TagResources", {"ResourceType": "instance", ...})."""
         domain, scheme = self.ecs_endpoint()
         if not self.region:
@@ -280,12 +285,12 @@ class AliyunClient:
         return self._do("ecs:" + action, req)
 
     # many calls at once -------------------------------------------------------------------------
-    def parallel(self, fn, items):
+    def parallel(self, fn: Callable[[T], U], items: Iterable[T]) -> list[tuple[T, U | None, AliyunError | None]]:
         """Run fn(item) for every item, at most `concurrency` at a time. Returns [(item, result, error)] in
         item order; an AliyunError of one item never stops the others, so every failure is reported."""
         items = list(items)
 
-        def one(item):
+        def one(item: T) -> tuple[T, U | None, AliyunError | None]:
             try:
                 return item, fn(item), None
             except AliyunError as e:
@@ -297,7 +302,9 @@ class AliyunClient:
             return list(pool.map(one, items))
 
     # paging, the one place the collection pages ---------------------------------------------------
-    def pages(self, fetch, total=None, per_page=None, items=None, next_token=None):
+    def pages(self, fetch: Callable[[Any], dict[str, Any]], total: Callable[[dict[str, Any]], int | None] | None = None, per_page: int | None = None,
+              items: Callable[[dict[str, Any]], list[Any] | None] | None = None,
+              next_token: Callable[[dict[str, Any]], str | None] | None = None) -> Iterator[dict[str, Any]]:
         """Every page of one list call, in order.
 
         By token (next_token given, ECS's NextToken/MaxResults): fetch(None), then fetch(token) while
@@ -321,19 +328,20 @@ class AliyunClient:
         yield first
         count = total(first) if total else None
         if count is not None:
-            for _n, page, err in self.parallel(fetch, range(2, pages_needed(count, per_page) + 1)):
+            # by number, the caller gives per_page with total or items
+            for _n, page, err in self.parallel(fetch, range(2, pages_needed(count, per_page) + 1)):  # type: ignore[arg-type, assignment]
                 if err is not None:
                     raise err
                 yield page
             return
         number, page = 1, first
-        while len(items(page) or []) >= per_page:
+        while len(items(page) or []) >= per_page:  # type: ignore[misc, operator]
             number += 1
             page = fetch(number)
             yield page
 
     # stats ------------------------------------------------------------------------------------
-    def stats(self):
+    def stats(self) -> dict[str, Any]:
         writes = sum(n for a, n in self.calls.items() if a in WRITE_ACTIONS)
         return {"calls": dict(sorted(self.calls.items())), "total": sum(self.calls.values()), "writes": writes,
                 "retried": dict(self.retried), "throttled": dict(self.throttled)}
@@ -342,7 +350,7 @@ class AliyunClient:
 WRITE_ACTIONS = ("cs:ModifyClusterAddon", "cs:ModifyClusterNodePool", "ecs:TagResources", "ecs:UntagResources")
 
 
-def first_errors(results, limit=20):
+def first_errors(results: Iterable[tuple[Any, Any, AliyunError | None]], limit: int = 20) -> list[dict[str, Any]]:
     """The errors of parallel() results, as dicts a module can return."""
     out = []
     for item, _result, err in results:
@@ -351,7 +359,7 @@ def first_errors(results, limit=20):
     return out[:limit] if limit else out
 
 
-def client_from_module(module):
+def client_from_module(module: Any) -> AliyunClient:  # type: ignore[return]  # fail_json exits
     """An AliyunClient for a module whose argument_spec includes ALIBABA_AUTH_ARG_SPEC; fails the module clearly."""
     if not HAS_ALIYUN_SDK:
         from ansible.module_utils.basic import missing_required_lib

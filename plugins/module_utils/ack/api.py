@@ -7,13 +7,15 @@ the ECS side of its nodes (tags, instance types, disks). Each call goes through 
 every list is read with its `pages()`. Used by the modules (cluster.py, parallel_attach.py) and by the ack
 inventory plugin alike.
 """
+from __future__ import annotations
 
 
 import json
 import re
+from typing import Any, Iterable, Iterator, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack import featuregates
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import batches, indexed_params, tag_params
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import AliyunClient, batches, indexed_params, tag_params
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.errors import AliyunError
 
 TAG_RESOURCES_MAX_IDS = 50  # ECS TagResources / UntagResources / ListTagResources: ResourceId.N, N <= 50
@@ -28,16 +30,17 @@ PROVISIONER_ADDONS = ("managed-csiprovisioner", "csi-provisioner")  # managed cl
 
 
 # the account ---------------------------------------------------------------------------------------
-def list_clusters(client, region=None, name=None, cluster_type=None, cluster_spec=None):
+def list_clusters(client: AliyunClient, region: str | None = None, name: str | None = None, cluster_type: str | None = None,
+                  cluster_spec: str | None = None) -> list[dict[str, Any]]:
     """Every cluster DescribeClustersV1 lists (GET /api/v1/clusters), its filters as the API takes them (name: a
     substring). Page 1 tells the total; the other pages are fetched in parallel."""
     base = {"page_size": CS_MAX_PAGE_SIZE, "region_id": region, "name": name, "cluster_type": cluster_type,
             "cluster_spec": cluster_spec}
 
-    def page(number):
+    def page(number: int) -> dict[str, Any]:
         return client.cs("DescribeClustersV1", "GET", "/api/v1/clusters", query=dict(base, page_number=number))
 
-    def total(doc):
+    def total(doc: dict[str, Any]) -> int | None:
         count = (doc.get("page_info") or {}).get("total_count")
         return None if count is None else int(count)
 
@@ -46,7 +49,7 @@ def list_clusters(client, region=None, name=None, cluster_type=None, cluster_spe
             for c in doc.get("clusters") or []]
 
 
-def user_kubeconfig(client, cluster_id, private_ip=False, minutes=None):
+def user_kubeconfig(client: AliyunClient, cluster_id: str, private_ip: bool = False, minutes: int | None = None) -> dict[str, Any]:
     """DescribeClusterUserKubeconfig (GET /k8s/{ClusterId}/user_config): {"config", "expiration"}."""
     query = {"PrivateIpAddress": "true" if private_ip else "false", "TemporaryDurationMinutes": minutes}
     doc = client.cs("DescribeClusterUserKubeconfig", "GET", "/k8s/%s/user_config" % cluster_id, query=query)
@@ -56,7 +59,7 @@ def user_kubeconfig(client, cluster_id, private_ip=False, minutes=None):
     return doc
 
 
-def list_addons(client, cluster_id):
+def list_addons(client: AliyunClient, cluster_id: str) -> dict[str, dict[str, Any]]:
     """{name: {version, state}} of every installed addon: ListClusterAddonInstances
     (GET /clusters/{ClusterId}/addon_instances, answering {"addons": [{name, version, state, config}]})."""
     doc = client.cs("ListClusterAddonInstances", "GET", "/clusters/%s/addon_instances" % cluster_id)
@@ -69,7 +72,7 @@ def list_addons(client, cluster_id):
 _CLUSTER_ID = re.compile(r"^c[0-9a-f]{32}$")
 
 
-def cluster_id_problem(cluster_id):
+def cluster_id_problem(cluster_id: str | None) -> str | None:
     """None when cluster_id has the ACK format, else what is wrong and how to find the right one."""
     if _CLUSTER_ID.match(cluster_id or ""):
         return None
@@ -78,7 +81,7 @@ def cluster_id_problem(cluster_id):
             % (cluster_id,))
 
 
-def _first_error(results):
+def _first_error(results: Iterable[tuple[Any, Any, AliyunError | None]]) -> None:
     for _item, _res, err in results:
         if err is not None:
             raise err
@@ -87,7 +90,7 @@ def _first_error(results):
 class AckCluster:
     """Reads of one cluster through an AliyunClient."""
 
-    def __init__(self, client, cluster_id):
+    def __init__(self, client: AliyunClient, cluster_id: str) -> None:
         problem = cluster_id_problem(cluster_id)
         if problem:
             raise AliyunError(problem, code="InvalidClusterId")
@@ -96,7 +99,7 @@ class AckCluster:
         self.base = "/clusters/%s" % cluster_id
 
     # cluster and addons -------------------------------------------------------------------------
-    def detail(self):
+    def detail(self) -> dict[str, Any]:
         """DescribeClusterDetail; fixes the client's region to the cluster's (the ECS endpoint depends on it)."""
         doc = self.client.cs("DescribeClusterDetail", "GET", self.base)
         region = doc.get("region_id")
@@ -109,11 +112,11 @@ class AckCluster:
                 "region": region, "version": doc.get("current_version"), "type": doc.get("cluster_type"),
                 "spec": doc.get("cluster_spec"), "state": doc.get("state")}
 
-    def addons(self):
+    def addons(self) -> dict[str, dict[str, Any]]:
         """{name: {version, state}} of every installed addon (ListClusterAddonInstances)."""
         return list_addons(self.client, self.cluster_id)
 
-    def addon(self, name):
+    def addon(self, name: str) -> dict[str, Any]:
         """GetClusterAddonInstance with its config decoded; FeatureGate is the config's gate string."""
         doc = self.client.cs("GetClusterAddonInstance", "GET", "%s/addon_instances/%s" % (self.base, name))
         raw = doc.get("config") or "{}"
@@ -127,18 +130,18 @@ class AckCluster:
                 "feature_gate": gate, "feature_gates": featuregates.parse(gate)}
 
     @staticmethod
-    def provisioner(addons):
+    def provisioner(addons: Mapping[str, Any]) -> str | None:
         for name in PROVISIONER_ADDONS:
             if name in addons:
                 return name
         return None
 
-    def modify_addon(self, name, config):
+    def modify_addon(self, name: str, config: Mapping[str, Any]) -> dict[str, Any]:
         return self.client.cs("ModifyClusterAddon", "POST", "%s/components/%s/config" % (self.base, name),
                               body={"config": json.dumps(config, sort_keys=False)})
 
     # node pools and nodes ---------------------------------------------------------------------------
-    def node_pools(self):
+    def node_pools(self) -> list[dict[str, Any]]:
         doc = self.client.cs("DescribeClusterNodePools", "GET", self.base + "/nodepools")
         out = []
         for p in doc.get("nodepools") or []:
@@ -149,18 +152,18 @@ class AckCluster:
                         "state": (p.get("status") or {}).get("state")})
         return out
 
-    def node_pool_state(self, nodepool_id):
+    def node_pool_state(self, nodepool_id: str) -> str | None:
         doc = self.client.cs("DescribeClusterNodePoolDetail", "GET", "%s/nodepools/%s" % (self.base, nodepool_id))
         return (doc.get("status") or {}).get("state")
 
-    def modify_node_pool_tags(self, nodepool_id, tags):
+    def modify_node_pool_tags(self, nodepool_id: str, tags: list[dict[str, str]]) -> dict[str, Any]:
         """ModifyClusterNodePool replaces scaling_group.tags: send the whole list."""
         return self.client.cs("ModifyClusterNodePool", "PUT", "%s/nodepools/%s" % (self.base, nodepool_id),
                               body={"scaling_group": {"tags": tags}})
 
-    def nodes(self):
+    def nodes(self) -> list[dict[str, Any]]:
         """Every node of the cluster: page 1 tells the total, the other pages are fetched in parallel."""
-        def page(n):
+        def page(n: int) -> dict[str, Any]:
             return self.client.cs("DescribeClusterNodes", "GET", self.base + "/nodes",
                                   query={"pageSize": CS_MAX_PAGE_SIZE, "pageNumber": n})
 
@@ -177,15 +180,15 @@ class AckCluster:
         return out
 
     # ECS ------------------------------------------------------------------------------------------
-    def _ecs_pages(self, action, params):
+    def _ecs_pages(self, action: str, params: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         """Every page of an ECS list call, by NextToken (the paging ECS recommends; PageNumber is going away)."""
         return self.client.pages(lambda token: self.client.ecs(action, dict(params, NextToken=token)),
                                  next_token=lambda doc: doc.get("NextToken"))
 
-    def instance_tags(self, instance_ids):
+    def instance_tags(self, instance_ids: Iterable[str]) -> dict[str, dict[str, str]]:
         """{instance_id: {key: value}} from ListTagResources, 50 instances per call, in parallel."""
-        def one(ids):
-            tags = {i: {} for i in ids}
+        def one(ids: list[str]) -> dict[str, dict[str, str]]:
+            tags: dict[str, dict[str, str]] = {i: {} for i in ids}
             for doc in self._ecs_pages("ListTagResources", dict(indexed_params("ResourceId", ids),
                                                                 ResourceType="instance")):
                 for row in (doc.get("TagResources") or {}).get("TagResource") or []:
@@ -194,42 +197,42 @@ class AckCluster:
 
         results = self.client.parallel(one, batches(instance_ids, TAG_RESOURCES_MAX_IDS))
         _first_error(results)
-        out = {}
+        out: dict[str, dict[str, str]] = {}
         for _ids, tags, _e in results:
-            out.update(tags)
+            out.update(tags)  # type: ignore[arg-type]  # _first_error raised if a call failed
         return out
 
-    def tag_instances(self, instance_ids, tags):
+    def tag_instances(self, instance_ids: Iterable[str], tags: Mapping[str, str]) -> dict[str, Any]:
         """TagResources: {key: value} onto at most TAG_RESOURCES_MAX_IDS instances."""
         params = dict(indexed_params("ResourceId", instance_ids), ResourceType="instance")
         params.update(tag_params(tags))
         return self.client.ecs("TagResources", params)
 
-    def untag_instances(self, instance_ids, keys):
+    def untag_instances(self, instance_ids: Iterable[str], keys: Iterable[str]) -> dict[str, Any]:
         """UntagResources: the tag keys off at most TAG_RESOURCES_MAX_IDS instances."""
         params = dict(indexed_params("ResourceId", instance_ids), ResourceType="instance")
         params.update(indexed_params("TagKey", keys))
         return self.client.ecs("UntagResources", params)
 
-    def instance_types(self, names):
+    def instance_types(self, names: Iterable[str | None]) -> dict[str, dict[str, Any]]:
         """{type: {disk_quantity, cpu, memory_gib}} from DescribeInstanceTypes, 10 types per call."""
-        def one(chunk):
+        def one(chunk: list[str]) -> list[dict[str, Any]]:
             return [t for doc in self._ecs_pages("DescribeInstanceTypes", indexed_params("InstanceTypes", chunk))
                     for t in (doc.get("InstanceTypes") or {}).get("InstanceType") or []]
 
         results = self.client.parallel(one, batches(sorted({n for n in names if n}), INSTANCE_TYPES_PER_CALL))
         _first_error(results)
-        out = {}
+        out: dict[str, dict[str, Any]] = {}
         for _c, types, _e in results:
-            for t in types:
-                out[t.get("InstanceTypeId")] = {"disk_quantity": t.get("DiskQuantity"),
+            for t in types:  # type: ignore[union-attr]  # _first_error raised if a call failed
+                out[t.get("InstanceTypeId")] = {"disk_quantity": t.get("DiskQuantity"),  # type: ignore[index]
                                                 "cpu": t.get("CpuCoreCount"), "memory_gib": t.get("MemorySize")}
         return out
 
-    def disks(self, disk_ids=None):
+    def disks(self, disk_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """DescribeDisks: the named disks (100 ids per call, in parallel), else every disk of the region
         (DISKS_PER_PAGE a page, by NextToken)."""
-        def listed(params):
+        def listed(params: Mapping[str, Any]) -> list[dict[str, Any]]:
             return [d for doc in self._ecs_pages("DescribeDisks", params)
                     for d in (doc.get("Disks") or {}).get("Disk") or []]
 
@@ -238,7 +241,7 @@ class AckCluster:
                       for c in batches(sorted(set(disk_ids)), DISK_IDS_PER_CALL)]
             results = self.client.parallel(listed, chunks)
             _first_error(results)
-            found = [d for _c, disks, _e in results for d in disks]
+            found = [d for _c, disks, _e in results for d in disks]  # type: ignore[union-attr]  # as above
         else:
             found = listed({"MaxResults": DISKS_PER_PAGE})
         return [{"disk_id": d.get("DiskId"), "serial_number": d.get("SerialNumber") or None,

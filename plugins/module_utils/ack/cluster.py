@@ -9,11 +9,14 @@ Large clusters are read in as few calls as the APIs allow: nodes 100 per page wi
 fetched in parallel, instance tags 50 instances per ListTagResources call, instance types 10 per call, disks
 100 ids per DescribeDisks call.
 """
+from __future__ import annotations
 
 
 import os
+from typing import Any, Callable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack import featuregates
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import AliyunClient
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.api import (  # noqa: F401 (AckCluster: callers')
     CSI_PLUGIN, PROVISIONER_ADDONS, AckCluster, cluster_id_problem)
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
@@ -25,7 +28,7 @@ CSI_WORKLOADS = {CSI_PLUGIN: ("DaemonSet", "csi-plugin"), "csi-provisioner": ("D
 
 
 # Kubernetes side -------------------------------------------------------------------------------------
-def disk_users(k8s):
+def disk_users(k8s: Any) -> dict[str, dict[str, Any]]:
     """{disk_id: {"pv", "pvc", "namespace", "pods"}} for the CSI disk volumes the cluster knows."""
     pvs, _rv = k8s.list("v1", "PersistentVolume")
     users = {}
@@ -49,7 +52,7 @@ def disk_users(k8s):
     return users
 
 
-def _pod_gates(pod, container):
+def _pod_gates(pod: dict[str, Any], container: str) -> str | None:
     for c in (pod.get("spec") or {}).get("containers") or []:
         if c.get("name") != container:
             continue
@@ -60,16 +63,16 @@ def _pod_gates(pod, container):
     return None
 
 
-def _ready(pod):
+def _ready(pod: dict[str, Any]) -> bool:
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == "Ready":
             return c.get("status") == "True"
     return False
 
 
-def csi_workloads(k8s):
+def csi_workloads(k8s: Any) -> dict[str, dict[str, Any] | None]:
     """What the CSI components run with: per workload its pods, their readiness and their --feature-gates."""
-    out = {}
+    out: dict[str, dict[str, Any] | None] = {}
     for addon, (kind, name) in CSI_WORKLOADS.items():
         obj = k8s.get("apps/v1", kind, name, namespace=CSI_NAMESPACE, missing_ok=True)
         if obj is None:
@@ -100,11 +103,11 @@ ATTACH_TAG = "supportConcurrencyAttach"
 DETACH_TAG = "supportConcurrencyDetach"
 
 
-def _on(gates, name):
+def _on(gates: Mapping[str, bool | None], name: str) -> bool:
     return gates.get(name) is True
 
 
-def describe_ack_cluster(client, cluster_id, k8s=None):
+def describe_ack_cluster(client: AliyunClient, cluster_id: str, k8s: Any = None) -> dict[str, Any]:
     """Everything ack_cluster_info reports. k8s: a module_utils.k8s.client Client, or None to skip the Kubernetes side."""
     ack = AckCluster(client, cluster_id)
     cluster = ack.detail()
@@ -142,7 +145,7 @@ def describe_ack_cluster(client, cluster_id, k8s=None):
                            pv=user.get("pv"), pvc=user.get("pvc"), namespace=user.get("namespace"),
                            pods=user.get("pods", [])))
 
-    prov_gates = (addons.get(provisioner) or {}).get("feature_gates") or {}
+    prov_gates = (addons.get(provisioner) or {}).get("feature_gates") or {}  # type: ignore[arg-type]
     node_gates = (addons.get(CSI_PLUGIN) or {}).get("feature_gates") or {}
     ecs_nodes = [n for n in nodes if n["is_aliyun_node"]]
     summary = {
@@ -163,13 +166,13 @@ def describe_ack_cluster(client, cluster_id, k8s=None):
             "kubernetes": kubernetes}
 
 
-def wants_kubernetes(params):
+def wants_kubernetes(params: Mapping[str, Any]) -> bool:
     """Whether the play gave a Kubernetes API to read too (options or the K8S_AUTH_* environment)."""
     return bool(params.get("kubeconfig") or params.get("host") or os.environ.get("K8S_AUTH_KUBECONFIG")
                 or os.environ.get("K8S_AUTH_HOST"))
 
 
-def report_ack_cluster(params, client_of):
+def report_ack_cluster(params: Mapping[str, Any], client_of: Callable[[str], Any]) -> dict[str, Any]:
     """The ack_cluster_info module: check the options, read, and report the API call counts (also on failure).
 
     client_of(system) builds the module's client of "alibaba" or "k8s" (the module base's client()); Kubernetes is

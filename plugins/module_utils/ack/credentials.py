@@ -6,6 +6,7 @@ Module options, then the environment, RRSA (STS AssumeRoleWithOIDC), the aliyun 
 RAM role, in the order of alibabacloud-credentials' DefaultCredentialsProvider (see CHAIN). Only reads: the signed
 client (aliyun.py) takes the (access_key_id, access_key_secret, security_token) this returns.
 """
+from __future__ import annotations
 
 
 import datetime
@@ -14,6 +15,7 @@ import os
 import time
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlencode
+from typing import Any, Mapping, Optional, Tuple
 
 from ansible.module_utils.urls import open_url
 
@@ -46,8 +48,11 @@ ECS_METADATA_TIMEOUT = 2  # the service answers on the instance within milliseco
 STS_VERSION = "2015-04-01"
 STS_DURATION_SECONDS = 3600
 
+# (access_key_id, access_key_secret, security_token or None)
+Credentials = Tuple[str, str, Optional[str]]
 
-def split_endpoint(endpoint):
+
+def split_endpoint(endpoint: object) -> tuple[str, str]:
     """"http://127.0.0.1:8080" -> ("127.0.0.1:8080", "http"); a bare host means HTTPS."""
     text = str(endpoint).strip().rstrip("/")
     for scheme in ("https", "http"):
@@ -56,7 +61,7 @@ def split_endpoint(endpoint):
     return text, "https"
 
 
-def cli_profile_path(environ=None):
+def cli_profile_path(environ: Mapping[str, str] | None = None) -> str | None:
     """The aliyun CLI's ~/.aliyun/config.json, or None when there is no home to look in."""
     if environ is None:
         return os.path.join(os.path.expanduser("~"), ".aliyun", "config.json")
@@ -64,7 +69,7 @@ def cli_profile_path(environ=None):
     return os.path.join(home, ".aliyun", "config.json") if home else None
 
 
-def cli_profile_credentials(environ=None):
+def cli_profile_credentials(environ: Mapping[str, str] | None = None) -> Credentials | None:
     """(access_key_id, access_key_secret, security_token) of the aliyun CLI profile, or None without a config file.
 
     As the Alibaba Cloud default credential chain reads it: the profile named by ALIBABA_CLOUD_PROFILE, else the
@@ -107,17 +112,18 @@ def cli_profile_credentials(environ=None):
     return key_id, secret, (profile.get("sts_token") or None) if mode == "StsToken" else None
 
 
-def _true(value):
+def _true(value: object) -> bool:
     return str(value or "").strip().lower() == "true"
 
 
-def _url(endpoint, path=""):
+def _url(endpoint: str, path: str = "") -> str:
     """A full URL from an endpoint that may lack its scheme (a bare host means HTTPS, as for the API endpoints)."""
     host, scheme = split_endpoint(endpoint)
     return "%s://%s%s" % (scheme, host, path)
 
 
-def _http(url, what, method="GET", data=None, headers=None, timeout=10):
+def _http(url: str, what: str, method: str = "GET", data: str | None = None, headers: dict[str, str] | None = None,
+          timeout: float = 10) -> tuple[int, str]:
     """(status, body text) of one plain HTTP call; connection errors become an AliyunError naming `what`."""
     try:
         resp = open_url(url, method=method, data=data, headers=headers or {}, timeout=timeout,
@@ -131,11 +137,11 @@ def _http(url, what, method="GET", data=None, headers=None, timeout=10):
                           code="CredentialsUnreachable") from None
 
 
-def _iso_now():
+def _iso_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def sts_endpoint(environ=None):
+def sts_endpoint(environ: Mapping[str, str] | None = None) -> str:
     """Where AssumeRoleWithOIDC goes: ALIBABA_CLOUD_STS_ENDPOINT, else sts[-vpc].<ALIBABA_CLOUD_STS_REGION>
     .aliyuncs.com, else the central sts.aliyuncs.com - the SDKs' defaults."""
     env = os.environ if environ is None else environ
@@ -146,7 +152,8 @@ def sts_endpoint(environ=None):
     return "%s.%s.aliyuncs.com" % (prefix, region) if region else "sts.aliyuncs.com"
 
 
-def oidc_credentials(environ=None, role_arn=None, provider_arn=None, token_file=None):
+def oidc_credentials(environ: Mapping[str, str] | None = None, role_arn: str | None = None, provider_arn: str | None = None,
+                     token_file: str | None = None) -> Credentials | None:
     """RRSA: exchange the pod's OIDC token for STS credentials of a RAM role (STS AssumeRoleWithOIDC).
 
     Returns None unless the role ARN, the OIDC provider ARN and the token file are all set (the SDKs' condition for
@@ -193,7 +200,7 @@ def oidc_credentials(environ=None, role_arn=None, provider_arn=None, token_file=
     return creds["AccessKeyId"], creds["AccessKeySecret"], creds["SecurityToken"]
 
 
-def ecs_ram_role_credentials(environ=None, role_name=None):
+def ecs_ram_role_credentials(environ: Mapping[str, str] | None = None, role_name: str | None = None) -> Credentials | None:
     """STS credentials of the ECS instance's RAM role, from the instance metadata service.
 
     Asked only when the role is named (ALIBABA_CLOUD_ECS_METADATA) and ALIBABA_CLOUD_ECS_METADATA_DISABLED is not
@@ -236,7 +243,7 @@ def ecs_ram_role_credentials(environ=None, role_name=None):
 CHAIN = ("options", "environment", "oidc_role_arn", "cli_profile", "ecs_ram_role")
 
 
-def resolve_credentials(params, environ=None):
+def resolve_credentials(params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> tuple[str, Credentials]:
     """(source, (access_key_id, access_key_secret, security_token)), the source being one of CHAIN."""
     env = os.environ if environ is None else environ
     opt_id, opt_secret = params.get("access_key_id"), params.get("access_key_secret")
@@ -263,6 +270,6 @@ def resolve_credentials(params, environ=None):
                          ENV_ECS_METADATA), code="MissingCredentials")
 
 
-def credentials_from(params, environ=None):
+def credentials_from(params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Credentials:
     """(access_key_id, access_key_secret, security_token) from the first source of CHAIN that has them."""
     return resolve_credentials(params, environ)[1]

@@ -8,13 +8,16 @@ component would reject is passed through untouched rather than dropped). Values 
 strconv.ParseBool reads them, because the CSI components parse the flag with k8s.io/component-base; when a
 name appears twice the last one wins, as there.
 """
+from __future__ import annotations
 
+
+from typing import Iterable, Mapping
 
 TRUE_VALUES = ("1", "t", "T", "TRUE", "true", "True")
 FALSE_VALUES = ("0", "f", "F", "FALSE", "false", "False")
 
 
-def _entries(text):
+def _entries(text: str | None) -> list[tuple[str, str | None, str]]:
     """[(name, value or None, original text)] for every non-empty comma-separated entry."""
     out = []
     for part in str(text or "").split(","):
@@ -26,11 +29,11 @@ def _entries(text):
     return out
 
 
-def _render(entries):
+def _render(entries: Iterable[tuple[str, str | None, str]]) -> str:
     return ",".join(raw for _name, _value, raw in entries)
 
 
-def to_bool(value):
+def to_bool(value: str | None) -> bool | None:
     """True, False, or None for a value component-base would not accept."""
     if value in TRUE_VALUES:
         return True
@@ -39,7 +42,7 @@ def to_bool(value):
     return None
 
 
-def parse(text):
+def parse(text: str | None) -> dict[str, bool | None]:
     """{name: bool or None} with the last entry of a name winning; None marks a value that is not a bool."""
     out = {}
     for name, value, _raw in _entries(text):
@@ -47,7 +50,7 @@ def parse(text):
     return out
 
 
-def names(text):
+def names(text: str | None) -> list[str]:
     """Gate names in first-appearance order."""
     seen = []
     for name, _value, _raw in _entries(text):
@@ -56,7 +59,7 @@ def names(text):
     return seen
 
 
-def merge(text, wanted):
+def merge(text: str | None, wanted: Mapping[str, object]) -> str:
     """Set the gates in `wanted` ({name: bool}, applied in its iteration order) and keep everything else.
 
     A gate that already has the wanted meaning keeps its text; one with another value is rewritten where it
@@ -82,7 +85,7 @@ def merge(text, wanted):
     return _render(entries) if changed else str(text or "")
 
 
-def remove(text, gates):
+def remove(text: str | None, gates: Iterable[str]) -> str:
     """Drop every entry of the named gates; everything else stays as it was."""
     gates = set(gates)
     entries = _entries(text)
@@ -90,7 +93,7 @@ def remove(text, gates):
     return _render(kept) if len(kept) != len(entries) else str(text or "")
 
 
-def changes(before, after):
+def changes(before: str | None, after: str | None) -> dict[str, tuple[bool | None, bool | None]]:
     """{name: (old, new)} for gates whose meaning differs between two strings (None: absent or not a bool)."""
     a, b = parse(before), parse(after)
     return {n: (a.get(n), b.get(n)) for n in sorted(set(a) | set(b))

@@ -20,9 +20,11 @@ call, a timeout, a killed process) is completed by the next run, and a run with 
 call. Tagging stops the run before any addon is changed if any tag call failed, because parallel attach
 without the ECS whitelist makes ECS reject concurrent attaches.
 """
+from __future__ import annotations
 
 
 import time
+from typing import Any, Callable, Mapping, TypeVar
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack import featuregates
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import versions
@@ -30,7 +32,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Predicate, poll
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.api import (
     CSI_PLUGIN, TAG_RESOURCES_MAX_IDS, AckCluster, cluster_id_problem)
-from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import batches, first_errors
+from ansible_collections.storageperf.k8s.plugins.module_utils.ack.aliyun import AliyunClient, batches, first_errors
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.errors import AliyunError
 
 ATTACH_TAG = "supportConcurrencyAttach"
@@ -41,22 +43,24 @@ MANAGED_GATES = ("DiskADController", "DiskParallelAttach", "DiskParallelDetach")
 PARALLEL_GATES = ("DiskParallelAttach", "DiskParallelDetach")
 SETTLING_STATES = ("updating", "upgrading", "deleting", "installing")
 
+T = TypeVar("T")
+
 
 class AttachError(StoragePerfError):
     """A failure after which the module reports what it did so far (result) and what went wrong (msg)."""
 
-    def __init__(self, msg, result=None):
+    def __init__(self, msg: str, result: Mapping[str, Any] | None = None) -> None:
         super().__init__(msg, result=result)
 
 
-def wanted_tags(detach):
+def wanted_tags(detach: bool) -> dict[str, str]:
     tags = {ATTACH_TAG: "true"}
     if detach:
         tags[DETACH_TAG] = "true"
     return tags
 
 
-def provisioner_gates(detach):
+def provisioner_gates(detach: bool) -> dict[str, bool]:
     gates = {"DiskADController": True, "DiskParallelAttach": True}
     if detach:
         gates["DiskParallelDetach"] = True
@@ -67,12 +71,12 @@ NODE_GATES = {"DiskADController": True}
 CONTROLLER_ONLY_GATES = {"DiskADController": True}
 
 
-def tag_state(state, parallel):
+def tag_state(state: str, parallel: bool) -> str:
     """Whether the ECS whitelist tags should be there: only for parallel attach (serial attach never needs them)."""
     return "present" if state == "present" and parallel else "absent"
 
 
-def pool_tags_after(tags, state, detach):
+def pool_tags_after(tags: list[dict[str, str]], state: str, detach: bool) -> list[dict[str, str]]:
     """The node pool's whole scaling_group.tags list after the change (ModifyClusterNodePool replaces it)."""
     if state == "absent":
         return [t for t in tags if t.get("key") not in (ATTACH_TAG, DETACH_TAG)]
@@ -83,16 +87,18 @@ def pool_tags_after(tags, state, detach):
     return out
 
 
-def instance_groups(nodes, tags, state, detach):
+def instance_groups(nodes: list[dict[str, Any]], tags: Mapping[str, Mapping[str, str]], state: str,
+                    detach: bool) -> dict[tuple[Any, ...], list[str]]:
     """{tuple of tag keys/pairs: [instance ids]}: instances that need the same TagResources/UntagResources call.
 
     present: key is ((key, value), ...) still missing; absent: key is (key, ...) present on the instance."""
-    groups = {}
+    groups: dict[tuple[Any, ...], list[str]] = {}
     want = wanted_tags(detach)
     for n in nodes:
         if not n["is_aliyun_node"]:
             continue  # not an ECS instance (e.g. an on-premises node): there is nothing to tag
         have = tags.get(n["instance_id"]) or {}
+        key: tuple[Any, ...]
         if state == "absent":
             key = tuple(k for k in (ATTACH_TAG, DETACH_TAG) if k in have)
         else:
@@ -102,13 +108,13 @@ def instance_groups(nodes, tags, state, detach):
     return groups
 
 
-def addon_order(state, provisioner):
+def addon_order(state: str, provisioner: str | None) -> list[tuple[str | None, str]]:
     """Controller first when enabling, node first when disabling."""
     order = [(provisioner, "controller"), (CSI_PLUGIN, "node")]
     return order if state == "present" else list(reversed(order))
 
 
-def gate_after(gate, role, state, detach, parallel=True):
+def gate_after(gate: str, role: str, state: str, detach: bool, parallel: bool = True) -> str:
     if state == "absent":
         return featuregates.remove(gate, MANAGED_GATES)
     if role == "controller" and not parallel:
@@ -117,7 +123,7 @@ def gate_after(gate, role, state, detach, parallel=True):
     return featuregates.merge(gate, provisioner_gates(detach) if role == "controller" else NODE_GATES)
 
 
-def version_problems(cluster, addons, provisioner):
+def version_problems(cluster: Mapping[str, Any], addons: Mapping[str, Mapping[str, Any]], provisioner: str | None) -> list[str]:
     problems = [versions.check_minimum("the cluster (Kubernetes)", cluster.get("version"), MIN_CLUSTER_VERSION),
                 versions.check_minimum("addon csi-plugin", (addons.get(CSI_PLUGIN) or {}).get("version"),
                                        MIN_CSI_VERSION)]
@@ -131,7 +137,8 @@ def version_problems(cluster, addons, provisioner):
 
 
 class ParallelAttach:
-    def __init__(self, client, params, check_mode=False, sleep=time.sleep, clock=time.monotonic):
+    def __init__(self, client: AliyunClient, params: Mapping[str, Any], check_mode: bool = False, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.params = params
         self.state = params["state"]
@@ -143,11 +150,11 @@ class ParallelAttach:
         self.ack = AckCluster(client, params["cluster_id"])
         self._sleep = sleep
         self._clock = clock
-        self.warnings = []
-        self.result = {"changed": False, "state": self.state, "detach": self.detach, "parallel": self.parallel}
+        self.warnings: list[str] = []
+        self.result: dict[str, Any] = {"changed": False, "state": self.state, "detach": self.detach, "parallel": self.parallel}
 
     # reading ------------------------------------------------------------------------------------
-    def gather(self):
+    def gather(self) -> dict[str, Any]:
         cluster = self.ack.detail()
         addons = self.ack.addons()
         provisioner = AckCluster.provisioner(addons)
@@ -165,7 +172,7 @@ class ParallelAttach:
         return {"cluster": cluster, "addons": addons, "provisioner": provisioner, "configs": configs,
                 "pools": pools, "nodes": nodes, "tags": tags}
 
-    def preflight_warnings(self, facts):
+    def preflight_warnings(self, facts: dict[str, Any]) -> None:
         """Disks the controller cannot attach, and instance types that attach few disks."""
         instance_ids = {n["instance_id"] for n in facts["nodes"]}
         types = self.ack.instance_types([n["instance_type"] for n in facts["nodes"]])
@@ -185,7 +192,8 @@ class ParallelAttach:
         self.result["disks_without_serial"] = legacy
 
     # planning -----------------------------------------------------------------------------------
-    def plan(self, facts):
+    def plan(self, facts: dict[str, Any]) -> dict[str, Any]:
+        after: list[dict[str, str]] | str  # a pool's tags, then an addon's FeatureGate
         pools = []
         for p in facts["pools"]:
             after = pool_tags_after(p["tags"], self.tags, self.detach)
@@ -204,15 +212,15 @@ class ParallelAttach:
                            "state": cfg["state"]})
         return {"pools": pools, "groups": groups, "addons": addons}
 
-    def diff(self, facts, plan):
-        def pool_view(tags_by_pool):
+    def diff(self, facts: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
+        def pool_view(tags_by_pool: Callable[[dict[str, Any]], list[dict[str, str]]]) -> dict[str, dict[str, str]]:
             return {p["name"] or p["nodepool_id"]: {t["key"]: t["value"] for t in tags_by_pool(p)}
                     for p in facts["pools"]}
 
         changed_pools = {p["nodepool_id"]: p["tags_after"] for p in plan["pools"]}
         keys = (ATTACH_TAG, DETACH_TAG)
 
-        def instance_view(after):
+        def instance_view(after: bool) -> dict[str, str]:
             """instance id -> "key=value,..." of the two whitelist tags, before or after the change."""
             moved = {i for ids in plan["groups"].values() for i in ids}
             out = {}
@@ -234,9 +242,9 @@ class ParallelAttach:
         return {"before": before, "after": after}
 
     # changing -----------------------------------------------------------------------------------
-    def tag(self, facts, plan):
+    def tag(self, facts: dict[str, Any], plan: dict[str, Any]) -> None:
         """Node pools and instances, all calls in parallel up to the client's concurrency."""
-        def modify_pool(p):
+        def modify_pool(p: dict[str, Any]) -> dict[str, Any]:
             # ACK refuses to modify a node pool that is still updating (scaling, or a change made just before)
             if p.get("state") not in (None, "active"):
                 self.wait_for_pool(p["nodepool_id"])
@@ -247,7 +255,7 @@ class ParallelAttach:
             for chunk in batches(ids, TAG_RESOURCES_MAX_IDS):
                 calls.append((key, chunk))
 
-        def tag_instances(call):
+        def tag_instances(call: tuple[tuple[Any, ...], list[str]]) -> dict[str, Any]:
             key, chunk = call
             if self.tags == "absent":
                 return self.ack.untag_instances(chunk, key)
@@ -274,7 +282,8 @@ class ParallelAttach:
                               "stopped." % (len(failures), len(pool_results) + len(instance_results),
                                             failures[0]["error"], done_instances, len(done_pools)), self.result)
 
-    def poll(self, probe, done, what, timed_out=None):
+    def poll(self, probe: Callable[[], T], done: Callable[[T], object], what: str,
+             timed_out: Callable[[T], Exception] | None = None) -> T:
         """probe() until done(value) holds, the delay growing 1.5x from 0.25 s to 10 s, within wait_timeout.
 
         On timeout: raise timed_out(last value), or return the last value when timed_out is None.
@@ -287,13 +296,13 @@ class ParallelAttach:
                 return e.last
             raise timed_out(e.last) from None
 
-    def wait_for_pool(self, nodepool_id):
+    def wait_for_pool(self, nodepool_id: str) -> None:
         what = "node pool %s to become active" % nodepool_id
         self.poll(lambda: self.ack.node_pool_state(nodepool_id), lambda state: state in (None, "active"), what,
                   lambda _state: AliyunError("timed out after %ss waiting for %s (wait_timeout); run again later"
                                              % (self.params.get("wait_timeout"), what), code="Timeout"))
 
-    def settle(self, name):
+    def settle(self, name: str) -> dict[str, Any]:
         """Wait while the addon is updating; return its fresh view. Fails on timeout."""
         return self.poll(lambda: self.ack.addon(name), lambda cfg: cfg["state"] not in SETTLING_STATES,
                          "addon %s to settle" % name,
@@ -301,7 +310,7 @@ class ParallelAttach:
                                                  "run again (wait_timeout)"
                                                  % (name, cfg["state"], self.params.get("wait_timeout")), self.result))
 
-    def configure_addon(self, name, role, report):
+    def configure_addon(self, name: str, role: str, report: dict[str, Any]) -> None:
         cfg = self.settle(name)
         after = gate_after(cfg["feature_gate"], role, self.state, self.detach, self.parallel)
         if after != cfg["feature_gate"]:
@@ -325,7 +334,7 @@ class ParallelAttach:
                               % (name, cfg["state"]), self.result)
 
     # the run ------------------------------------------------------------------------------------
-    def run(self):
+    def run(self) -> dict[str, Any]:
         facts = self.gather()
         if self.state == "present":
             self.preflight_warnings(facts)
@@ -363,7 +372,7 @@ class ParallelAttach:
 PARAM_BOUNDS = (("concurrency", 1, 64), ("api_retries", 1, 20), ("wait_timeout", 1, 86400), ("api_timeout", 1, 3600))
 
 
-def refuse_params(params):
+def refuse_params(params: Mapping[str, Any]) -> None:
     """Fail (AttachError) on out-of-range options, contradictory ones and a malformed cluster id, before the
     client is built."""
     if params.get("parallel") is False and params.get("detach") and params.get("state") == "present":
@@ -377,7 +386,8 @@ def refuse_params(params):
         raise AttachError(problem)
 
 
-def apply_parallel_attach(client, params, check_mode=False, diff_wanted=False, warn=None):
+def apply_parallel_attach(client: AliyunClient, params: Mapping[str, Any], check_mode: bool = False, diff_wanted: bool = False,
+                          warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The ack_parallel_attach module: check the options, run the plan, report warnings (warn), API call counts and,
     with diff_wanted, the diff. A failure raises AttachError with everything done so far as its result."""
     refuse_params(params)

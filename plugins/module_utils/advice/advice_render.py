@@ -9,10 +9,12 @@
 Per tuning: its state, what blocks it, what the seed measured for it (`expected`, and `expected_speedup` when the
 advisor gives one), and the command that applies it, plus the guarded rollout where there is one.
 """
+from __future__ import annotations
 
 
 import json
 import os
+from typing import Any, Callable, Iterable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import write_text_atomic
@@ -25,16 +27,16 @@ STATE_CLS = {"on": "ok", "available": "warn", "blocked": "fail", "not_applicable
 ACTIONABLE = ("available", "blocked")
 
 
-def blockers(tuning):
+def blockers(tuning: Mapping[str, Any]) -> list[str]:
     """The reasons that stand in the way (entries starting with "note:" are caveats that block nothing)."""
     return [r for r in tuning.get("reasons") or [] if not str(r).startswith("note:")]
 
 
-def notes(tuning):
+def notes(tuning: Mapping[str, Any]) -> list[str]:
     return [r for r in tuning.get("reasons") or [] if str(r).startswith("note:")]
 
 
-def gain_text(tuning):
+def gain_text(tuning: Mapping[str, Any]) -> str:
     """The seed's figure, led by the numeric speedup when the advisor gives one (expected_speedup)."""
     speedup = tuning.get("expected_speedup")
     text = str(tuning.get("expected") or "")
@@ -44,7 +46,7 @@ def gain_text(tuning):
     return text
 
 
-def commands(tuning):
+def commands(tuning: Mapping[str, Any]) -> list[tuple[str, str]]:
     """[(label, command)] that apply the tuning: its playbook, the guarded rollout, or what apply_with names."""
     apply = tuning.get("apply") or {}
     out = []
@@ -57,21 +59,21 @@ def commands(tuning):
     return out
 
 
-def _counts(advice):
+def _counts(advice: Mapping[str, Any]) -> str:
     s = advice.get("summary") or {}
     return ", ".join("%d %s" % (s.get(k, 0), STATE_TEXT[k]) for k in STATE_TEXT)
 
 
-def _cluster_text(advice, cluster):
+def _cluster_text(advice: Mapping[str, Any], cluster: str) -> str:
     version = (advice.get("cluster") or {}).get("version")
     return "%s (%s)" % (cluster, version) if version else cluster
 
 
 # --- console ---------------------------------------------------------------------------------
-def console_lines(advice, cluster):
+def console_lines(advice: Mapping[str, Any], cluster: str) -> list[str]:
     """A few lines per cluster: the counts, then per tuning to act on its state, blocker or gain, and command."""
     lines = ["%s: %s" % (_cluster_text(advice, cluster), _counts(advice))]
-    rest = {}
+    rest: dict[str, list[str]] = {}
     for t in advice.get("tunings") or []:
         if t["state"] not in ACTIONABLE:
             rest.setdefault(STATE_TEXT[t["state"]], []).append(t["name"])
@@ -87,7 +89,7 @@ def console_lines(advice, cluster):
 
 
 # --- Markdown --------------------------------------------------------------------------------
-def _table(advice):
+def _table(advice: Mapping[str, Any]) -> dict[str, Any]:
     rows = []
     for t in advice.get("tunings") or []:
         why = blockers(t) + notes(t)
@@ -99,7 +101,7 @@ def _table(advice):
                     "n/a: does not apply to this cluster."}
 
 
-def to_markdown(advice, cluster):
+def to_markdown(advice: Mapping[str, Any], cluster: str) -> str:
     out = ["# Tuning advice: %s" % cluster, "", "%s · API server %s" % (
         _counts(advice), (advice.get("cluster") or {}).get("server") or stats.DASH), ""]
     out.append(R.table_markdown(_table(advice)))
@@ -122,7 +124,7 @@ ADVICE_CSS = ("td.ok{color:var(--ok);font-weight:600}#advice td,#advice th{white
               "dl.apply dd{margin:2px 0 0 0}")
 
 
-def apply_html(tunings, heading_of=None):
+def apply_html(tunings: Iterable[Mapping[str, Any]], heading_of: Callable[[Mapping[str, Any]], str] | None = None) -> str:
     """<dl> of every actionable tuning with its commands; heading_of(t) names it (the fleet page adds the cluster)."""
     heading_of = heading_of or (lambda t: humanize(t["name"]))
     parts = ['<dl class="apply">']
@@ -142,14 +144,14 @@ def apply_html(tunings, heading_of=None):
     return "\n".join(parts) if len(parts) > 2 else ""
 
 
-def _cards(advice):
+def _cards(advice: Mapping[str, Any]) -> str:
     s = advice.get("summary") or {}
     return "".join('<div class="card"><div class="k">%s</div><div class="v">%d</div></div>' % (R.esc(STATE_TEXT[k]),
                                                                                                s.get(k, 0))
                    for k in STATE_TEXT)
 
 
-def to_html(advice, cluster):
+def to_html(advice: Mapping[str, Any], cluster: str) -> str:
     title = "Tuning advice: %s" % cluster
     body = ["<main>", "<h1>%s</h1>" % R.esc(title),
             '<p class="sub">%s · API server <code>%s</code></p>' % (
@@ -162,16 +164,16 @@ def to_html(advice, cluster):
     return R.page_html(title, body, extra_css=ADVICE_CSS)
 
 
-def render_advice(advice, cluster):
+def render_advice(advice: Mapping[str, Any], cluster: str) -> dict[str, str]:
     return {"markdown": to_markdown(advice, cluster), "html": to_html(advice, cluster)}
 
 
-def write_advice(advice, cluster, out_dir, check_mode=False):
+def write_advice(advice: Mapping[str, Any], cluster: str, out_dir: str, check_mode: bool = False) -> dict[str, dict[str, Any]]:
     """<out_dir>/advice.md and advice.html, atomically and only what changed: {format: {"path", "changed"}}."""
     return R.write_texts(render_advice(advice, cluster), out_dir, FILENAMES, check_mode=check_mode)
 
 
-def write_reports(advice, cluster, out_dir, stamp):
+def write_reports(advice: Mapping[str, Any], cluster: str, out_dir: str, stamp: str) -> dict[str, str]:
     """The advice as <out_dir>/advice-<stamp>.json (one per run, the fleet report's input) and advice.md / advice.html
     (the latest, for people): {json, md, html} paths. Written in check mode too: they describe, they change nothing."""
     os.makedirs(out_dir, exist_ok=True)

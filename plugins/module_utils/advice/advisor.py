@@ -11,9 +11,11 @@ turns their answers into one verdict per tuning:
 - not_applicable: the cluster lacks what the tuning tunes (no Trident, no ACK cluster id, no PMEM nodes).
 The figures each tuning is expected to bring are in tuning_seeds.TUNINGS.
 """
+from __future__ import annotations
 
 
 import copy
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import storage_facts
 from ansible_collections.storageperf.k8s.plugins.module_utils.pmem import plugin as pmem
@@ -38,7 +40,8 @@ LOW_DISK_QUANTITY = 16
 EXAMPLES = 3
 
 
-def entry(name, state, reasons=None, current=None, expected=None, apply_with=None, expected_speedup=None):
+def entry(name: str, state: str, reasons: Sequence[str | None] | None = None, current: dict[str, Any] | None = None, expected: str | None = None,
+          apply_with: str | None = None, expected_speedup: float | None = None) -> dict[str, Any]:
     """One row of the advice, with the seed's figure (as text and as a number), the seed and the playbook."""
     row = TUNINGS[name]
     return {"name": name, "state": state, "reasons": [r for r in (reasons or []) if r], "current": current or {},
@@ -47,32 +50,32 @@ def entry(name, state, reasons=None, current=None, expected=None, apply_with=Non
             "seed": row["seed"], "apply_with": apply_with or row["apply_with"]}
 
 
-def _number(value):
+def _number(value: Any) -> float | None:
     try:
         return float(value) if value is not None else None
     except (TypeError, ValueError):
         return None  # e.g. "$(QPS)" from an env var: cannot be told, so it does not count as tuned
 
 
-def _effective(values, default_workers):
+def _effective(values: Mapping[str, Any], default_workers: int) -> dict[str, float | None]:
     """The three settings as the binary runs them: the flag's value, else the binary's default."""
     defaults = dict(UPSTREAM_RATE_DEFAULTS, worker_threads=default_workers)
     return {k: _number(v if v is not None else defaults.get(k)) for k, v in values.items()}
 
 
-def _short_of(effective, recommended):
+def _short_of(effective: Mapping[str, float | None], recommended: Mapping[str, float]) -> list[str]:
     """Settings below the recommendation (an unreadable value counts as below)."""
-    return sorted(k for k, want in recommended.items() if effective.get(k) is None or effective[k] < want)
+    return sorted(k for k, want in recommended.items() if effective.get(k) is None or effective[k] < want)  # type: ignore[operator]  # None: .get() above
 
 
 # ACK parallel disk attach (seed 000) -------------------------------------------------------------------------
-def _disk_text(d):
+def _disk_text(d: Mapping[str, Any]) -> str:
     where = d.get("node_name") or d.get("instance_id") or "no instance"
     users = ", PV %s" % d["pv"] if d.get("pv") else ""
     return "%s on %s%s" % (d["disk_id"], where, users)
 
 
-def parallel_attach(ack_client, cluster_id, k8s, facts):
+def parallel_attach(ack_client: Any, cluster_id: str | None, k8s: Any, facts: Mapping[str, Any]) -> dict[str, Any]:
     name = "parallel_attach"
     if not cluster_id:
         return entry(name, "not_applicable", [
@@ -112,20 +115,20 @@ def parallel_attach(ack_client, cluster_id, k8s, facts):
 
 
 # Trident concurrent core (seed 002) --------------------------------------------------------------------------
-def _trident_expected(drivers):
+def _trident_expected(drivers: list[str]) -> str:
     row = TUNINGS["trident_concurrency"]
     known = [row["expected_by_driver"][d] for d in drivers if d in row["expected_by_driver"]]
     return "%s (seed 002)" % "; ".join(known) if known else row["expected"]
 
 
-def _trident_expected_speedup(drivers):
+def _trident_expected_speedup(drivers: list[str]) -> float | None:
     """The least speedup among the cluster's drivers: the gate asks a share of it, and the slowest backend sets it."""
     row = TUNINGS["trident_concurrency"]
     known = [row["expected_speedup_by_driver"][d] for d in drivers if d in row["expected_speedup_by_driver"]]
     return min(known) if known else row["expected_speedup"]
 
 
-def trident_concurrency(k8s, namespace):
+def trident_concurrency(k8s: Any, namespace: str | None) -> dict[str, Any]:
     name = "trident_concurrency"
     try:
         install = trident.discover(k8s, namespace)
@@ -158,7 +161,7 @@ def trident_concurrency(k8s, namespace):
 
 
 # snapshot-controller (seed 002, external-snapshotter issue 1344) ----------------------------------------------
-def snapshot_controller_tuning(k8s, facts, trident_installed):
+def snapshot_controller_tuning(k8s: Any, facts: Mapping[str, Any], trident_installed: bool) -> dict[str, Any]:
     name = "snapshot_controller_tuning"
     row = TUNINGS[name]
     apply_with = row["apply_with"] if trident_installed else row["apply_with_without_trident"]
@@ -182,14 +185,14 @@ def snapshot_controller_tuning(k8s, facts, trident_installed):
 
 
 # kubernetes-csi sidecars of CSI controller Deployments -------------------------------------------------------
-def _sidecar_kind(container):
+def _sidecar_kind(container: Mapping[str, Any]) -> str | None:
     for candidate in (container.get("name"), image_basename(container.get("image"))):
         if candidate in SIDECAR_DEFAULT_WORKERS:
             return candidate
     return None
 
 
-def csi_sidecar_tuning(k8s):
+def csi_sidecar_tuning(k8s: Any) -> dict[str, Any]:
     name = "csi_sidecar_tuning"
     row = TUNINGS[name]
     deployments, _rv = k8s.list("apps/v1", "Deployment")
@@ -229,7 +232,7 @@ def csi_sidecar_tuning(k8s):
 
 
 # PMEM local volumes (seed 001) -------------------------------------------------------------------------------
-def pmem_storageclasses(facts):
+def pmem_storageclasses(facts: Mapping[str, Any]) -> dict[str, Any]:
     name = "pmem_storageclasses"
     labelled = [n for n in facts["nodes"] if pmem.TYPE_LABEL in n["labels"]]
     if not labelled:
@@ -249,11 +252,11 @@ def pmem_storageclasses(facts):
 
 
 # the whole cluster ------------------------------------------------------------------------------------------
-def summarize(tunings):
+def summarize(tunings: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return {s: sum(1 for t in tunings if t["state"] == s) for s in STATES}
 
 
-def advise(k8s, ack_client=None, cluster_id=None, trident_namespace=None):
+def advise(k8s: Any, ack_client: Any = None, cluster_id: str | None = None, trident_namespace: str | None = None) -> dict[str, Any]:
     """The advice for one cluster: {"cluster": {server, version}, "tunings": [...], "summary": {state: n}}."""
     facts = storage_facts.gather(k8s)
     by_name = {
@@ -269,7 +272,7 @@ def advise(k8s, ack_client=None, cluster_id=None, trident_namespace=None):
             "tunings": tunings, "summary": summarize(tunings)}
 
 
-def tuning_advice(p, client_of):
+def tuning_advice(p: Mapping[str, Any], client_of: Callable[[str], Any]) -> dict[str, Any]:
     """The tuning_advice module: read-only advice; the ACK API is asked only when a cluster id is given.
 
     client_of(system) builds the module's client of "k8s" or "alibaba" (the module base's client())."""

@@ -11,9 +11,11 @@ adds to every tuning an `apply` dict (the advisor's own fields stay as they are)
   checks between waves), or None for a tuning it does not roll out.
 Without an inventory or a cluster name the command says <inventory> / <cluster>, for the reader to fill in.
 """
+from __future__ import annotations
 
 
 import shlex
+from typing import Any, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice.seeds import TUNINGS
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.changes import CHANGES
@@ -22,8 +24,8 @@ ROLLOUT_PLAYBOOK = "playbooks/rollout.yml"
 # tuning -> the change name of playbooks/rollout.yml (the rollout's own table names the tuning of each change)
 ROLLOUT_CHANGES = {row["tuning"]: change for change, row in CHANGES.items()}
 # the -e variables each playbook needs beyond what the inventory holds (ack_cluster_id, k8s_kubeconfig, ONTAP hosts)
-# the seed's 25 / 75 / 150 (seeds.py's rows mix texts, numbers and dicts, so mypy sees an object)
-_SNAPSHOT = TUNINGS["snapshot_controller_tuning"]["recommended"]  # type: ignore[index]
+# the seed's 25 / 75 / 150
+_SNAPSHOT = TUNINGS["snapshot_controller_tuning"]["recommended"]
 PLAYBOOK_VARS = {
     ("parallel_attach", "playbooks/enable_parallel_attach.yml"): {"state": "present"},
     ("trident_concurrency", "playbooks/tune_trident.yml"): {"state": "present"},
@@ -35,13 +37,13 @@ PLAYBOOK_VARS = {
 }
 
 
-def _playbook_of(tuning):
+def _playbook_of(tuning: Mapping[str, Any]) -> str | None:
     """The playbook in apply_with ("playbooks/tune_trident.yml (its operator ...)" -> "playbooks/tune_trident.yml")."""
     words = str(tuning.get("apply_with") or "").split()
     return words[0] if words and words[0].startswith("playbooks/") and words[0].endswith(".yml") else None
 
 
-def command_line(playbook, inventory, cluster, extra_vars):
+def command_line(playbook: str, inventory: str | None, cluster: str | None, extra_vars: Mapping[str, Any]) -> str:
     parts = ["ansible-playbook", "-i", shlex.quote(inventory or "<inventory>"), playbook,
              "-l", shlex.quote(cluster or "<cluster>")]
     for key, value in extra_vars.items():
@@ -50,7 +52,7 @@ def command_line(playbook, inventory, cluster, extra_vars):
     return " ".join(parts)
 
 
-def apply_entry(tuning, inventory=None, cluster=None):
+def apply_entry(tuning: Mapping[str, Any], inventory: str | None = None, cluster: str | None = None) -> dict[str, Any]:
     name = tuning["name"]
     playbook = _playbook_of(tuning)
     extra_vars = dict(PLAYBOOK_VARS.get((name, playbook), {"state": "present"})) if playbook else {}
@@ -64,7 +66,7 @@ def apply_entry(tuning, inventory=None, cluster=None):
     }
 
 
-def add_commands(advice, inventory=None, cluster=None):
+def add_commands(advice: dict[str, Any], inventory: str | None = None, cluster: str | None = None) -> dict[str, Any]:
     """advice with an `apply` dict on every tuning (in place; returned for chaining)."""
     for tuning in advice.get("tunings") or []:
         tuning["apply"] = apply_entry(tuning, inventory, cluster)

@@ -11,11 +11,34 @@ Trident concurrent core and the snapshot-controller, 003 GlusterD).
 (rollout/gate.py): it asks the data for a share of it (min_gain_fraction). None where the seed gives no
 before/after ratio of the tuning on one cluster.
 """
+from __future__ import annotations
 
+from typing import Any, TypedDict
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import ISSUE_1344, SEED000
 
-TUNINGS = {
+
+class _SeedRow(TypedDict):
+    """One tuning's row: its seed, the figure (text, and as a number when the seed gives a before/after ratio), what
+    applies it and the settings it recommends."""
+
+    seed: str
+    expected: str
+    expected_speedup: float | None
+    apply_with: str
+    recommended: dict[str, Any]
+
+
+class SeedRow(_SeedRow, total=False):
+    """What some rows add: figures per backend driver (trident_concurrency), what applies the tuning in another setup."""
+
+    expected_by_driver: dict[str, str]
+    expected_speedup_by_driver: dict[str, float]
+    apply_with_without_trident: str
+    apply_with_operator: str
+
+
+TUNINGS: dict[str, SeedRow] = {
     "parallel_attach": {
         "seed": "000",
         # the seed's own run: `date` before and after `kubectl rollout status` (19:21:36 -> 19:24:55, 20:02:54 -> 20:03:31)

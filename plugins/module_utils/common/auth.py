@@ -8,6 +8,9 @@ A module with auth="k8s" therefore imports k8s/client.py (it does anyway to spea
 also what makes Ansible ship that file with the module; a module that speaks to one system never loads the
 other's code or SDK.
 """
+from __future__ import annotations
+
+from typing import Any, Callable
 
 SYSTEMS = ("k8s", "alibaba", "ontap")
 HOMES = {"k8s": "plugins/module_utils/k8s/client.py", "alibaba": "plugins/module_utils/ack/aliyun.py",
@@ -16,14 +19,14 @@ HOMES = {"k8s": "plugins/module_utils/k8s/client.py", "alibaba": "plugins/module
 _REGISTERED = {}  # type: dict  # system -> (auth argument spec, client factory)
 
 
-def register(system, arg_spec, client_from_module):
+def register(system: str, arg_spec: dict[str, Any], client_from_module: Callable[..., Any]) -> None:
     """Called once by a system's client module at import: its auth argument spec and its client factory."""
     if system not in SYSTEMS:
         raise ValueError("auth system %r is not one of %s" % (system, ", ".join(SYSTEMS)))
     _REGISTERED[system] = (arg_spec, client_from_module)
 
 
-def system(name):
+def system(name: str) -> tuple[dict[str, Any], Callable[..., Any]]:
     """(argument spec, client factory) of a system; ValueError naming the fix when it is unknown or not imported."""
     if name not in SYSTEMS:
         raise ValueError("auth must name one of %s, not %r" % (", ".join(SYSTEMS), name))

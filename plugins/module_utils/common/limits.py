@@ -14,8 +14,10 @@ checks that already name them (volumes must be at least 1 ...).
 tests/unit/plugins/module_utils/test_limits.py checks that every int, float and size option of the modules
 and roles has a maximum here and that its documentation states it.
 """
+from __future__ import annotations
 
 import re
+from typing import Any, Mapping
 
 
 class Limit:
@@ -23,17 +25,17 @@ class Limit:
 
     __slots__ = ("maximum", "why", "kind", "each")
 
-    def __init__(self, maximum, why, kind="number", each=None):
+    def __init__(self, maximum: float, why: str, kind: str = "number", each: Limit | None = None) -> None:
         self.maximum = maximum
         self.why = why
         self.kind = kind  # number | size (a Kubernetes quantity, in bytes) | fio_size (10G = 10 GiB) | list
         self.each = each  # list: the Limit of every element
 
-    def shown(self):
+    def shown(self) -> str:
         """The maximum as the docs write it (5000, 100Ti)."""
         return _bytes_text(self.maximum) if self.kind in ("size", "fio_size") else str(self.maximum)
 
-    def problem(self, name, value):
+    def problem(self, name: str, value: Any) -> str | None:
         """None when `value` is within the maximum (or is not a number: the type checks report that)."""
         if value is None or isinstance(value, bool):
             return None
@@ -56,7 +58,7 @@ class Limit:
                 % (name, value if not isinstance(value, str) else value.strip(), self.shown(), self.why, self.shown()))
 
 
-def _number(value):
+def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)):
         return value
     try:
@@ -70,7 +72,7 @@ _SIZE = re.compile(r"^\s*(\d+\.?\d*|\.\d+)\s*([kKmMgGtTpPeE]i?[bB]?|[eE][+-]?\d+
 _POWERS = "kmgtpe"
 
 
-def parse_bytes(value, fio=False):
+def parse_bytes(value: Any, fio: bool = False) -> float | None:
     """Bytes of a Kubernetes quantity or fio size; None for anything else (a % of a device, bad text)."""
     if isinstance(value, bool):
         return None
@@ -89,7 +91,7 @@ def parse_bytes(value, fio=False):
     return number * ((1024 if binary else 1000) ** power)
 
 
-def _bytes_text(n):
+def _bytes_text(n: float) -> str:
     for unit, power in (("Pi", 5), ("Ti", 4), ("Gi", 3), ("Mi", 2), ("Ki", 1)):
         if n >= 1024 ** power and n % (1024 ** power) == 0:
             return "%d%s" % (n // 1024 ** power, unit)
@@ -237,7 +239,7 @@ AUTH_OPTIONS = {
 }
 
 
-def problems(values, limits):
+def problems(values: Mapping[str, Any], limits: Mapping[str, Limit]) -> list[str]:
     """What is above its maximum in `values` ({name: value}), one message per name, by `limits` ({name: Limit})."""
     out = []
     for name in sorted(values):
@@ -248,7 +250,7 @@ def problems(values, limits):
     return out
 
 
-def param_problems(params, limits):
+def param_problems(params: Mapping[str, Any], limits: Mapping[str, Limit]) -> list[str]:
     """problems() of module parameters; `a.b` names option b of every dict in the list option a."""
     values = {}
     for name in limits:
@@ -262,11 +264,11 @@ def param_problems(params, limits):
     return problems(values, {k: limits[_unindexed(k)] for k in values})
 
 
-def _unindexed(name):
+def _unindexed(name: str) -> str:
     return re.sub(r"\[\d+\]", "", name)
 
 
-def role_problems(values):
+def role_problems(values: Mapping[str, Any]) -> list[str]:
     """problems() of role variables; a name missing from ROLE_VARIABLES is a mistake in the role."""
     unknown = sorted(set(values) - set(ROLE_VARIABLES))
     if unknown:

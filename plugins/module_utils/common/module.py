@@ -11,8 +11,10 @@ StoragePerfError. A module is then its argument spec, its docs and a call into m
     module = StoragePerfModule(argument_spec=spec, auth=("k8s",), supports_check_mode=True)
     module.run(lambda m: tune(m.k8s, m.params, check_mode=m.check_mode))
 """
+from __future__ import annotations
 
 import copy
+from typing import Any, Callable, Iterable, Mapping
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -24,7 +26,8 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors impo
 class StoragePerfModule(AnsibleModule):
     """AnsibleModule with the collection's auth specs, cached clients and one failure path."""
 
-    def __init__(self, argument_spec, auth=(), limits=None, **kwargs):
+    def __init__(self, argument_spec: dict[str, Any], auth: str | Iterable[str] = (), limits: Mapping[str, LIMITS.Limit] | None = None,
+                 **kwargs: Any) -> None:
         """limits: {option: common.limits.Limit}, the maxima checked before the module does anything."""
         self.auth = (auth,) if isinstance(auth, str) else tuple(auth)
         spec = copy.deepcopy(argument_spec)
@@ -36,14 +39,14 @@ class StoragePerfModule(AnsibleModule):
                     limits.setdefault(name, LIMITS.AUTH_OPTIONS[name])
                 spec.setdefault(name, copy.deepcopy(option))
         super().__init__(argument_spec=spec, **kwargs)
-        self._clients = {}
+        self._clients: dict[str, Any] = {}
         # argument specs have no maximum: a typo such as volumes=100000000 fails here, before any work
         found = LIMITS.param_problems(self.params, limits)
         if found:
             self.fail_json(msg="; ".join(found), changed=False)
 
     # clients ----------------------------------------------------------------------------------
-    def client(self, system, **options):
+    def client(self, system: str, **options: Any) -> Any:
         """The one client of a system for this run; fails the module clearly when the SDK or login is missing.
 
         options (the k8s client's pool_maxsize) apply when this call builds the client, the first for the system.
@@ -55,20 +58,20 @@ class StoragePerfModule(AnsibleModule):
         return self._clients[system]
 
     @property
-    def k8s(self):
+    def k8s(self) -> Any:
         return self.client("k8s")
 
     @property
-    def alibaba(self):
+    def alibaba(self) -> Any:
         return self.client("alibaba")
 
     # check mode and diff ---------------------------------------------------------------------
     @property
-    def diff_mode(self):
+    def diff_mode(self) -> bool:
         """Whether the play asked for a diff (--diff): what module_utils get, instead of AnsibleModule's _diff."""
         return self._diff
 
-    def add_diff(self, result, before, after):
+    def add_diff(self, result: dict[str, Any], before: Any, after: Any) -> dict[str, Any]:
         """Put a diff in the result when the play asked for one (--diff), and changed when they differ."""
         if before != after:
             result["changed"] = True
@@ -77,7 +80,7 @@ class StoragePerfModule(AnsibleModule):
         return result
 
     # one way to end -----------------------------------------------------------------------------
-    def fail_from_exception(self, exc, result=None, **extra):
+    def fail_from_exception(self, exc: BaseException, result: Mapping[str, Any] | None = None, **extra: Any) -> None:
         """Fail with the error's message and hint, its partial result merged under the caller's, and its details."""
         out = {}
         if isinstance(exc, StoragePerfError):
@@ -95,7 +98,7 @@ class StoragePerfModule(AnsibleModule):
         out.setdefault("changed", False)
         self.fail_json(msg=msg, **out)
 
-    def run(self, logic):
+    def run(self, logic: Callable[[StoragePerfModule], dict[str, Any]]) -> None:
         """exit_json(**logic(self)); a StoragePerfError fails through fail_from_exception."""
         try:
             result = logic(self)

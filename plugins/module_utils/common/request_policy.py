@@ -13,9 +13,11 @@ something to wait out.
 
 The error a failure keeps says the request, its last status and the number of tries (GiveUp).
 """
+from __future__ import annotations
 
 import threading
 import time
+from typing import Any, Callable
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import waiter
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
@@ -40,12 +42,13 @@ class Verdict:
 
     __slots__ = ("answered", "retry", "status", "detail", "retry_after")
 
-    def __init__(self, answered, retry=False, status=None, detail=None, retry_after=None):
+    def __init__(self, answered: bool, retry: bool = False, status: int | str | None = None, detail: str | int | None = None,
+                 retry_after: float | None = None) -> None:
         self.answered, self.retry, self.status, self.retry_after = answered, retry, status, retry_after
         self.detail = detail if detail is not None else status
 
 
-def parse_retry_after(value):
+def parse_retry_after(value: Any) -> float | None:
     """Retry-After in seconds (RFC 9110 allows an HTTP date too, which no API server we speak to sends)."""
     try:
         seconds = float(str(value).strip())
@@ -57,7 +60,8 @@ def parse_retry_after(value):
 class Health:
     """Shared by every request of a run: the retry budget and whether the server still answers."""
 
-    def __init__(self, unreachable_after=UNREACHABLE_AFTER, tokens=BUDGET_TOKENS, clock=time.monotonic, wall=time.time):
+    def __init__(self, unreachable_after: float = UNREACHABLE_AFTER, tokens: float = BUDGET_TOKENS,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
         self.unreachable_after = float(unreachable_after)
         self.max_tokens = float(tokens)
         self.tokens = float(tokens)
@@ -65,12 +69,12 @@ class Health:
         self._lock = threading.Lock()
         self._last_answer = clock()
         self._last_answer_wall = wall()
-        self._failing_since = None
+        self._failing_since: float | None = None
         self._ever_answered = False
         self.retries = 0
         self.gave_up = 0
 
-    def answered(self, ok=True):
+    def answered(self, ok: bool = True) -> None:
         with self._lock:
             self._last_answer, self._last_answer_wall = self.clock(), self.wall()
             self._failing_since = None
@@ -78,18 +82,18 @@ class Health:
             if ok:
                 self.tokens = min(self.max_tokens, self.tokens + 1)
 
-    def no_answer(self, started):
+    def no_answer(self, started: float) -> None:
         """A try that got no response (refused, reset, timed out); started is when it was sent."""
         with self._lock:
             begun = max(started, self._last_answer)
             if self._failing_since is None or begun < self._failing_since:
                 self._failing_since = begun
 
-    def failed_try(self):
+    def failed_try(self) -> None:
         with self._lock:
             self.tokens = max(0.0, self.tokens - 1)
 
-    def may_retry(self):
+    def may_retry(self) -> bool:
         with self._lock:
             if self.tokens > self.max_tokens / 2:
                 self.retries += 1
@@ -97,18 +101,18 @@ class Health:
             self.gave_up += 1
             return False
 
-    def silent_for(self):
+    def silent_for(self) -> float:
         """Seconds since the server stopped answering, or 0 while it answers."""
         with self._lock:
             return 0.0 if self._failing_since is None else self.clock() - self._failing_since
 
-    def unreachable(self):
+    def unreachable(self) -> bool:
         return self.silent_for() >= self.unreachable_after
 
-    def last_answer_iso(self):
+    def last_answer_iso(self) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._last_answer_wall))
 
-    def unreachable_error(self, system, server, what, last):
+    def unreachable_error(self, system: str, server: str, what: str, last: object) -> ServerUnreachable:
         if self._ever_answered:
             msg = "%s at %s stopped answering: nothing but %s for %.0f s (last answer at %s) while sending %s" % (
                 system, server, last, self.silent_for(), self.last_answer_iso(), what)
@@ -122,13 +126,15 @@ class Health:
 class RequestPolicy:
     """send() one try at a time under the rules above. judge(result, exc) -> Verdict."""
 
-    def __init__(self, health, attempts=DEFAULT_ATTEMPTS, first=0.2, cap=5.0, sleep=time.sleep, system="the server"):
+    def __init__(self, health: Health, attempts: int = DEFAULT_ATTEMPTS, first: float = 0.2, cap: float = 5.0,
+                 sleep: Callable[[float], None] = time.sleep, system: str = "the server") -> None:
         self.health = health
         self.system = system  # how messages name what was asked: "the Kubernetes API"
         self.attempts = max(1, int(attempts))
         self.first, self.cap, self.sleep = first, cap, sleep
 
-    def call(self, send, judge, server, what, on_retry=None):
+    def call(self, send: Callable[[], Any], judge: Callable[[Any, BaseException | None], Verdict], server: str, what: str,
+             on_retry: Callable[[Verdict, BaseException | None], None] | None = None) -> Any:
         """send() until it returns or raises something not to retry; on_retry(verdict, exc) before each wait."""
         delays = waiter.backoff(self.first, self.cap)
         last = None

@@ -7,6 +7,7 @@ What orders them is the dotted number after an optional "v"/"V"; the vendor suff
 is ignored. `sort -V`, which the seed script uses, compares the whole string and so gets these wrong: it
 rejects "1.31.0-aliyun.1" and "V1.31.0" as older than "v1.30.4" because a digit or capital sorts before "v".
 """
+from __future__ import annotations
 
 
 import re
@@ -20,7 +21,7 @@ class VersionError(StoragePerfError, ValueError):
     pass
 
 
-def parse(text):
+def parse(text: str | None) -> tuple[int, ...]:
     """"v1.30.4-8c2e0b1-aliyun" -> (1, 30, 4). Raises VersionError when there is no leading number."""
     m = _VERSION.match(str(text or ""))
     if not m:
@@ -28,7 +29,7 @@ def parse(text):
     return tuple(int(p) for p in m.group(1).split("."))
 
 
-def compare(a, b):
+def compare(a: str, b: str) -> int:
     """-1, 0 or 1 as version a is older than, equal to or newer than b (missing parts count as 0)."""
     pa, pb = parse(a), parse(b)
     width = max(len(pa), len(pb))
@@ -37,11 +38,11 @@ def compare(a, b):
     return (pa > pb) - (pa < pb)
 
 
-def at_least(version, minimum):
+def at_least(version: str, minimum: str) -> bool:
     return compare(version, minimum) >= 0
 
 
-def check_minimum(what, version, minimum):
+def check_minimum(what: str, version: str | None, minimum: str) -> str | None:
     """None when version >= minimum, else a message naming what, both versions and the fix."""
     if not version:
         return "%s is not installed (or reports no version); install it at %s or later" % (what, minimum)

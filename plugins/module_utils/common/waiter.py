@@ -7,46 +7,50 @@ every wait shares: the deadline, the backoff between attempts, and the one WaitT
 A predicate is a named callable so that a timeout says what was awaited ("Deployment rolled out"),
 never only "condition not met".
 """
+from __future__ import annotations
 
 import random
 import time
+from typing import Any, Callable, Iterator, TypeVar
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import WaitTimeout
 
 # The one default for every module's wait_timeout (doc fragment storageperf.k8s.wait).
 DEFAULT_WAIT_TIMEOUT = 600
 
+T = TypeVar("T")
+
 
 class Predicate:
     """A test on what a probe returned, with the name a timeout message uses."""
 
-    def __init__(self, name, test):
+    def __init__(self, name: str, test: Callable[[Any], object]) -> None:
         self.name = name
         self.test = test
 
-    def __call__(self, value):
+    def __call__(self, value: Any) -> object:
         return self.test(value)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Predicate(%r)" % self.name
 
 
 class Deadline:
     """A point in monotonic time; clock is injectable so tests move time themselves."""
 
-    def __init__(self, timeout, clock=time.monotonic):
+    def __init__(self, timeout: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.timeout = timeout
         self.at = clock() + timeout
 
-    def remaining(self):
+    def remaining(self) -> float:
         return self.at - self.clock()
 
-    def passed(self):
+    def passed(self) -> bool:
         return self.remaining() <= 0
 
 
-def backoff(first=0.2, cap=5.0, factor=2.0, jitter=True):
+def backoff(first: float = 0.2, cap: float = 5.0, factor: float = 2.0, jitter: bool = True) -> Iterator[float]:
     """Endless delays: first, first*factor, ... capped; with jitter each is drawn from [d/2, d] (AWS's 'equal jitter')."""
     delay = first
     while True:
@@ -54,7 +58,9 @@ def backoff(first=0.2, cap=5.0, factor=2.0, jitter=True):
         delay = min(delay * factor, cap)
 
 
-def retry(call, retry_on, attempts, first=0.2, cap=5.0, sleep=time.sleep, on_retry=None, delay_of=None):
+def retry(call: Callable[[], T], retry_on: Callable[[Exception], object], attempts: int, first: float = 0.2, cap: float = 5.0,
+          sleep: Callable[[float], None] = time.sleep, on_retry: Callable[[Exception, int], None] | None = None,
+          delay_of: Callable[[Exception, float], float] | None = None) -> T:
     """call() until it returns, retrying when retry_on(exc) is true; at most "attempts" calls in all.
 
     delay_of(exc, planned) may lengthen a delay (Retry-After); on_retry(exc, attempt) counts retries.
@@ -76,7 +82,9 @@ def retry(call, retry_on, attempts, first=0.2, cap=5.0, sleep=time.sleep, on_ret
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def poll(probe, predicate, timeout, what=None, first=0.5, cap=5.0, sleep=time.sleep, clock=time.monotonic, factor=2.0):
+def poll(probe: Callable[[], T], predicate: Callable[[T], object], timeout: float, what: str | None = None, first: float = 0.5,
+         cap: float = 5.0, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+         factor: float = 2.0) -> T:
     """probe() until predicate(value) holds; returns that value or raises WaitTimeout with the last value.
 
     For states no watch shows (a cloud API, a CLI): the delay grows from first to cap by factor.

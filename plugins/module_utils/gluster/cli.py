@@ -14,6 +14,7 @@ import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, TypeVar
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import retry
@@ -23,6 +24,9 @@ NO_VOLUMES = "No volumes present in cluster"
 # glusterd takes a lock per volume (and the cluster lock for `volume set all`); a concurrent transaction
 # touching the same lock is refused with one of these, and trying again shortly succeeds.
 TRANSIENT_ERRORS = ("Another transaction is in progress", "Locking failed", "Lock on", "try again")
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 # Cluster-wide options this collection tunes: the seed's knobs (glusterd volume scale).
 BRICK_MULTIPLEX = "cluster.brick-multiplex"
@@ -38,7 +42,8 @@ class GlusterError(StoragePerfError):
     """A gluster command failed; the message names the command and carries gluster's own output."""
 
     def __init__(self, msg: str, cmd: list[str] | None = None, rc: int | None = None,
-                 stdout: str = "", stderr: str = "", hint: str | None = None, result: dict | None = None, **details):
+                 stdout: str = "", stderr: str = "", hint: str | None = None, result: dict | None = None,
+                 **details: Any) -> None:
         super().__init__(msg, hint=hint, result=result, **details)
         self.cmd = cmd or []
         self.rc = rc
@@ -49,7 +54,7 @@ class GlusterError(StoragePerfError):
 class GlusterCLI:
     """Runs `<cli> --mode=script <args>`; `cli` is a command line such as `gluster` or a wrapper path."""
 
-    def __init__(self, cli: str | list[str] = "gluster", timeout: float = 600.0):
+    def __init__(self, cli: str | list[str] = "gluster", timeout: float = 600.0) -> None:
         self.base = shlex.split(cli) if isinstance(cli, str) else list(cli)
         if not self.base:
             raise GlusterError("gluster_cli is empty: set it to `gluster` or to a wrapper that runs the gluster CLI")
@@ -231,14 +236,14 @@ def bricks_for(name: str, peers: list[str], bricks_root: str | None, bricks_root
 
 
 class VolumeResult:
-    def __init__(self, name: str, ok: bool, seconds: float, error: str = ""):
+    def __init__(self, name: str, ok: bool, seconds: float, error: str = "") -> None:
         self.name = name
         self.ok = ok
         self.seconds = seconds
         self.error = error
 
 
-def run_parallel(func, items: list, parallel: int) -> list:
+def run_parallel(func: Callable[[T], R], items: list[T], parallel: int) -> list[R]:
     """Apply func to items with at most `parallel` in flight; results in input order."""
     if not items:
         return []

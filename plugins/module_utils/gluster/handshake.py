@@ -15,6 +15,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import time
+from typing import Callable
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import WaitTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Predicate, poll
@@ -35,7 +36,7 @@ GLUSTERD_RPC_TIMEOUT = 600
 class HandshakeTimeout(GlusterError):
     """The pool was not whole by the deadline; `partial` holds the milestones that were reached."""
 
-    def __init__(self, msg: str, partial: dict):
+    def __init__(self, msg: str, partial: dict) -> None:
         super().__init__(msg)
         self.partial = partial
 
@@ -77,8 +78,9 @@ def timeout_message(elapsed: float, timeout: float, waiting: list[str], last_sta
 
 def measure_handshake(restarted: GlusterCLI, restart_cmd: str, observers: dict[str, GlusterCLI],
                       expected_peers: int, status_volume: str | None, timeout: float = GLUSTERD_RPC_TIMEOUT,
-                      poll_interval: float = 0.2, clock=time.monotonic, sleep=time.sleep,
-                      restart=run_restart) -> dict:
+                      poll_interval: float = 0.2, clock: Callable[[], float] = time.monotonic,
+                      sleep: Callable[[float], None] = time.sleep,
+                      restart: Callable[[str, float], tuple[int, str, str]] = run_restart) -> dict:
     """Restart, then poll until the pool is whole again, at most `timeout` seconds after the restart began.
 
     Raises GlusterError when the restart fails and HandshakeTimeout at the deadline; no single command may

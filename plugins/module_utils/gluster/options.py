@@ -4,6 +4,8 @@
 an order glusterd accepts (the options that need brick multiplexing are set while it is on)."""
 from __future__ import annotations
 
+from typing import Callable
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import (
     BRICK_MULTIPLEX,
     MAX_BRICKS_PER_PROCESS,
@@ -22,7 +24,8 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import
 NEEDS_MULTIPLEX = (("max_bricks_per_process", MAX_BRICKS_PER_PROCESS), ("vol_count_per_thread", VOL_COUNT_PER_THREAD))
 
 
-def set_cluster_options(p: dict, check_mode: bool = False, diff: bool = False, warn=None) -> dict:
+def set_cluster_options(p: dict, check_mode: bool = False, diff: bool = False,
+                        warn: Callable[[str], None] | None = None) -> dict:
     """Bring the managed options to p's values; the module's result. Refuses, before any write, what
     glusterd would refuse halfway."""
     wanted, errors = desired_cluster_options(p["brick_multiplex"], p["max_bricks_per_process"],

@@ -5,7 +5,7 @@ every peer is Connected."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import WaitTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Predicate, poll
@@ -34,7 +34,8 @@ def pool_connected(addresses: list[str]) -> Predicate:
                      lambda peers: all(peer["connected"] for peer in peers) and known_names(peers) >= set(addresses))
 
 
-def probe_peers(p: dict, check_mode: bool = False, diff: bool = False, sleep=time.sleep, clock=time.monotonic) -> dict:
+def probe_peers(p: dict, check_mode: bool = False, diff: bool = False, sleep: Callable[[float], None] = time.sleep,
+                clock: Callable[[], float] = time.monotonic) -> dict:
     """Probe the missing peers of p["peers"] and wait (p["wait"], p["wait_timeout"]); the module's result."""
     if not p["peers"]:
         raise GlusterError("peers is empty: list the addresses of all peers of the pool")

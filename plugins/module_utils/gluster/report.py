@@ -104,7 +104,7 @@ def summary_rows(points: list[dict], reference: bool = True) -> list[dict]:
     return rows
 
 
-def _fmt(value) -> str:
+def _fmt(value: float | None) -> str:
     return "-" if value is None else stats.format_duration(value)
 
 

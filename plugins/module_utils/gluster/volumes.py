@@ -10,6 +10,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.gluster.cli import
     NO_VOLUMES,
     GlusterCLI,
     GlusterError,
+    VolumeResult,
     bricks_for,
     create_volume,
     delete_volume,
@@ -69,14 +70,14 @@ def validate(p: dict) -> list[str]:
     return errors
 
 
-def summary(results) -> dict:
+def summary(results: list[VolumeResult]) -> dict:
     secs = [r.seconds for r in results]
     if not secs:
         return {"mean": 0.0, "min": 0.0, "max": 0.0}
     return {"mean": round(sum(secs) / len(secs), 4), "min": round(min(secs), 4), "max": round(max(secs), 4)}
 
 
-def gluster_value(value) -> str:
+def gluster_value(value: object) -> str:
     # YAML booleans reach us as True/False; gluster wants on/off.
     if isinstance(value, bool):
         return "on" if value else "off"
@@ -146,11 +147,11 @@ def reconcile_volumes(p: dict, check_mode: bool = False, diff: bool = False) -> 
     else:
         t0 = time.monotonic()
         if p["state"] == "present":
-            def work(name):
+            def work(name: str) -> VolumeResult:
                 return create_volume(cli, name, bricks_for(name, p["peers"], p["bricks_root"], p["bricks_roots"]),
                                      p["replica"], options, p["start"], p["force"])
         else:
-            def work(name):
+            def work(name: str) -> VolumeResult:
                 return delete_volume(cli, name)
         outcomes = run_parallel(work, todo, p["parallel"])
         drift_outcomes = run_parallel(lambda n: set_options_on(cli, n, drift_todo[n]), sorted(drift_todo),

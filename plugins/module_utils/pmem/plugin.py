@@ -14,6 +14,9 @@ From docs/reference/pmem.md (seed 001):
 Ownership, so that state=absent removes exactly what state=present added and nothing else: what this
 collection adds carries a mark (the managed-by label, or the storageperf.k8s/pmem-* annotations of pmem/topology.py).
 """
+from __future__ import annotations
+
+from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
@@ -32,7 +35,7 @@ class PmemError(StoragePerfError):
     """Input or cluster state that stops the change; the message names the field and the fix."""
 
 
-def node_type_problem(node):
+def node_type_problem(node: dict[str, Any]) -> str | None:
     """The node's own type label, when it holds a value the plugin would exit on."""
     labels = node["metadata"].get("labels") or {}
     value = labels.get(TYPE_LABEL)

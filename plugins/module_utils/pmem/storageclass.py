@@ -6,8 +6,10 @@ updated in place, recreated (force) or deleted.
 Classes this collection creates carry app.kubernetes.io/managed-by=storageperf.k8s; state=absent deletes
 only such a class, so a rollback never removes a class someone else made.
 """
+from __future__ import annotations
 
 import re
+from typing import Any, Callable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.plugin import (
@@ -24,7 +26,7 @@ DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
-def storageclass_problems(p):
+def storageclass_problems(p: Mapping[str, Any]) -> list[str]:
     """Problems with the pmem_storageclass options, each naming the option and the fix."""
     problems = []
     name = p.get("name") or ""
@@ -51,7 +53,7 @@ def storageclass_problems(p):
     return problems
 
 
-def build_storageclass(p):
+def build_storageclass(p: Mapping[str, Any]) -> dict[str, Any]:
     """The StorageClass manifest, shaped like the seed's csi-pmem-lvm."""
     params = {"volumeType": "PMEM"}
     if p["pmem_type"] != "lvm":
@@ -83,7 +85,7 @@ def build_storageclass(p):
 IMMUTABLE_SC_FIELDS = ("provisioner", "parameters", "reclaimPolicy", "volumeBindingMode", "mountOptions")
 
 
-def storageclass_changes(existing, desired):
+def storageclass_changes(existing: dict[str, Any], desired: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(mutable changes, immutable changes) from the existing StorageClass to the desired one.
 
     Only allowVolumeExpansion, labels and annotations may change in place; the API server refuses the rest
@@ -114,11 +116,11 @@ def storageclass_changes(existing, desired):
     return mutable, immutable
 
 
-def is_managed(obj):
+def is_managed(obj: dict[str, Any] | None) -> bool:
     return ((obj or {}).get("metadata", {}).get("labels") or {}).get(MANAGED_BY) == MANAGER
 
 
-def sc_view(sc):
+def sc_view(sc: dict[str, Any] | None) -> dict[str, Any]:
     """The fields of a StorageClass a person compares (for diffs), without server bookkeeping."""
     if not sc:
         return {}
@@ -136,7 +138,8 @@ def sc_view(sc):
     return out
 
 
-def ensure_storageclass(client, p, check_mode=False, diff=False, warn=None):
+def ensure_storageclass(client: Any, p: Mapping[str, Any], check_mode: bool = False, diff: bool = False,
+                        warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Make the class p["name"] as p asks (state present/absent); the module's result.
 
     Raises PmemError before any write when the options are wrong or an immutable field differs without
@@ -161,7 +164,8 @@ def ensure_storageclass(client, p, check_mode=False, diff=False, warn=None):
     return result
 
 
-def _delete(client, name, existing, result, check_mode, warn):
+def _delete(client: Any, name: str, existing: dict[str, Any] | None, result: dict[str, Any], check_mode: bool,
+            warn: Callable[[str], None] | None) -> None:
     if existing is None:
         return
     if not is_managed(existing):
@@ -175,7 +179,7 @@ def _delete(client, name, existing, result, check_mode, warn):
     result.update(changed=True, action="deleted")
 
 
-def _apply(client, p, existing, result, check_mode):
+def _apply(client: Any, p: Mapping[str, Any], existing: dict[str, Any] | None, result: dict[str, Any], check_mode: bool) -> None:
     desired = build_storageclass(p)
     if existing is None:
         created = client.create(desired, dry_run=check_mode)

@@ -14,10 +14,12 @@ Ownership, so that state=absent removes exactly what state=present added:
 - the ConfigMap gets storageperf.k8s/pmem-entries (JSON [[key, name, node], ...] of the entries added) and
   storageperf.k8s/pmem-created when this collection created it.
 """
+from __future__ import annotations
 
 import copy
 import json
 import re
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible.module_utils.basic import missing_required_lib
 
@@ -50,8 +52,13 @@ CREATED_ANNOTATION = "storageperf.k8s/pmem-created"
 
 _REGION = re.compile(r"^region[0-9]+$")
 
+# topology_plan(): the ConfigMap as it should be (None: delete it) and what changes
+CmPlan = Tuple[Optional[Dict[str, Any]], Dict[str, Any]]
+# node_label_plan(): (labels patch, annotations patch, added label keys)
+LabelPlan = Tuple[Dict[str, Any], Dict[str, Any], List[str]]
 
-def topology_problems(p):
+
+def topology_problems(p: Mapping[str, Any]) -> list[str]:
     problems = []
     if p.get("node_type") not in NODE_TYPES:
         problems.append("node_type %r is not a PMEM node type: use one of %s (the csi-local-plugin exits on any other "
@@ -70,7 +77,7 @@ def topology_problems(p):
     return problems
 
 
-def select_nodes(all_nodes, names):
+def select_nodes(all_nodes: list[dict[str, Any]], names: list[str] | None) -> list[dict[str, Any]]:
     """The PMEM nodes: those named (all must exist), else those already carrying the type label."""
     by_name = {n["metadata"]["name"]: n for n in all_nodes}
     if names:
@@ -86,7 +93,7 @@ def select_nodes(all_nodes, names):
     return labelled
 
 
-def node_label_plan(node, node_type, state):
+def node_label_plan(node: dict[str, Any], node_type: str, state: str) -> LabelPlan | None:
     """(labels patch, annotations patch, added label keys) for one node, or None when nothing changes."""
     md = node["metadata"]
     labels = md.get("labels") or {}
@@ -99,7 +106,7 @@ def node_label_plan(node, node_type, state):
             raise PmemError("node %s is already labelled %s=%s: set node_type to %s, or relabel the node yourself "
                             "(its PMEM may hold volumes of that type)" % (name, TYPE_LABEL, have, have))
         want = {NODE_LABEL: node_type, TYPE_LABEL: node_type}
-        patch = {}
+        patch: dict[str, Any] = {}
         added = list(ours)
         for k, v in want.items():
             if labels.get(k) == v:
@@ -120,7 +127,7 @@ def node_label_plan(node, node_type, state):
     return patch, {LABELS_ANNOTATION: None}, []
 
 
-def _load_entries(data, key):
+def _load_entries(data: Mapping[str, str] | None, key: str) -> list[dict[str, Any]]:
     text = (data or {}).get(key)
     if not text:
         return []
@@ -137,11 +144,11 @@ def _load_entries(data, key):
     return entries
 
 
-def _dump_entries(key, entries):
+def _dump_entries(key: str, entries: list[dict[str, Any]]) -> str:
     return yaml.safe_dump({key: entries}, default_flow_style=False, sort_keys=False).rstrip("\n")
 
 
-def topo_entry(node_name, p):
+def topo_entry(node_name: str, p: Mapping[str, Any]) -> dict[str, Any]:
     """The node-resource-topo entry that prepares this node's PMEM for its type."""
     kind = p["node_type"]
     topology = {"type": "pmem", "regions": list(p["regions"])}
@@ -155,12 +162,12 @@ def topo_entry(node_name, p):
     return {"name": name, "key": HOSTNAME_LABEL, "operator": "In", "value": node_name, "topology": topology}
 
 
-def _same(a, b):
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return (a.get("name"), a.get("key"), a.get("operator"), a.get("value")) == \
         (b.get("name"), b.get("key"), b.get("operator"), b.get("value"))
 
 
-def topology_plan(cm, node_names, p, state):
+def topology_plan(cm: dict[str, Any] | None, node_names: list[str], p: Mapping[str, Any], state: str) -> CmPlan:
     """The ConfigMap as it should be (or None to delete it), and what changes: {added, removed, delete}."""
     exists = cm is not None
     if exists:
@@ -168,15 +175,15 @@ def topology_plan(cm, node_names, p, state):
     else:
         cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": TOPO_NAME, "namespace": TOPO_NAMESPACE},
               "data": {}}
-    md = cm["metadata"]
+    md = cm["metadata"]  # type: ignore[index]  # cm is the copy or the new ConfigMap
     ann = dict(md.get("annotations") or {})
-    data = dict(cm.get("data") or {})
+    data = dict(cm.get("data") or {})  # type: ignore[union-attr]
     try:
         ours = [tuple(x) for x in json.loads(ann.get(ENTRIES_ANNOTATION) or "[]")]
     except ValueError:
         ours = []
     added, removed = [], []
-    key = TOPO_KEY_OF.get(p.get("node_type"))
+    key = TOPO_KEY_OF.get(p.get("node_type"))  # type: ignore[arg-type]
     if state == "present" and key:
         entries = _load_entries(data, key)
         changed = False
@@ -224,11 +231,11 @@ def topology_plan(cm, node_names, p, state):
     md["annotations"] = ann
     if not ann:
         md.pop("annotations", None)
-    cm["data"] = data
+    cm["data"] = data  # type: ignore[index]
     return cm, {"added": added, "removed": removed, "delete": False}
 
 
-def cm_view(cm):
+def cm_view(cm: dict[str, Any] | None) -> dict[str, Any]:
     if not cm:
         return {}
     md = cm.get("metadata") or {}
@@ -239,11 +246,11 @@ def cm_view(cm):
     return out
 
 
-def cm_differs(a, b):
+def cm_differs(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     return cm_view(a) != cm_view(b)
 
 
-def ensure_node_topology(client, p, check_mode=False, diff=False):
+def ensure_node_topology(client: Any, p: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> dict[str, Any]:
     """Label the PMEM nodes and describe them in node-resource-topo (state present), or undo exactly that
     (absent); the module's result. Everything is planned and checked before the first write."""
     result = dict(changed=False, nodes=[], topology=dict(added=[], removed=[], delete=False))
@@ -263,7 +270,8 @@ def ensure_node_topology(client, p, check_mode=False, diff=False):
     return result
 
 
-def _plan(client, p, result):
+def _plan(client: Any, p: Mapping[str, Any],
+          result: dict[str, Any]) -> tuple[list[tuple[dict[str, Any], LabelPlan | None]], dict[str, Any] | None, CmPlan | None]:
     """[(node, label plan)], the ConfigMap read, and (the ConfigMap wanted, what changes) or None."""
     all_nodes, _ = client.list("v1", "Node")
     if p["state"] == "present":
@@ -285,8 +293,11 @@ def _plan(client, p, result):
     return plans, cm, cm_plan
 
 
-def _apply(client, plans, cm, cm_plan, result, check_mode):
+def _apply(client: Any, plans: list[tuple[dict[str, Any], LabelPlan | None]], cm: dict[str, Any] | None, cm_plan: CmPlan | None, result: dict[str, Any],
+           check_mode: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """Patch the nodes, then write the ConfigMap; (diff before, diff after)."""
+    before: dict[str, Any]
+    after: dict[str, Any]
     before, after = {"nodes": {}}, {"nodes": {}}
     for node, plan in plans:
         name = node["metadata"]["name"]
@@ -295,7 +306,7 @@ def _apply(client, plans, cm, cm_plan, result, check_mode):
         entry = dict(name=name, changed=plan is not None, labels=pmem_labels)
         if plan is not None:
             label_patch, ann_patch, _ = plan
-            patch = {"metadata": {}}
+            patch: dict[str, Any] = {"metadata": {}}
             if label_patch:
                 patch["metadata"]["labels"] = label_patch
             if ann_patch:

@@ -14,9 +14,11 @@ All of them end as `--enable_concurrency=true` on the trident-main container of 
 Support by version (tech preview before 26.02; a backend with an unsupported driver stops Trident or is
 not added) is in SUPPORT below; `preflight` refuses before anything changes.
 """
+from __future__ import annotations
 
 
 import re
+from typing import Any, Callable, Iterable
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import get_flag
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.helm import list_releases, upgrade_command
@@ -57,7 +59,7 @@ class TridentNotInstalled(TridentError):
 
 
 # versions -------------------------------------------------------------------------------------------
-def parse_version(text):
+def parse_version(text: object) -> tuple[int, int, int] | None:
     """"25.06.1", "v26.02.0", "26.06.0-custom.1" -> (25, 6, 1); None when it is not a Trident version."""
     if text is None:
         return None
@@ -67,11 +69,11 @@ def parse_version(text):
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
-def format_version(v):
+def format_version(v: tuple[int, ...] | None) -> str:
     return "%d.%02d.%d" % v if v else "unknown"
 
 
-def support_for(version):
+def support_for(version: tuple[int, ...]) -> tuple[tuple[int, int], bool, tuple[str, ...]] | None:
     """(since, ga, drivers) of the newest SUPPORT row at or below version; None before 25.06."""
     row = None
     for since, ga, drivers in SUPPORT:
@@ -80,14 +82,14 @@ def support_for(version):
     return row
 
 
-def first_version_supporting(driver):
+def first_version_supporting(driver: str | None) -> tuple[int, int] | None:
     for since, _, drivers in SUPPORT:
         if driver in drivers:
             return since
     return None
 
 
-def image_version(image):
+def image_version(image: str | None) -> str | None:
     """netapp/trident:25.06.0 -> "25.06.0" (None without a version tag)."""
     if not image:
         return None
@@ -99,17 +101,18 @@ def image_version(image):
 class Install:
     """What discover() found: method (operator|helm|tridentctl), namespace and the objects that say so."""
 
-    def __init__(self, method, namespace, orchestrator=None, controller=None, helm_release=None, operator=None):
+    def __init__(self, method: str, namespace: str, orchestrator: dict[str, Any] | None = None, controller: dict[str, Any] | None = None,
+                 helm_release: dict[str, Any] | None = None, operator: dict[str, Any] | None = None) -> None:
         self.method = method
         self.namespace = namespace
         self.orchestrator = orchestrator
         self.controller = controller
         self.helm_release = helm_release
         self.operator = operator
-        self.version = None
-        self.version_source = None
+        self.version: tuple[int, int, int] | None = None
+        self.version_source: str | None = None
 
-    def summary(self):
+    def summary(self) -> dict[str, Any]:
         out = dict(method=self.method, namespace=self.namespace,
                    version=format_version(self.version) if self.version else None, version_source=self.version_source,
                    orchestrator=(self.orchestrator or {}).get("metadata", {}).get("name"),
@@ -120,11 +123,11 @@ class Install:
         return out
 
 
-def _cr_namespace(cr):
+def _cr_namespace(cr: dict[str, Any]) -> str | None:
     return (cr.get("status") or {}).get("namespace") or (cr.get("spec") or {}).get("namespace")
 
 
-def find_orchestrator(client, namespace=None):
+def find_orchestrator(client: Any, namespace: str | None = None) -> dict[str, Any] | None:
     """The TridentOrchestrator (cluster scoped) for namespace (or the only one); None without the CRD or CR."""
     if not client.has_resource(TRIDENT_API, "TridentOrchestrator"):
         return None
@@ -137,7 +140,7 @@ def find_orchestrator(client, namespace=None):
     return items[0] if items else None
 
 
-def find_controller(client, namespace=None):
+def find_controller(client: Any, namespace: str | None = None) -> dict[str, Any] | None:
     """The trident-controller Deployment (by label, else by name) in namespace or anywhere."""
     items, _ = client.list("apps/v1", "Deployment", namespace=namespace, label_selector=CONTROLLER_LABEL)
     if len(items) > 1:
@@ -152,7 +155,7 @@ def find_controller(client, namespace=None):
     return None
 
 
-def find_helm_release(client, namespaces, orchestrator=None):
+def find_helm_release(client: Any, namespaces: Iterable[str | None], orchestrator: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The trident-operator Helm release: named by the CR's Helm annotations, else any in the namespaces."""
     ann = ((orchestrator or {}).get("metadata") or {}).get("annotations") or {}
     if ann.get("meta.helm.sh/release-name"):
@@ -171,11 +174,11 @@ def find_helm_release(client, namespaces, orchestrator=None):
     return None
 
 
-def discover(client, namespace=None):
+def discover(client: Any, namespace: str | None = None) -> Install:
     """How Trident was installed; raises TridentError when it is not installed at all."""
     cr = find_orchestrator(client, namespace)
     ns = namespace or (cr and _cr_namespace(cr))
-    controller = find_controller(client, ns)
+    controller = find_controller(client, ns)  # type: ignore[arg-type]  # a found CR is never {}
     if controller is not None and not ns:
         ns = controller["metadata"]["namespace"]
     ns = ns or DEFAULT_NAMESPACE
@@ -201,21 +204,21 @@ def discover(client, namespace=None):
     return install
 
 
-def main_container(deployment):
+def main_container(deployment: dict[str, Any] | None) -> dict[str, Any] | None:
     for c in ((deployment or {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []):
         if c.get("name") == MAIN_CONTAINER:
             return c
     return None
 
 
-def main_args(deployment):
+def main_args(deployment: dict[str, Any] | None) -> list[str] | None:
     c = main_container(deployment)
     if c is None:
         return None
     return list((c.get("command") or [])[1:]) + list(c.get("args") or [])
 
 
-def detect_version(client, install):
+def detect_version(client: Any, install: Install) -> tuple[tuple[int, int, int] | None, str | None]:
     """(version tuple, where it was read): orchestrator status, TridentVersion, then the trident-main image."""
     v = parse_version(((install.orchestrator or {}).get("status") or {}).get("version"))
     if v:
@@ -229,7 +232,7 @@ def detect_version(client, install):
     c = main_container(install.controller)
     v = parse_version(image_version((c or {}).get("image")))
     if v:
-        return v, "trident-main image %s" % c.get("image")
+        return v, "trident-main image %s" % c.get("image")  # type: ignore[union-attr]  # v came from c
     if install.helm_release:
         v = parse_version(install.helm_release.get("app_version"))
         if v:
@@ -238,7 +241,7 @@ def detect_version(client, install):
 
 
 # backends -------------------------------------------------------------------------------------------
-def _driver_in_config(config):
+def _driver_in_config(config: object) -> str | None:
     """storageDriverName in a TridentBackend's config ({"ontap_config": {...}} or flat)."""
     if not isinstance(config, dict):
         return None
@@ -250,10 +253,10 @@ def _driver_in_config(config):
     return None
 
 
-def list_backends(client, namespace):
+def list_backends(client: Any, namespace: str) -> list[dict[str, Any]]:
     """[{kind, name, backend, driver}] from TridentBackendConfigs and from TridentBackends without one."""
     out = []
-    known = set()  # TBC uids, backend names and UUIDs: a TridentBackend made from a TBC is reported through it
+    known: set[str] = set()  # TBC uids, backend names and UUIDs: a TridentBackend made from a TBC is reported through it
     if client.has_resource(TRIDENT_API, "TridentBackendConfig"):
         tbcs, _ = client.list(TRIDENT_API, "TridentBackendConfig", namespace=namespace)
         for tbc in tbcs:
@@ -273,7 +276,7 @@ def list_backends(client, namespace):
     return out
 
 
-def _describe(b):
+def _describe(b: dict[str, Any]) -> str:
     name = "%s %s" % (b["kind"], b["name"])
     if b.get("backend"):
         name += " (backend %s)" % b["backend"]
@@ -281,7 +284,7 @@ def _describe(b):
 
 
 # preflight ------------------------------------------------------------------------------------------
-def preflight(install, backends, allow_tech_preview):
+def preflight(install: Install, backends: list[dict[str, Any]], allow_tech_preview: bool) -> list[str]:
     """Refuse (TridentError) what cannot run concurrently; return a list of warnings otherwise."""
     warnings = []
     v = install.version
@@ -320,13 +323,13 @@ def preflight(install, backends, allow_tech_preview):
 
 
 # state ----------------------------------------------------------------------------------------------
-def as_bool(value):
+def as_bool(value: object) -> bool:
     if isinstance(value, bool):
         return value
     return str(value).strip().lower() in ("true", "1", "yes", "on") if value is not None else False
 
 
-def observed(install):
+def observed(install: Install) -> dict[str, Any]:
     """What the cluster says now: the CR's wish, the operator's echo and the controller's flag."""
     cr = install.orchestrator or {}
     status = cr.get("status") or {}
@@ -342,10 +345,10 @@ def observed(install):
     )
 
 
-def desired_spec(install, enable, k8s_api_qps):
+def desired_spec(install: Install, enable: bool, k8s_api_qps: int | None) -> dict[str, Any]:
     """The merge patch for the TridentOrchestrator spec, or {} when it already says so."""
     spec = (install.orchestrator or {}).get("spec") or {}
-    patch = {}
+    patch: dict[str, Any] = {}
     if as_bool(spec.get("enableConcurrency")) != enable or ("enableConcurrency" not in spec and enable):
         patch["enableConcurrency"] = enable
     if k8s_api_qps is not None and spec.get("k8sAPIQPS") != k8s_api_qps:
@@ -353,14 +356,14 @@ def desired_spec(install, enable, k8s_api_qps):
     return patch
 
 
-def orchestrator_done(enable, k8s_api_qps=None):
+def orchestrator_done(enable: bool, k8s_api_qps: int | None = None) -> Callable[[dict[str, Any] | None], bool]:
     """Predicate: the operator installed the wanted setting (raises on status Failed).
 
     The operator echoes every installation parameter as a string; k8sAPIQPS is compared when it echoes it.
     """
     want = "true" if enable else "false"
 
-    def done(cr):
+    def done(cr: dict[str, Any] | None) -> bool:
         status = (cr or {}).get("status") or {}
         if status.get("status") == "Failed":
             raise TridentError("the Trident operator reports status Failed: %s. Fix the cause (kubectl -n %s logs "
@@ -374,25 +377,25 @@ def orchestrator_done(enable, k8s_api_qps=None):
     return done
 
 
-def controller_has_flag(enable):
+def controller_has_flag(enable: bool) -> Callable[[dict[str, Any] | None], bool]:
     """Predicate on the trident-controller Deployment: trident-main has --enable_concurrency=<enable>."""
-    def has(dep):
+    def has(dep: dict[str, Any] | None) -> bool:
         args = main_args(dep)
         return args is not None and as_bool(get_flag(args, CONCURRENCY_FLAG)) == enable
 
     return has
 
 
-def tridentctl_message(install, enable):
+def tridentctl_message(install: Install, enable: bool) -> str:
     ns = install.namespace
     flag = " --enable-concurrency" if enable else ""
     return ("Trident in namespace %s was installed with tridentctl (Deployment %s, no TridentOrchestrator): its "
             "concurrency is fixed at install time and cannot be switched in place. Reinstall it: `tridentctl uninstall "
             "-n %s && tridentctl install -n %s%s` (backends and volumes are kept in the CRDs), then re-run this task"
-            % (ns, install.controller["metadata"]["name"], ns, ns, flag))
+            % (ns, install.controller["metadata"]["name"], ns, ns, flag))  # type: ignore[index]  # tridentctl: the controller
 
 
-def helm_advice(install, enable):
+def helm_advice(install: Install, enable: bool) -> tuple[str | None, bool | None]:
     """(command, release value) when the Helm release's values disagree with what we set on its CR."""
     rel = install.helm_release
     if not rel:

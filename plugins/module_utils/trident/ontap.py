@@ -17,6 +17,7 @@ ONTAPI 1.0, which every ONTAP answers) and then speaks the server's ONTAPI, capp
 a request above its own (errno 13010), and the REST fallback only reaches ZAPI on ONTAP before 9.6 (ONTAPI 1.150
 and lower).
 """
+from __future__ import annotations
 
 
 import base64
@@ -25,6 +26,7 @@ import re
 import ssl
 from urllib import request as urllib_request
 from urllib.parse import urlencode
+from typing import Any, Callable, Mapping
 
 from ansible.module_utils.basic import env_fallback
 from ansible.module_utils.urls import open_url
@@ -54,14 +56,14 @@ PROBE_VERSION = (1, 0)
 
 
 class OntapError(StoragePerfError):
-    def __init__(self, msg, status=None):
+    def __init__(self, msg: str, status: int | str | None = None) -> None:
         super().__init__(msg)
         self.msg = msg
         self.status = status
 
 
 # names -------------------------------------------------------------------------------------------------
-def kind_of(name, prefix):
+def kind_of(name: str | None, prefix: str) -> str | None:
     """"volume" (one PV), "qtree_pool", "lun_pool", or None for names Trident did not make."""
     if not name or not name.startswith(prefix):
         return None
@@ -73,7 +75,7 @@ def kind_of(name, prefix):
     return "volume"
 
 
-def internal_name(pv_or_name, prefix):
+def internal_name(pv_or_name: object, prefix: str) -> str:
     """The ONTAP name Trident gives a PV: "pvc-1b2c-..." -> "trident_pvc_1b2c_..."; internal names pass through."""
     text = str(pv_or_name)
     if text.startswith(prefix):
@@ -81,7 +83,8 @@ def internal_name(pv_or_name, prefix):
     return prefix + text.replace("-", "_")
 
 
-def leak_report(volumes, qtrees, luns, expected, prefix):
+def leak_report(volumes: list[dict[str, Any]], qtrees: list[dict[str, Any]], luns: list[dict[str, Any]], expected: list[str] | None,
+                prefix: str) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """(leaked, missing, empty_pools): objects no expected PV accounts for, expected PVs not found, empty pools."""
     wanted = {internal_name(e, prefix) for e in (expected or [])}
     objects = ([dict(name=v["name"], kind="volume", volume=v["name"], svm=v.get("svm")) for v in volumes
@@ -97,7 +100,7 @@ def leak_report(volumes, qtrees, luns, expected, prefix):
     return leaked, missing, empty_pools
 
 
-def split_host_port(hostname):
+def split_host_port(hostname: str) -> tuple[str, int | None]:
     """"10.0.0.5:8443" -> ("10.0.0.5", 8443); "[fd00::5]:443" -> ("fd00::5", 443); no port -> (host, None)."""
     m = re.match(r"^\[(?P<v6>[^\]]+)\](?::(?P<p6>\d+))?$|^(?P<host>[^:]+)(?::(?P<port>\d+))?$", hostname or "")
     if not m:
@@ -108,7 +111,7 @@ def split_host_port(hostname):
 
 
 # REST --------------------------------------------------------------------------------------------------
-def _judge(_body, exc):
+def _judge(_body: bytes | None, exc: BaseException | None) -> rp.Verdict:
     if exc is None:
         return rp.Verdict(answered=True)
     if isinstance(exc, HTTPError):
@@ -127,8 +130,8 @@ class OntapRest:
 
     API = "rest"
 
-    def __init__(self, hostname, username, password, https=True, validate_certs=True, ca_cert=None, port=None,
-                 timeout=60):
+    def __init__(self, hostname: str, username: str, password: str, https: bool = True, validate_certs: bool = True,
+                 ca_cert: str | None = None, port: int | None = None, timeout: float = 60) -> None:
         scheme = "https" if https else "http"
         self.base = "%s://%s%s" % (scheme, hostname, ":%d" % port if port else "")
         self.username = username
@@ -140,13 +143,13 @@ class OntapRest:
         # the collection's one request policy: 429/5xx/resets retried, unreachable as a state (docs/fleet.md)
         self.policy = rp.RequestPolicy(rp.Health(), system="ONTAP")
 
-    def get(self, path, query=None):
+    def get(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """One GET of /api/<path> (or of an href starting with /api/); returns the decoded JSON."""
         url = path if path.startswith("/api/") else "/api/" + path.lstrip("/")
         if query:
             url += ("&" if "?" in url else "?") + urlencode(query, safe="*|!,.")
 
-        def send():
+        def send() -> bytes:
             self.calls += 1
             resp = open_url(self.base + url, method="GET", headers={"Accept": "application/hal+json"},
                             url_username=self.username, url_password=self.password, force_basic_auth=True,
@@ -164,7 +167,7 @@ class OntapRest:
             raise OntapError("cannot reach ONTAP at %s (%s): check hostname, https/http_port and the certificate "
                              "(validate_certs, ca_cert)" % (self.base, getattr(e, "reason", None) or e)) from e
 
-    def _explain(self, e, url):
+    def _explain(self, e: HTTPError, url: str) -> str:
         try:
             body = json.loads(e.read() or b"{}")
         except ValueError:
@@ -175,10 +178,10 @@ class OntapRest:
                     "needs the http application with a role that can read volumes)" % self.base)
         return "ONTAP REST GET %s failed (%s): %s" % (url.split("?")[0], e.code, message)
 
-    def get_all(self, path, query):
+    def get_all(self, path: str, query: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Every record of a collection: follows `_links.next.href` and checks each page's num_records."""
         doc = self.get(path, query)
-        records = []
+        records: list[dict[str, Any]] = []
         while True:
             page = doc.get("records") or []
             if "num_records" in doc and doc["num_records"] != len(page):
@@ -189,13 +192,14 @@ class OntapRest:
                 return records
             doc = self.get(nxt)
 
-    def version(self):
+    def version(self) -> str | None:
         doc = self.get("cluster", {"fields": "version"})
         return ((doc.get("version") or {}).get("full"))
 
-    def inventory(self, prefix, svm=None, economy=True, page_size=500):
+    def inventory(self, prefix: str, svm: str | None = None, economy: bool = True,
+                  page_size: int = 500) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
         """(volumes, qtrees, luns) Trident made, as plain dicts."""
-        common = {"max_records": page_size}
+        common: dict[str, Any] = {"max_records": page_size}
         if svm:
             common["svm.name"] = svm
         vols = self.get_all("storage/volumes", dict(common, name=prefix + "*",
@@ -231,23 +235,23 @@ if HAS_NETAPP_LIB:
         credentials; the netapp.ontap collection overrides the same two methods (OntapZAPICx).
         """
 
-        def __init__(self, host, username, password, ssl_context, **kw):
+        def __init__(self, host: str, username: str, password: str, ssl_context: ssl.SSLContext | None, **kw: Any) -> None:
             zapi.NaServer.__init__(self, host, username=username, password=password, **kw)
             self._ssl_context = ssl_context
             self._auth = "Basic " + base64.b64encode(("%s:%s" % (username, password)).encode()).decode()
 
-        def _build_opener(self):
+        def _build_opener(self) -> None:
             handlers = [urllib_request.HTTPSHandler(context=self._ssl_context)] if self._ssl_context else []
             self._opener = urllib_request.build_opener(*handlers)
             self._refresh_conn = False
 
-        def _create_request(self, na_element, enable_tunneling=False):
+        def _create_request(self, na_element: Any, enable_tunneling: bool = False) -> tuple[Any, Any]:
             request, element = zapi.NaServer._create_request(self, na_element, enable_tunneling)
             request.add_header("Authorization", self._auth)
             return request, element
 
 
-def _text(el, *path):
+def _text(el: Any, *path: str) -> str | None:
     for name in path:
         if el is None:
             return None
@@ -255,7 +259,7 @@ def _text(el, *path):
     return el.get_content() if el is not None else None
 
 
-def _int(text):
+def _int(text: Any) -> int | None:
     try:
         return int(text)
     except (TypeError, ValueError):
@@ -267,8 +271,8 @@ class OntapZapi:
 
     API = "zapi"
 
-    def __init__(self, hostname, username, password, https=True, validate_certs=True, ca_cert=None, port=None,
-                 timeout=60):
+    def __init__(self, hostname: str, username: str, password: str, https: bool = True, validate_certs: bool = True,
+                 ca_cert: str | None = None, port: int | None = None, timeout: float = 60) -> None:
         if not HAS_NETAPP_LIB:
             raise OntapError("netapp-lib is required for ZAPI (use_rest: never): pip install netapp-lib")
         context = None
@@ -285,9 +289,9 @@ class OntapZapi:
         self.server.set_timeout(timeout)
         self.calls = 0
         self.host = hostname
-        self.ontapi = None  # (major, minor) the server answered, once asked
+        self.ontapi: tuple[int | None, int | None] | None = None  # (major, minor) the server answered, once asked
 
-    def negotiate(self):
+    def negotiate(self) -> tuple[int | None, int | None]:
         """Ask the server's ONTAPI version, then use it (capped at ZAPI_VERSION) for every later call."""
         self.server.set_api_version(*PROBE_VERSION)
         result = self.invoke(zapi.NaElement("system-get-ontapi-version"))
@@ -299,7 +303,7 @@ class OntapZapi:
         self.server.set_api_version(*min(server, ZAPI_VERSION))
         return server
 
-    def invoke(self, element):
+    def invoke(self, element: Any) -> Any:
         self.calls += 1
         try:
             return self.server.invoke_successfully(element, True)
@@ -309,18 +313,18 @@ class OntapZapi:
                                  "(the user needs the ontapi application)" % self.host, 401) from e
             raise OntapError("ONTAP ZAPI %s failed: %s" % (element.get_name(), e), e.code) from e
 
-    def _session(self):
+    def _session(self) -> None:
         if self.ontapi is None:
             self.negotiate()
 
-    def version(self):
+    def version(self) -> str | None:
         self._session()
         return _text(self.invoke(zapi.NaElement("system-get-version")), "version")
 
-    def get_iter(self, api, query, desired, page_size):
+    def get_iter(self, api: str, query: dict[str, Any], desired: dict[str, Any], page_size: int) -> list[Any]:
         """Every record element of an *-get-iter / *-list-iter call, following next-tag."""
         self._session()
-        records = []
+        records: list[Any] = []
         tag = None
         while True:
             el = zapi.NaElement(api)
@@ -340,7 +344,8 @@ class OntapZapi:
             if not tag:
                 return records
 
-    def inventory(self, prefix, svm=None, economy=True, page_size=500):
+    def inventory(self, prefix: str, svm: str | None = None, economy: bool = True,
+                  page_size: int = 500) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
         id_query = {"name": prefix + "*"}
         if svm:
             id_query["owning-vserver-name"] = svm
@@ -350,6 +355,7 @@ class OntapZapi:
                                                             "instance-uuid": None},
                                    "volume-space-attributes": {"size": None, "size-used": None},
                                    "volume-state-attributes": {"state": None}}}, page_size)
+        volumes: list[dict[str, Any]]
         volumes = [dict(name=_text(v, "volume-id-attributes", "name"),
                         uuid=_text(v, "volume-id-attributes", "instance-uuid"),
                         svm=_text(v, "volume-id-attributes", "owning-vserver-name"),
@@ -382,7 +388,7 @@ class OntapZapi:
         return volumes, qtrees, luns
 
 
-def connect(params):
+def connect(params: Mapping[str, Any]) -> tuple[str, OntapRest | OntapZapi]:
     """(api name, client) for module params: REST unless use_rest=never; auto falls back to ZAPI without REST."""
     kw = dict(hostname=params["hostname"], username=params["username"], password=params["password"],
               https=params["https"], validate_certs=params["validate_certs"], ca_cert=params.get("ca_cert"),
@@ -417,7 +423,7 @@ ONTAP_AUTH_ARG_SPEC = dict(
 )
 
 
-def client_from_module(module):
+def client_from_module(module: Any) -> OntapRest | OntapZapi:
     """The ONTAP client of a module's connection options, after checking that credentials were found."""
     params = module.params
     missing = ["%s (or %s)" % (k, v) for k, v in (("username", ENV_USERNAME), ("password", ENV_PASSWORD)) if not params[k]]
@@ -432,7 +438,7 @@ register_auth("ontap", ONTAP_AUTH_ARG_SPEC, client_from_module)
 
 
 # the ontap_volume_info module ------------------------------------------------------------------------
-def refuse_params(params):
+def refuse_params(params: Mapping[str, Any]) -> None:
     """Fail (OntapError) on options ONTAP cannot page by, before any call."""
     if not params["prefix"]:
         raise OntapError("prefix is empty: give the backend's storagePrefix (Trident's default is trident_)")
@@ -440,7 +446,7 @@ def refuse_params(params):
         raise OntapError("page_size=%d must be at least 1 (ONTAP pages by max_records)" % params["page_size"])
 
 
-def volume_inventory(params, client_of):
+def volume_inventory(params: Mapping[str, Any], client_of: Callable[[str], Any]) -> dict[str, Any]:
     """What the backend's prefix names on ONTAP, and against `expected` what leaked or is missing.
 
     client_of(system) builds the module's client (the module base's client("ontap"))."""
