@@ -13,6 +13,7 @@ CONTROLLER_MODULES = [
     "statefulset:StatefulSetController",
     "deployment:DeploymentController",
     "replicaset:ReplicaSetController",
+    "replicationcontroller:ReplicationManager",
     "job:JobController",
     "scheduler:Scheduler",
     "kubelet:Kubelet",
