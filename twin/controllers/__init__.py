@@ -15,6 +15,7 @@ CONTROLLER_MODULES = [
     "replicaset:ReplicaSetController",
     "replicationcontroller:ReplicationManager",
     "job:JobController",
+    "cronjob:CronJobController",
     "scheduler:Scheduler",
     "kubelet:Kubelet",
     "csi_drivers:CSIDrivers",
