@@ -17,6 +17,7 @@ import math
 import zoneinfo
 from datetime import datetime, UTC
 from typing import Any
+from collections.abc import Hashable
 
 from ..apiserver import errors
 from ..kinds import cron
@@ -38,7 +39,7 @@ class CronJobController(Reconciler):
     def setup(self) -> None:
         self.clock = ClusterClock(self.cluster.time_scale)
         self.created: dict[str, float] = {}  # cronjob uid -> cluster time it was seen created
-        self.timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
+        self.timers: dict[Hashable, asyncio.TimerHandle] = {}
 
     def on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
         if rtype.key == self.own_rt.key and etype == "ADDED":
@@ -188,13 +189,12 @@ class CronJobController(Reconciler):
             when = when.astimezone(zoneinfo.ZoneInfo(tz))
         annotations = dict((jt.get("metadata") or {}).get("annotations") or {})
         annotations[SCHEDULED_ANN] = _rfc3339(when)
-        job = {"apiVersion": "batch/v1", "kind": "Job",
-               "metadata": {"name": name, "namespace": md["namespace"], "annotations": annotations,
-                            "ownerReferences": [controller_ref(cj)]},
-               "spec": copy.deepcopy(jt.get("spec") or {})}
+        meta: dict[str, Any] = {"name": name, "namespace": md["namespace"], "annotations": annotations,
+                                "ownerReferences": [controller_ref(cj)]}
         labels = (jt.get("metadata") or {}).get("labels")
         if labels:
-            job["metadata"]["labels"] = dict(labels)
+            meta["labels"] = dict(labels)
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": copy.deepcopy(jt.get("spec") or {})}
         try:
             created = self.store.create(self.jobs_rt, md["namespace"], job)
         except errors.ApiError as e:
@@ -225,7 +225,7 @@ class CronJobController(Reconciler):
             for j in done[:max(len(done) - limit, 0)]:
                 self._delete_job(cj, j["metadata"]["name"])
 
-    def _wake(self, key: tuple[str, str], cluster_seconds: float) -> None:
+    def _wake(self, key: Hashable, cluster_seconds: float) -> None:
         old = self.timers.pop(key, None)
         if old:
             old.cancel()
@@ -247,7 +247,8 @@ def most_recent(sched: cron.Schedule, earliest: float, now: float) -> tuple[floa
     recent = t1 + (missed - 1) * between
     if missed <= WALK_AT_MOST or recent > now:
         # upstream's estimate assumes equal intervals; walking the times is exact for irregular schedules too
-        recent, t = t1, t2
+        recent = t1
+        t: float | None = t2
         while t is not None and t <= now:
             recent, t = t, _next(sched, t)
     return recent, missed

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Sequence
 
 from ..apiserver import errors
 from .base import Kind, Reconciler
@@ -92,7 +93,7 @@ class DeploymentController(Reconciler):
         # what the new set counted before this sync scaled it: a real cluster writes that status before its
         # ReplicaSet controller has caught up, the twin's catches up inside the write (see _progress)
         counted = (new_rs.get("status") or {}).get("replicas", 0) if new_rs else 0
-        if paused or self._scaling_event(d, new_rs, olds):
+        if paused or new_rs is None or self._scaling_event(d, new_rs, olds):
             self._scale_proportionally(d, new_rs, olds)
         elif (d["spec"].get("strategy") or {}).get("type") == "Recreate":
             self._recreate(d, new_rs, olds)
@@ -177,7 +178,7 @@ class DeploymentController(Reconciler):
     def _scaling_event(self, d: dict, new_rs: dict | None, olds: list[dict]) -> bool:
         """isScalingEvent: an active ReplicaSet was sized for another replica count than the Deployment's."""
         want = str(d["spec"].get("replicas", 1))
-        for r in _active([new_rs] + olds):
+        for r in _active([new_rs, *olds]):
             desired = (r["metadata"].get("annotations") or {}).get(DESIRED_ANN)
             if desired is not None and desired != want:
                 return True
@@ -187,7 +188,7 @@ class DeploymentController(Reconciler):
         """sync.go scale: one active set (or none: the newest) takes every replica; a saturated new set leaves the
         old ones none; otherwise a rolling Deployment's replicas are spread over its active sets in proportion."""
         replicas = d["spec"].get("replicas", 1)
-        active = _active([new_rs] + olds)
+        active = _active([new_rs, *olds])
         if len(active) <= 1:
             target = active[0] if active else (new_rs or (max(olds, key=_created) if olds else None))
             if target is not None:
@@ -458,7 +459,7 @@ def _has_deadline(d: dict) -> bool:
     return pds is not None and pds != NO_DEADLINE
 
 
-def _active(rss: list[dict | None]) -> list[dict]:
+def _active(rss: Sequence[dict | None]) -> list[dict]:
     return [r for r in rss if r is not None and r["spec"].get("replicas", 0) > 0]
 
 
