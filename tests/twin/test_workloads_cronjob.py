@@ -62,6 +62,7 @@ def test_each_schedule_time_makes_one_named_job_and_history_is_limited(api, ns):
         any(c.type == "Complete" and c.status == "True" for c in j.status.conditions or []) for j in js),
         "three complete jobs of tick", ns, label_selector="cj=tick")
 
+    seen(jobs, 0)  # and those made between the watch's end and the suspension
     minutes = sorted(int(n.rpartition("-")[2]) for n in seen.names)
     assert len(set(minutes)) == len(minutes) and minutes == list(range(minutes[0], minutes[0] + len(minutes)))
     kept = sorted(jobs, key=_minute)
@@ -97,6 +98,7 @@ def test_failed_jobs_history_limit_keeps_one(api, ns):
     jobs = watch_until(batch.list_namespaced_job, lambda js: len(js) == 1 and any(
         c.type == "Failed" and c.status == "True" for c in js[0].status.conditions or []),
         "one failed job of bad", ns, label_selector="cj=bad")
+    seen(jobs, 0)
     assert _minute(jobs[0]) == max(int(n.rpartition("-")[2]) for n in seen.names)
     assert _batch(api).read_namespaced_cron_job("bad", ns).status.last_successful_time is None
 
@@ -118,12 +120,13 @@ def test_replace_deletes_the_running_job_for_the_next(api, ns):
     seen = Seen()
     watch_until(batch.list_namespaced_job, lambda jobs: seen(jobs, 3), "three jobs of swap", ns,
                 label_selector="cj=swap")
-    batch.patch_namespaced_cron_job("swap", ns, {"spec": {"suspend": True}})
+    batch.patch_namespaced_cron_job("swap", ns, {"spec": {"suspend": True}})  # nothing starts from here on
     cj = batch.read_namespaced_cron_job("swap", ns)
     (active,) = cj.status.active  # never more than one at a time
     live = [j for j in batch.list_namespaced_job(ns, label_selector="cj=swap").items
             if not j.metadata.deletion_timestamp]
     assert [j.metadata.name for j in live] == [active.name]
+    seen(live, 0)
     assert int(active.name.rpartition("-")[2]) == max(int(n.rpartition("-")[2]) for n in seen.names)
     deleted = [e for e in _core(api).list_namespaced_event(ns, field_selector="involvedObject.name=swap").items
                if e.reason == "SuccessfulDelete"]
