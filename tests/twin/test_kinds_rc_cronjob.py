@@ -1,5 +1,6 @@
 """ReplicationController (v1) and CronJob (batch/v1), as kube-apiserver serves them: discovery, defaults,
-validation (422 causes), list/watch/field selectors, and kubectl's columns. No controller runs either kind."""
+validation (422 causes), list/watch/field selectors, and kubectl's columns. Their controllers are tested in
+test_workloads_rc.py and test_workloads_cronjob.py."""
 from __future__ import annotations
 
 import pytest
@@ -35,7 +36,8 @@ def test_cronjob_defaults_columns_and_watch(twin):
     from kubernetes import client
 
     batch = client.BatchV1Api(twin.api_client())
-    twin.kubectl("create", "cronjob", "hello", "--image=busybox:1.36", "--schedule=*/5 * * * *", "--", "echo", "hi")
+    # a yearly schedule: the CronJob controller (cluster clock 100 times real time here) starts nothing meanwhile
+    twin.kubectl("create", "cronjob", "hello", "--image=busybox:1.36", "--schedule=0 0 1 1 *", "--", "echo", "hi")
     cj = twin.kubectl_json("get", "cronjob", "hello")
     spec = cj["spec"]
     assert (spec["concurrencyPolicy"], spec["suspend"], spec["successfulJobsHistoryLimit"],
@@ -45,7 +47,7 @@ def test_cronjob_defaults_columns_and_watch(twin):
     assert cj["metadata"]["generation"] == 1
 
     assert header(twin, "cronjob") == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"]
-    assert row(twin, "cronjob", "hello")[:6] == ["hello", "*/5 * * * *", "<none>", "False", "0", "<none>"]
+    assert row(twin, "cronjob", "hello")[:6] == ["hello", "0 0 1 1 *", "<none>", "False", "0", "<none>"]
     assert header(twin, "cronjob", "-o", "wide")[-3:] == ["CONTAINERS", "IMAGES", "SELECTOR"]
 
     body = client.V1CronJob(metadata=client.V1ObjectMeta(name="nightly"), spec=client.V1CronJobSpec(
@@ -118,16 +120,17 @@ def test_replicationcontroller_defaults_from_the_template(twin):
         "spec": {"template": _pod_template({"app": "web"})}}))
     rc = core.read_namespaced_replication_controller("web", "default")
     assert rc.spec.replicas == 1 and rc.spec.selector == {"app": "web"} and rc.metadata.labels == {"app": "web"}
-    assert rc.spec.template.spec.restart_policy == "Always" and rc.status.replicas == 0
+    # the ReplicationController controller made its pod inside the write
+    assert rc.spec.template.spec.restart_policy == "Always" and rc.status.replicas == 1
     assert header(twin, "rc") == ["NAME", "DESIRED", "CURRENT", "READY", "AGE"]
-    assert row(twin, "rc", "web")[:4] == ["web", "1", "0", "0"]
+    assert row(twin, "rc", "web")[:3] == ["web", "1", "1"]
     assert header(twin, "rc", "-o", "wide")[-3:] == ["CONTAINERS", "IMAGES", "SELECTOR"]
     scale = core.read_namespaced_replication_controller_scale("web", "default")
     assert (scale.spec.replicas, scale.status.selector) == (1, "app=web")
     twin.kubectl("scale", "rc", "web", "--replicas=3")
     assert core.read_namespaced_replication_controller("web", "default").spec.replicas == 3
     assert [r.metadata.name for r in core.list_namespaced_replication_controller(
-        "default", field_selector="status.replicas=0").items] == ["web"]
+        "default", field_selector="status.replicas=3").items] == ["web"]
     assert watched_names(core.list_namespaced_replication_controller, "default", names={"web"}) == {"web": "ADDED"}
 
 

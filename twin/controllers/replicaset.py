@@ -3,7 +3,8 @@
 Follows pkg/controller/replicaset: pods are `<rs>-<5 safe characters>` with a controller reference;
 scale-down deletes the least useful pods first (unscheduled, then Pending, not Ready, newest), and
 status counts active pods (not finished, not being deleted). Spec changes are reconciled inside the
-write that made them, so a Deployment's pods exist as soon as its ReplicaSet does.
+write that made them, so a Deployment's pods exist as soon as its ReplicaSet does. The ReplicationController
+controller (replicationcontroller.py) is this one on another kind, as upstream's ReplicationManager is.
 """
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 class ReplicaSetController(Reconciler):
     name = "replicaset-controller"
     owns = ("apps", "v1", "replicasets")
+    owner_kind = "ReplicaSet"  # the kind of the pods' controller reference
 
     def dependent_changed(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
         if rtype.key == self.pods_rt.key:
-            owner = owned_by(obj, "ReplicaSet")
+            owner = owned_by(obj, self.owner_kind)
             if owner:
                 self.queue.soon(owner)
 

@@ -74,3 +74,26 @@ class Lane:
         _, end = self.reserve(wall_seconds, arrival)
         await sleep_until(end)
         return end
+
+
+class ClusterClock:
+    """The cluster's wall clock for controllers whose work is dated, not only timed (the CronJob controller): it
+    reads the real time when made and then runs 1/time_scale times as fast as the real one, so at --time-scale 0.01 a
+    one-minute schedule comes due every 0.6 s. Timestamps the API server writes (creationTimestamp, a Job's
+    completionTime) stay in real time; to_cluster() reads such a timestamp on this clock."""
+
+    def __init__(self, time_scale: float) -> None:
+        self.scale = time_scale if time_scale > 0 else 1.0
+        self.wall0 = time.time()
+        self.mono0 = time.monotonic()
+
+    def now(self) -> float:
+        """Cluster time, in seconds since the epoch."""
+        return self.wall0 + (time.monotonic() - self.mono0) / self.scale
+
+    def to_cluster(self, wall: float) -> float:
+        return self.wall0 + (wall - self.wall0) / self.scale
+
+    def wall_delay(self, cluster_seconds: float) -> float:
+        """Real seconds until cluster_seconds of this clock have passed."""
+        return max(cluster_seconds, 0.0) * self.scale

@@ -1,5 +1,5 @@
 """batch/v1 CronJob: defaults (SetDefaults_CronJob), validation (ValidateCronJobCreate), `kubectl get` columns
-(printCronJob). The twin stores CronJobs; no controller runs them (status.active stays empty)."""
+(printCronJob). controllers/cronjob.py runs them."""
 from __future__ import annotations
 
 from typing import Any

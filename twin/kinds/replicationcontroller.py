@@ -1,6 +1,7 @@
 """core/v1 ReplicationController: defaults (SetDefaults_ReplicationController: selector and labels from the
 template's labels, replicas 1), validation (ValidateReplicationControllerSpec: a non-empty map selector that
-matches the template's labels), `kubectl get` columns (printReplicationController). No controller runs them."""
+matches the template's labels), `kubectl get` columns (printReplicationController). controllers/replicationcontroller.py
+runs them."""
 from __future__ import annotations
 
 from typing import Any
