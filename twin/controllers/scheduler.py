@@ -25,6 +25,7 @@ import time
 from ..fleet import calibration
 from .base import Controller
 from .podstatus import is_terminal, set_condition
+from .taints import tolerates
 
 log = logging.getLogger("twin")
 
@@ -432,19 +433,7 @@ def _node_ready(node: dict) -> bool:
 
 
 def _tolerates(spec: dict, taint: dict) -> bool:
-    for t in spec.get("tolerations") or []:
-        if t.get("effect") and t["effect"] != taint.get("effect"):
-            continue
-        op = t.get("operator", "Equal")
-        if not t.get("key"):
-            if op == "Exists":
-                return True
-            continue
-        if t["key"] != taint.get("key"):
-            continue
-        if op == "Exists" or t.get("value", "") == taint.get("value", ""):
-            return True
-    return False
+    return any(tolerates(t, taint) for t in spec.get("tolerations") or [])
 
 
 def _matches_node_selector(spec: dict, name: str, labels: dict) -> bool:
