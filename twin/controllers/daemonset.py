@@ -52,6 +52,7 @@ class DaemonSetController(Reconciler):
     def setup(self) -> None:
         # (DaemonSet uid, node) -> (monotonic end of the backoff, its length in cluster seconds)
         self.backoff: dict[tuple[str, str], tuple[float, float]] = {}
+        self.writes = 0  # pods created or deleted in the current pass
 
     def forget(self, obj: dict) -> None:
         uid = obj["metadata"]["uid"]
@@ -77,13 +78,19 @@ class DaemonSetController(Reconciler):
             return
         cur, revs = self._revisions(ds)
         h = cur["metadata"]["labels"][HASH_LABEL]
-        nodes = [e.obj for e in self.store.list_entries(self.nodes_rt)]
-        more = self._manage(ds, nodes, self._pods_by_node(ds), h)
-        strategy = ds["spec"].get("updateStrategy") or {}
-        if strategy.get("type", "RollingUpdate") == "RollingUpdate":
-            more |= self._rolling_update(ds, nodes, self._pods_by_node(ds), h)
+        tolerations = with_daemon_tolerations(ds["spec"]["template"].get("spec") or {}).get("tolerations") or []
+        fits = {e.obj["metadata"]["name"]: self._should_run(ds, e.obj, tolerations)
+                for e in self.store.list_entries(self.nodes_rt)}
+        self.writes = 0
         by_node = self._pods_by_node(ds)
-        self._write_status(ds, nodes, by_node, h)
+        more = self._manage(ds, fits, by_node, h)
+        strategy = ds["spec"].get("updateStrategy") or {}
+        # as upstream's expectations: the update runs on a pass whose manage step changed nothing
+        if not self.writes and strategy.get("type", "RollingUpdate") == "RollingUpdate":
+            more |= self._rolling_update(ds, fits, by_node, h)
+        if self.writes:
+            by_node = self._pods_by_node(ds)
+        self._write_status(ds, fits, by_node, h)
         self._trim_history(ds, revs, cur, by_node)
         if more:
             self.queue.soon(key)
@@ -102,8 +109,10 @@ class DaemonSetController(Reconciler):
             pods.sort(key=_age_rank)
         return out
 
-    def _should_run(self, ds: dict, node: dict) -> tuple[bool, bool]:
-        """NodeShouldRunDaemonPod: (should run a new pod there, should keep the pods it has)."""
+    @staticmethod
+    def _should_run(ds: dict, node: dict, tolerations: list[dict]) -> tuple[bool, bool]:
+        """NodeShouldRunDaemonPod: (should run a new pod there, should keep the pods it has); `tolerations` are the
+        template's with the daemon ones added."""
         spec = ds["spec"]["template"].get("spec") or {}
         name = node["metadata"]["name"]
         if spec.get("nodeName") and spec["nodeName"] != name:
@@ -111,20 +120,17 @@ class DaemonSetController(Reconciler):
         if not _matches_node_selector(spec, name, node["metadata"].get("labels") or {}):
             return False, False
         taints = (node.get("spec") or {}).get("taints") or []
-        tolerations = with_daemon_tolerations(spec).get("tolerations")
         if first_untolerated(taints, tolerations, ("NoSchedule", "NoExecute")) is None:
             return True, True
         return False, first_untolerated(taints, tolerations, ("NoExecute",)) is None
 
-    def _manage(self, ds: dict, nodes: list[dict], by_node: dict[str, list[dict]], h: str) -> bool:
+    def _manage(self, ds: dict, fits: dict[str, tuple[bool, bool]], by_node: dict[str, list[dict]], h: str) -> bool:
         """podsShouldBeOnNode for every node, then syncNodes; True when work was left for the next pass."""
         create, delete = [], []
-        surge = _max_surge(ds, len(nodes)) > 0
+        surge = _max_surge(ds, 1) > 0  # AllowsSurge
         uid = ds["metadata"]["uid"]
         min_ready = ds["spec"].get("minReadySeconds", 0) or 0
-        for node in nodes:
-            name = node["metadata"]["name"]
-            should_run, should_continue = self._should_run(ds, node)
+        for name, (should_run, should_continue) in fits.items():
             pods = by_node.get(name, [])
             if should_run and not pods:
                 create.append(name)
@@ -166,9 +172,10 @@ class DaemonSetController(Reconciler):
                 return key
         return None
 
-    def _rolling_update(self, ds: dict, nodes: list[dict], by_node: dict[str, list[dict]], h: str) -> bool:
+    def _rolling_update(self, ds: dict, fits: dict[str, tuple[bool, bool]], by_node: dict[str, list[dict]],
+                        h: str) -> bool:
         """update.go rollingUpdate: which old pods go (and, with maxSurge, which nodes get their new pod first)."""
-        desired = sum(1 for n in nodes if self._should_run(ds, n)[0])
+        desired = sum(1 for run, _ in fits.values() if run)
         max_surge, max_unavailable = _max_surge(ds, desired), _max_unavailable(ds, desired)
         min_ready = ds["spec"].get("minReadySeconds", 0) or 0
         delete: list[dict] = []
@@ -234,12 +241,14 @@ class DaemonSetController(Reconciler):
             created, err = self.create_pod(ds, pod)
             if err:
                 return left
+            self.writes += 1
         for pod in delete[:BURST_REPLICAS]:
             pmd = pod["metadata"]
             try:
                 self.store.delete(self.pods_rt, pmd["namespace"], pmd["name"])
             except errors.ApiError:
                 continue
+            self.writes += 1
             self.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {pmd['name']}")
         return left
 
@@ -319,14 +328,15 @@ class DaemonSetController(Reconciler):
                 pass
 
     # status ---------------------------------------------------------------------------------
-    def _write_status(self, ds: dict, nodes: list[dict], by_node: dict[str, list[dict]], h: str) -> None:
+    def _write_status(self, ds: dict, fits: dict[str, tuple[bool, bool]], by_node: dict[str, list[dict]],
+                      h: str) -> None:
         md = ds["metadata"]
         gen = (md.get("annotations") or {}).get(TEMPLATE_GENERATION)
         min_ready = ds["spec"].get("minReadySeconds", 0) or 0
         desired = current = misscheduled = ready = available = updated = 0
-        for node in nodes:
-            pods = by_node.get(node["metadata"]["name"])
-            if not self._should_run(ds, node)[0]:
+        for name, (should_run, _) in fits.items():
+            pods = by_node.get(name)
+            if not should_run:
                 misscheduled += bool(pods)
                 continue
             desired += 1
