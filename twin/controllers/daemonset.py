@@ -128,7 +128,6 @@ class DaemonSetController(Reconciler):
         """podsShouldBeOnNode for every node, then syncNodes; True when work was left for the next pass."""
         create, delete = [], []
         surge = _max_surge(ds, 1) > 0  # AllowsSurge
-        uid = ds["metadata"]["uid"]
         min_ready = ds["spec"].get("minReadySeconds", 0) or 0
         for name, (should_run, should_continue) in fits.items():
             pods = by_node.get(name, [])
@@ -141,7 +140,7 @@ class DaemonSetController(Reconciler):
                     if p["metadata"].get("deletionTimestamp"):
                         continue
                     if phase == "Failed":
-                        if self._in_backoff(uid, name):
+                        if self._in_backoff(ds, name):
                             continue
                         self.event(ds, "Warning", "FailedDaemonPod", f"Found failed daemon pod "
                                    f"{p['metadata']['namespace']}/{p['metadata']['name']} on node {name}, will try to kill it")
@@ -155,22 +154,17 @@ class DaemonSetController(Reconciler):
                 delete += [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         return self._sync_nodes(ds, delete, create, h)
 
-    def _in_backoff(self, uid: str, node: str) -> bool:
+    def _in_backoff(self, ds: dict, node: str) -> bool:
         """failedPodsBackoff: a node whose daemon pod failed waits 1 s, then twice as long after each failure."""
+        md = ds["metadata"]
         now = time.monotonic()
-        until, delay = self.backoff.get((uid, node), (0.0, 0.0))
+        until, delay = self.backoff.get((md["uid"], node), (0.0, 0.0))
         if now < until:
-            self.queue.later(until - now, self._key_of(uid))
+            self.queue.later(until - now, (md["namespace"], md["name"]))
             return True
         delay = min(delay * 2, BACKOFF_MAX) if delay else BACKOFF_START
-        self.backoff[(uid, node)] = (now + delay * self.cluster.time_scale, delay)
+        self.backoff[(md["uid"], node)] = (now + delay * self.cluster.time_scale, delay)
         return False
-
-    def _key_of(self, uid: str) -> tuple[str, str] | None:
-        for key, e in self.store.objects[self.own_rt.key].items():
-            if e.obj["metadata"]["uid"] == uid:
-                return key
-        return None
 
     def _rolling_update(self, ds: dict, fits: dict[str, tuple[bool, bool]], by_node: dict[str, list[dict]],
                         h: str) -> bool:
