@@ -6,11 +6,14 @@
 Each container carries `--feature-gates=<the addon's FeatureGate>`; an addon config change (twin/cloud/addons.py)
 rolls the pods, so a client can check that the Kubernetes side agrees with the addon config.
 
-The twin may also run real DaemonSet/Deployment controllers (twin/controllers); when it does, this module only
-writes the templates and leaves the pods to them, so no pod is owned twice.
+The DaemonSet controller (twin/controllers/daemonset.py) makes and rolls csi-plugin's pods, and ACK reports the
+addon `active` only once that rollout is done (what `kubectl rollout status ds/csi-plugin` waits for). The
+provisioner's pods are the Deployment and ReplicaSet controllers' when the twin runs them; without them this module
+writes them itself, so no pod is owned twice.
 """
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import TYPE_CHECKING, Any
 
@@ -24,12 +27,24 @@ if TYPE_CHECKING:
 NS = "kube-system"
 REGISTRY = "registry-cn-hangzhou-vpc.ack.aliyuncs.com/acs"
 PROVISIONER_REPLICAS = 2
+ROLLOUT_TIMEOUT = 900.0  # cluster seconds an addon's rollout may take before ACK reports it failed
+# ... but never less wall time than this: the twin's own CPU time per pod (controllers, scheduler, kubelet) does not
+# shrink with --time-scale, and a 500-node rollout at 0.01 spends more of it than 900 scaled seconds
+ROLLOUT_TIMEOUT_WALL_FLOOR = 300.0
 
 
 def _has_controller(kind: str) -> bool:
     from .. import controllers
 
     return any(kind in entry.lower() for entry in getattr(controllers, "CONTROLLER_MODULES", []))
+
+
+def _rolled_out(ds: dict) -> bool:
+    """kubectl's DaemonSet rollout status: the generation observed, every desired pod updated and available."""
+    st = ds.get("status") or {}
+    desired = st.get("desiredNumberScheduled", 0)
+    return (ds["metadata"].get("generation", 1) <= st.get("observedGeneration", 0)
+            and st.get("updatedNumberScheduled", 0) >= desired and st.get("numberAvailable", 0) >= desired)
 
 
 def _container(name: str, image: str, gates: str, extra: list[str]) -> dict:
@@ -47,7 +62,6 @@ class CsiWorkloads:
         self.deploy_rt = self.store.rt("apps", "v1", "deployments")
         self.rs_rt = self.store.rt("apps", "v1", "replicasets")
         self.pod_rt = self.store.rt("", "v1", "pods")
-        self.own_ds = not _has_controller("daemonset")
         self.own_deploy = not (_has_controller("deployment") and _has_controller("replicaset"))
 
     @property
@@ -85,12 +99,10 @@ class CsiWorkloads:
         """Create what the current addons imply (at start, and when an addon appears or goes)."""
         if "csi-plugin" in self.cloud.addons and not self.store.exists(self.ds_rt, NS, "csi-plugin"):
             ensure_service_account(self.store, NS, "alicloud-csi-node")
-            ds = self.store.create(self.ds_rt, NS, {
+            self.store.create(self.ds_rt, NS, {
                 "metadata": {"name": "csi-plugin", "namespace": NS, "labels": {"app": "csi-plugin"}},
                 "spec": {"selector": {"matchLabels": {"app": "csi-plugin"}}, "template": self.plugin_template(),
                          "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "10%"}}}})
-            if self.own_ds:
-                self._roll_daemonset(ds)
         has_prov = "csi-provisioner" in self.cloud.addons
         exists = self.store.exists(self.deploy_rt, NS, "csi-provisioner")
         if has_prov and not exists:
@@ -111,13 +123,25 @@ class CsiWorkloads:
     async def roll(self, addon: str) -> None:
         """Restart the addon's pods with its current config (ModifyClusterAddon's rollout)."""
         if addon == "csi-plugin" and self.store.exists(self.ds_rt, NS, "csi-plugin"):
-            ds = self._set_template(self.ds_rt, "csi-plugin", self.plugin_template())
-            if self.own_ds:
-                self._roll_daemonset(ds)
+            self._set_template(self.ds_rt, "csi-plugin", self.plugin_template())
+            await asyncio.wait_for(self._rolled_out("csi-plugin"),
+                                   max(ROLLOUT_TIMEOUT * self.cluster.time_scale, ROLLOUT_TIMEOUT_WALL_FLOOR))
         elif addon == "csi-provisioner" and self.store.exists(self.deploy_rt, NS, "csi-provisioner"):
             dep = self._set_template(self.deploy_rt, "csi-provisioner", self.provisioner_template())
             if self.own_deploy:
                 self._roll_deployment(dep)
+
+    async def _rolled_out(self, name: str) -> None:
+        """Until the DaemonSet's controller has seen its template and every desired pod is updated and available."""
+        w = self.store.watch(self.ds_rt, NS, field_selector=f"metadata.name={name}")
+        try:
+            while True:
+                e = self.store.objects[self.ds_rt.key].get((NS, name))
+                if e is None or _rolled_out(e.obj):
+                    return
+                await w.queue.get()
+        finally:
+            self.store.unwatch(w)
 
     def _set_template(self, rt: Any, name: str, template: dict) -> dict:
         obj = self.store.get(rt, NS, name)
@@ -161,21 +185,6 @@ class CsiWorkloads:
 
     def _node_ips(self) -> list[tuple[str, str]]:
         return [(n["name"], n["name"].split(".", 1)[1] if "." in n["name"] else "10.0.0.1") for n in self.cluster.nodes]
-
-    def _roll_daemonset(self, ds: dict) -> None:
-        self._delete_pods(ds["metadata"]["uid"])
-        template = ds["spec"]["template"]
-        labels = {"controller-revision-hash": template_hash(template),
-                  "pod-template-generation": str(ds["metadata"].get("generation", 1))}
-        nodes = self._node_ips()
-        for node, ip in nodes:
-            self.store.create(self.pod_rt, NS, self._pod(ds, template, node, labels, ip))
-        n = len(nodes)
-        ds = self.store.get(self.ds_rt, NS, "csi-plugin")
-        ds["status"] = {"currentNumberScheduled": n, "desiredNumberScheduled": n, "numberAvailable": n,
-                        "numberMisscheduled": 0, "numberReady": n, "updatedNumberScheduled": n,
-                        "observedGeneration": ds["metadata"].get("generation", 1)}
-        self.store.update(self.ds_rt, NS, "csi-plugin", ds, subresource="status")
 
     def _roll_deployment(self, dep: dict) -> None:
         template = dep["spec"]["template"]

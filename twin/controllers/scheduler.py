@@ -25,6 +25,7 @@ import time
 from ..fleet import calibration
 from .base import Controller
 from .podstatus import is_terminal, set_condition
+from .taints import tolerates
 
 log = logging.getLogger("twin")
 
@@ -351,7 +352,13 @@ class Snapshot:
         new_vols = self.pod_volumes(pod)
         reasons: collections.Counter[str] = collections.Counter()
         fits = []
-        for node in self.nodes:
+        candidates = self.nodes
+        names = _affinity_node_names(pod)
+        if names is not None:  # NodeAffinity's PreFilter: only the named nodes are filtered (daemon pods: one)
+            candidates = [n for n in self.nodes if n["metadata"]["name"] in names]
+            if len(candidates) < len(self.nodes):
+                reasons["node(s) didn't match Pod's node affinity/selector"] += len(self.nodes) - len(candidates)
+        for node in candidates:
             why = self._filter(pod, node, bound_pvs, new_vols) or self._provisionable(delayed, node)
             if why:
                 reasons[why] += 1
@@ -432,19 +439,7 @@ def _node_ready(node: dict) -> bool:
 
 
 def _tolerates(spec: dict, taint: dict) -> bool:
-    for t in spec.get("tolerations") or []:
-        if t.get("effect") and t["effect"] != taint.get("effect"):
-            continue
-        op = t.get("operator", "Equal")
-        if not t.get("key"):
-            if op == "Exists":
-                return True
-            continue
-        if t["key"] != taint.get("key"):
-            continue
-        if op == "Exists" or t.get("value", "") == taint.get("value", ""):
-            return True
-    return False
+    return any(tolerates(t, taint) for t in spec.get("tolerations") or [])
 
 
 def _matches_node_selector(spec: dict, name: str, labels: dict) -> bool:
@@ -457,6 +452,26 @@ def _matches_node_selector(spec: dict, name: str, labels: dict) -> bool:
     if terms is not None and not _match_terms(terms, name, labels):
         return False
     return True
+
+
+def _affinity_node_names(pod: dict) -> set[str] | None:
+    """NodeAffinity PreFilter: the nodes named by `matchFields metadata.name In` in every required term (terms ORed,
+    a term's requirements ANDed), or None when some term names none (then every node is a candidate)."""
+    terms = (((pod["spec"].get("affinity") or {}).get("nodeAffinity") or {})
+             .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")
+    if not terms:
+        return None
+    out: set[str] = set()
+    for term in terms:
+        names: set[str] | None = None
+        for r in term.get("matchFields") or []:
+            if r.get("key") == "metadata.name" and r.get("operator") == "In":
+                vals = set(r.get("values") or [])
+                names = vals if names is None else names & vals
+        if names is None:
+            return None
+        out |= names
+    return out
 
 
 def _match_topology(terms: list[dict] | None, labels: dict) -> bool:

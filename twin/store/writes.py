@@ -107,6 +107,7 @@ class Writes(WatchLog):
             check(rtype, obj, None)
         warnings = admit(self.registry, rtype, obj, strict)
         self._own(rtype, md, None, obj, md.get("managedFields"), field_manager, None, managed)
+        _template_generation(rtype, obj, None)
         if rtype.namespaced:
             nse = self.objects[("", "namespaces")].get(("", md["namespace"]))
             if nse is None:
@@ -224,6 +225,7 @@ class Writes(WatchLog):
                     else ("metadata", "apiVersion", "kind"))
             if any(new.get(k) != old.get(k) for k in set(new) | set(old) if k not in skip):
                 md["generation"] = omd.get("generation", 1) + 1
+        _template_generation(rtype, new, old)
         if new == old:
             return self._result(rtype, old, cur.raw, raw)  # a no-op write does not bump resourceVersion
         if omd.get("deletionTimestamp") and not md.get("finalizers") and omd.get("finalizers"):
@@ -249,3 +251,22 @@ class Writes(WatchLog):
         out = self._result(rtype, obj, e.raw, raw)
         self._emit(rtype, "ADDED" if old is None else "MODIFIED", obj, old, e.raw)
         return out
+
+
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _template_generation(rtype: ResourceType, new: dict, old: dict | None) -> None:
+    """The DaemonSet strategy's spec.templateGeneration, which apps/v1 serves as this annotation: 1 at create, one
+    more each time the pod template changes (the controller's pod-template-generation label follows it)."""
+    if rtype.kind != "DaemonSet" or rtype.group != "apps" or rtype.crd or not isinstance(new.get("spec"), dict):
+        return
+    gen = 1
+    if old is not None:
+        try:
+            gen = int((old["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION, 1))
+        except ValueError:
+            gen = 1
+        gen += new["spec"].get("template") != (old.get("spec") or {}).get("template")
+    md = new["metadata"]
+    md["annotations"] = dict(md.get("annotations") or {}, **{TEMPLATE_GENERATION: str(gen)})
