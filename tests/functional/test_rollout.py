@@ -46,8 +46,10 @@ def decisions(doc: dict) -> dict[str, str]:
     return {name: r["decision"] for name, r in doc["clusters"].items()}
 
 
-def reasons(doc: dict) -> dict[str, str]:
-    return {name: r["reason"] for name, r in doc["clusters"].items()}
+def reasons(doc: dict) -> str:
+    """Each cluster's reason, whole (a dict as the assertion message would be cut short), with its gate's numbers."""
+    return "\n".join("%s: %s | gate %s" % (name, r["reason"], json.dumps(r.get("gate"), default=str)[:3000])
+                     for name, r in doc["clusters"].items())
 
 
 @pytest.fixture
