@@ -57,14 +57,18 @@ def running(twin: Twin, *manifests: dict) -> None:
             kube_wait(twin, "condition=Ready", f"pod/{m['metadata']['name']}")
 
 
-def last_state(core, name: str, bound: int = 300) -> dict:
-    """Watch the pod until it is gone; return its last state (the DELETED event's object) as a dict."""
+def since(core, name: str) -> str:
+    """The resourceVersion to follow the pod from, read before it is deleted (it may be gone in milliseconds)."""
     listed = core.list_namespaced_pod("default", field_selector=f"metadata.name={name}")
-    if not listed.items:
-        raise AssertionError(f"pod {name} was gone before its termination could be watched")
+    assert listed.items, f"pod {name} is not there"
+    return listed.metadata.resource_version
+
+
+def last_state(core, name: str, rv: str, bound: int = 300) -> dict:
+    """Watch the pod from rv until it is gone; return its last state (the DELETED event's object) as a dict."""
     w = watch.Watch()
     for ev in w.stream(core.list_namespaced_pod, "default", field_selector=f"metadata.name={name}",
-                       resource_version=listed.metadata.resource_version, timeout_seconds=bound):
+                       resource_version=rv, timeout_seconds=bound):
         if ev["type"] == "DELETED":
             w.stop()
             return core.api_client.sanitize_for_serialization(ev["object"])
@@ -89,13 +93,14 @@ def killing_time(twin: Twin, name: str) -> float:
 
 def test_a_container_that_ignores_term_is_killed_when_its_grace_period_is_over(twin, core):
     running(twin, pod("ignores", IGNORES_TERM))
+    rv = since(core, "ignores")
     twin.kubectl("delete", "pod", "ignores", "--wait=false")
     md = twin.kubectl_json("get", "pod", "ignores")["metadata"]
     assert md["deletionGracePeriodSeconds"] == GRACE
     table = twin.kubectl("get", "pod", "ignores").stdout.splitlines()
     assert table[0].split()[:3] == ["NAME", "READY", "STATUS"] and table[1].split()[2] == "Terminating"
 
-    last = last_state(core, "ignores")
+    last = last_state(core, "ignores", rv)
     term = terminated(last)
     assert (term["exitCode"], term["reason"]) == (137, "Error")  # SIGKILL: TERM was ignored
     # not before the grace period (cluster time) was over: finished no earlier than the deletionTimestamp
@@ -107,16 +112,16 @@ def test_a_container_that_ignores_term_is_killed_when_its_grace_period_is_over(t
 
 def test_a_container_that_traps_term_exits_with_its_own_code_at_once(twin, core):
     running(twin, pod("traps", TRAPS_TERM))
-    core.delete_namespaced_pod("traps", "default")
-    md = core.read_namespaced_pod("traps", "default").metadata
-    deadline = md.deletion_timestamp.timestamp()
-    term = terminated(last_state(core, "traps"))
+    rv = since(core, "traps")
+    deadline = core.delete_namespaced_pod("traps", "default").metadata.deletion_timestamp.timestamp()
+    term = terminated(last_state(core, "traps", rv))
     assert (term["exitCode"], term["reason"]) == (3, "Error")
     assert ts(term["finishedAt"]) < deadline  # well inside its 3 wall seconds of grace
 
 
 def test_the_default_grace_is_the_pods_and_a_later_delete_may_only_shorten_it(twin, core):
     running(twin, pod("shortened", IGNORES_TERM, grace=3600))
+    rv = since(core, "shortened")
     core.delete_namespaced_pod("shortened", "default")
     first = core.read_namespaced_pod("shortened", "default").metadata
     assert first.deletion_grace_period_seconds == 3600  # spec.terminationGracePeriodSeconds
@@ -126,7 +131,7 @@ def test_the_default_grace_is_the_pods_and_a_later_delete_may_only_shorten_it(tw
     later = core.read_namespaced_pod("shortened", "default").metadata
     assert later.deletion_grace_period_seconds == GRACE
     assert later.deletion_timestamp < first.deletion_timestamp  # brought forward by the difference
-    term = terminated(last_state(core, "shortened"))
+    term = terminated(last_state(core, "shortened", rv))
     assert term["exitCode"] == 137
     assert ts(term["finishedAt"]) < first.deletion_timestamp.timestamp()  # 3 s, not the 3 minutes of 3600
 
@@ -142,23 +147,25 @@ def test_grace_period_0_with_force_removes_the_pod_at_once(twin, core):
 def test_a_prestop_hook_runs_first_and_counts_against_the_grace_period(twin, core):
     hook = {"sleep": {"seconds": GRACE // 2}}  # 1.5 wall seconds
     running(twin, pod("hooked", ["/bin/sh", "-c", "trap exit TERM; while true; do sleep 1; done"], pre_stop=hook))
+    rv = since(core, "hooked")
     twin.kubectl("delete", "pod", "hooked", "--wait=false")
-    term = terminated(last_state(core, "hooked"))
+    term = terminated(last_state(core, "hooked", rv))
     assert (term["exitCode"], term["reason"]) == (0, "Completed")  # TERM after the hook, trapped
     assert ts(term["finishedAt"]) - killing_time(twin, "hooked") >= GRACE // 2 * TIME_SCALE - 1
 
     # a hook longer than the grace period: cut at the grace, the container then gets the kubelet's minimum
     # 2 s to stop; a TERM-ignoring one is killed then
     running(twin, pod("overlong", IGNORES_TERM, pre_stop={"exec": {"command": ["sh", "-c", "sleep 7200"]}}))
-    core.delete_namespaced_pod("overlong", "default")
-    deadline = core.read_namespaced_pod("overlong", "default").metadata.deletion_timestamp.timestamp()
-    term = terminated(last_state(core, "overlong"))
+    rv = since(core, "overlong")
+    deadline = core.delete_namespaced_pod("overlong", "default").metadata.deletion_timestamp.timestamp()
+    term = terminated(last_state(core, "overlong", rv))
     assert term["exitCode"] == 137
     assert deadline - 1 <= ts(term["finishedAt"]) < deadline + 7200 * TIME_SCALE
 
 
 def test_a_claim_in_use_is_released_only_when_its_pod_is_gone(twin, core):
     running(twin, pvc_manifest("held", "ontap-san"), pod("user", IGNORES_TERM, claim="held"))
+    rv = since(core, "user")
     twin.kubectl("delete", "pvc", "held", "--wait=false")
     twin.kubectl("delete", "pod", "user", "--wait=false")
     pvc = twin.kubectl_json("get", "pvc", "held")
@@ -166,6 +173,6 @@ def test_a_claim_in_use_is_released_only_when_its_pod_is_gone(twin, core):
     assert twin.kubectl("get", "pvc", "held").stdout.splitlines()[1].split()[1] == "Terminating"
     # the pod was still terminating when the claim was seen held (its grace runs 3 s)
     assert twin.kubectl_json("get", "pod", "user")["metadata"]["deletionTimestamp"]
-    last_state(core, "user")
+    last_state(core, "user", rv)
     kube_wait(twin, "delete", "pvc/held")
     assert twin.kubectl_json("get", "volumeattachments")["items"] == []

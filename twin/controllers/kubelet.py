@@ -451,12 +451,12 @@ class PodWorker:
             self.hurry.set()  # wake every wait bounded by the old deadline
             self.hurry = asyncio.Event()
 
-    async def _until(self, end: float, task: asyncio.Future | None = None, floor: float = 0.0) -> bool:
-        """Wait until `end` but no later than the grace deadline (which a shorter grace may bring forward), and
-        no earlier than `floor`; or until `task` is done. True when the task is done."""
+    async def _until(self, end: float, task: asyncio.Future | None = None, floor: float | None = None) -> bool:
+        """Wait until `end` but no later than the grace deadline (which a shorter grace may bring forward; a
+        `floor` keeps it from coming before that); or until `task` is done. True when the task is done."""
         loop = asyncio.get_running_loop()
         while not (task is not None and task.done()):
-            delay = max(min(end, self.deadline), floor) - loop.time()
+            delay = min(end, self.deadline if floor is None else max(self.deadline, floor)) - loop.time()
             if delay <= 0:
                 return False
             hurry = asyncio.ensure_future(self.hurry.wait())
