@@ -136,12 +136,17 @@ def test_the_default_grace_is_the_pods_and_a_later_delete_may_only_shorten_it(tw
     assert ts(term["finishedAt"]) < first.deletion_timestamp.timestamp()  # 3 s, not the 3 minutes of 3600
 
 
-def test_grace_period_0_with_force_removes_the_pod_at_once(twin, core):
+def test_a_grace_period_of_0_removes_the_pod_at_once(twin, core):
     running(twin, pod("forced", IGNORES_TERM, grace=3600))
     out = twin.kubectl("delete", "pod", "forced", "--grace-period=0", "--force")
     assert 'pod "forced" force deleted' in out.stdout
     gone = twin.kubectl("get", "pod", "forced", check=False)
     assert gone.returncode != 0 and "NotFound" in gone.stderr
+    # a pod whose own grace is 0 goes the same way on a plain DELETE (the pod strategy's CheckGracefulDelete)
+    running(twin, pod("no-grace", IGNORES_TERM, grace=0))
+    deleted = core.delete_namespaced_pod("no-grace", "default")
+    assert deleted.metadata.name == "no-grace"
+    assert core.list_namespaced_pod("default", field_selector="metadata.name=no-grace").items == []
 
 
 def test_a_prestop_hook_runs_first_and_counts_against_the_grace_period(twin, core):

@@ -87,14 +87,16 @@ class Deletion(Writes):
             served = self.registry.crd_types(md["name"])
             if served and any(self.objects[served[0].key]):
                 finalizers.append(CRD_CLEANUP_FINALIZER)
+        # the pod strategy's CheckGracefulDelete: the DELETE's grace, else the pod's; 0 (as asked, or for a pod not
+        # on a node or already finished) removes it at once, as `--grace-period=0 --force` does
+        grace = obj["spec"].get("terminationGracePeriodSeconds", 30) if grace_seconds is None else grace_seconds
         graceful = (rtype.kind == "Pod" and rtype.group == "" and self.graceful_pods and obj["spec"].get("nodeName")
-                    and grace_seconds != 0 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+                    and grace != 0 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
         if finalizers or graceful:
             if md.get("deletionTimestamp") and md.get("finalizers") == (finalizers or None) and not graceful:
                 return self._result(rtype, cur.obj, cur.raw, raw)
             if graceful:
-                self._grace(md, obj["spec"].get("terminationGracePeriodSeconds", 30) if grace_seconds is None
-                            else grace_seconds)
+                self._grace(md, grace)
             else:
                 md.setdefault("deletionTimestamp", now_iso())
                 md.setdefault("deletionGracePeriodSeconds", 0)
