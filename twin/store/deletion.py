@@ -89,8 +89,9 @@ class Deletion(Writes):
                 finalizers.append(CRD_CLEANUP_FINALIZER)
         # the pod strategy's CheckGracefulDelete: the DELETE's grace, else the pod's; 0 (as asked, or for a pod not
         # on a node or already finished) removes it at once, as `--grace-period=0 --force` does
-        grace = obj["spec"].get("terminationGracePeriodSeconds", 30) if grace_seconds is None else grace_seconds
-        graceful = (rtype.kind == "Pod" and rtype.group == "" and self.graceful_pods and obj["spec"].get("nodeName")
+        spec = obj.get("spec") or {}
+        grace = spec.get("terminationGracePeriodSeconds", 30) if grace_seconds is None else grace_seconds
+        graceful = (rtype.kind == "Pod" and rtype.group == "" and self.graceful_pods and spec.get("nodeName")
                     and grace != 0 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
         if finalizers or graceful:
             if md.get("deletionTimestamp") and md.get("finalizers") == (finalizers or None) and not graceful:
