@@ -7,7 +7,9 @@ import threading
 
 from kubernetes import client, watch
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
 from tests.support.twin import REPO
+from twin.controllers.kubelet_runtime import term_exit
 from tests.twin.storage_helpers import apply, kube_wait, pvc_manifest
 
 CLEANUP = REPO / "playbooks" / "cleanup.yml"
@@ -59,3 +61,15 @@ def test_cleanup_waits_for_pods_that_take_their_grace_period(twin):
     assert [pv for pv in twin.kubectl_json("get", "pv")["items"]
             if (pv["spec"].get("claimRef") or {}).get("namespace") == NS] == []
     assert twin.kubectl_json("get", "volumeattachments")["items"] == []
+
+
+def test_the_pods_the_benchmarks_create_exit_on_sigterm():
+    """Their deletion is timed (unpublish, scale_down): each container must exit on TERM, never wait out its grace
+    period - the seed's `trap exit TERM` loop (seed 000, as the seed's own manifest has it) or pause."""
+    labels = {"storageperf.k8s/run-id": RUN_ID}
+    sts = M.attach_stress_statefulset("attach-stress", NS, "node-0", "sc", labels)
+    pods = [M.pod("p", NS, ["c"], labels), M.pod("p", NS, ["c"], labels, image=M.SEED_BUSYBOX),
+            {"spec": sts["spec"]["template"]["spec"]}]
+    for p in pods:
+        for c in p["spec"]["containers"]:
+            assert term_exit(c) == 0, c
