@@ -11,6 +11,8 @@ seconds, so RFC 3339's whole seconds resolve it; every assertion is a lower boun
 """
 from __future__ import annotations
 
+import os
+import shutil
 from datetime import datetime
 
 import pytest
@@ -18,6 +20,10 @@ from kubernetes import client, watch
 
 from tests.support.twin import Twin
 from tests.twin.storage_helpers import apply, kube_wait, pvc_manifest
+from twin.host import exec_runner
+
+needs_host = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in exec_runner.HOST_TOOLS),
+                                reason="host-run containers need root and nsenter, unshare, ip, mount, chroot")
 
 TIME_SCALE = 0.05
 GRACE = 60  # cluster seconds: 3 wall seconds at TIME_SCALE
@@ -181,3 +187,32 @@ def test_a_claim_in_use_is_released_only_when_its_pod_is_gone(twin, core):
     last_state(core, "user", rv)
     kube_wait(twin, "delete", "pvc/held")
     assert twin.kubectl_json("get", "volumeattachments")["items"] == []
+
+
+def first_log_line(twin: Twin, name: str) -> str:
+    """`kubectl logs -f`'s first line: the container's shell has run up to its echo (its trap is set)."""
+    import subprocess
+
+    with subprocess.Popen(["kubectl", "logs", "-f", name], env=twin.env(), stdout=subprocess.PIPE, text=True) as p:
+        try:
+            return p.stdout.readline().strip() if p.stdout else ""
+        finally:
+            p.kill()
+
+
+@needs_host
+def test_host_run_containers_get_a_real_sigterm_only_when_their_pid_1_handles_it(twin, core):
+    """Shell images run by the host's /bin/sh (exec_shell_images): the trap runs on a real SIGTERM; a shell that
+    would ignore it as PID 1 gets none and is SIGKILLed when the grace period is over."""
+    twin.twin_cmd("settings", "--set", '{"exec_shell_images": true}')
+    running(twin, pod("host-traps", ["/bin/sh", "-c", "trap 'exit 3' TERM; echo ready; while true; do sleep 1; done"]),
+            pod("host-ignores", ["/bin/sh", "-c", "echo ready; sleep 3600"]))
+    assert first_log_line(twin, "host-traps") == "ready" and first_log_line(twin, "host-ignores") == "ready"
+    rv = since(core, "host-traps")
+    deadline = core.delete_namespaced_pod("host-traps", "default").metadata.deletion_timestamp.timestamp()
+    core.delete_namespaced_pod("host-ignores", "default")
+    term = terminated(last_state(core, "host-traps", rv))
+    assert term["exitCode"] == 3 and ts(term["finishedAt"]) < deadline
+    killed = terminated(last_state(core, "host-ignores", rv))
+    assert killed["exitCode"] == 137 and ts(killed["finishedAt"]) - killing_time(twin, "host-ignores") >= \
+        GRACE * TIME_SCALE - 1
