@@ -260,8 +260,9 @@ def send_term(uid: str, container: str) -> bool:
 
 async def _stop(proc: asyncio.subprocess.Process, pod: dict) -> None:
     # TERM already sent by the kubelet, whose grace period is over: SIGKILL now
-    grace = 0.0 if proc.pid in _termed else min(float(pod["spec"].get("terminationGracePeriodSeconds", 30)),
-                                                 KILL_GRACE_SECONDS)
+    grace = min(float(pod["spec"].get("terminationGracePeriodSeconds", 30)), KILL_GRACE_SECONDS)
+    if proc.pid in _termed:
+        grace = 0.0
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
     try:
