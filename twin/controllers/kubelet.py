@@ -8,9 +8,12 @@ mounted (calibrated, all volumes of a pod in parallel), the sandbox (podIP) and 
 Containers that exit follow restartPolicy (CrashLoopBackOff backoff 10 s doubling to 5 min); a pod
 whose containers all ended turns Succeeded or Failed and its volumes are unmounted.
 
-Deletion is graceful (store.graceful_pods): a pod with deletionTimestamp has its containers killed
-(container_stop), gets its terminal phase, has its volumes unmounted, and only then is deleted with
-grace 0, after which the attach-detach controller may detach. Events: Pulled, Created, Started,
+Deletion is graceful (store.graceful_pods): a pod with deletionTimestamp has its containers stopped as the
+kubelet's killContainer does - preStop hook, SIGTERM to a container whose PID 1 handles it
+(kubelet_runtime.term_exit), SIGKILL (exit 137) when metadata.deletionGracePeriodSeconds of cluster time are
+over, a later DELETE's shorter grace applying from then - gets its terminal phase, has its volumes unmounted,
+and only then is deleted with grace 0, after which the attach-detach controller may detach. A force delete
+(grace 0) removes the object at once; the kubelet then stops what still runs. Events: Pulled, Created, Started,
 Killing, SuccessfulMountVolume, FailedMount, BackOff.
 """
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import math
 import shutil
 import weakref
 from pathlib import Path
@@ -37,6 +41,11 @@ log = logging.getLogger("twin")
 # pkg/kubelet/volumemanager: podAttachAndMountTimeout (2 min 3 s), after which FailedMount is reported
 MOUNT_TIMEOUT_SECONDS = 123.0
 BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS = 10.0, 300.0
+# pod spec default (core/v1 DefaultTerminationGracePeriodSeconds) and the kubelet's minimumGracePeriodInSeconds,
+# what a container gets after a preStop hook that used up the grace period (cluster seconds)
+DEFAULT_GRACE_SECONDS, MIN_GRACE_SECONDS = 30, 2
+# wall seconds a host program gets to finish its own shutdown at least (mariadbd flushes; not time-scaled)
+REAL_STOP_SECONDS = 2.0
 CONDITION_ORDER = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
 
 
@@ -53,6 +62,7 @@ class Kubelet(Controller):
 
     def setup(self) -> None:
         self.store.graceful_pods = True  # pods on a node wait for us to finish them
+        self.store.time_scale = self.cluster.time_scale  # a grace period's deletionTimestamp, in cluster seconds
         self.volumes = VolumeManager(self)
         self.workers: dict[str, PodWorker] = {}
         self.next_ip: dict[str, int] = {}
@@ -80,7 +90,7 @@ class Kubelet(Controller):
             w = self.workers[uid] = PodWorker(self, obj)
             w.start()
         if obj["metadata"].get("deletionTimestamp"):
-            w.terminate()
+            w.terminate(obj)
 
     async def run(self) -> None:
         for e in self.store.list_entries(self.pods_rt):
@@ -171,6 +181,10 @@ class PodWorker:
         self.phase = "Pending"
         self.pod_ip = ""
         self.terminating = False
+        self.grace = 0.0        # cluster seconds, from the pod's deletionGracePeriodSeconds
+        self.deadline = 0.0     # loop time at which the grace period ends (a shorter grace brings it forward)
+        self.hurry = asyncio.Event()
+        self.exit_codes: dict[str, int] = {}  # container -> code it exited with while terminating
         self.adopted = False
         self.last_failed_mount = 0.0
         self.problems: dict[str, str] = {}  # volume name -> unbound / unattached / missing, while waiting
@@ -341,6 +355,9 @@ class PodWorker:
     async def _run_container(self, pod: dict, c: dict, restarts: int) -> None:
         name = c["name"]
         code = await self._exec(pod, c)
+        if self.terminating:  # it ended within the grace period: no restart, _stop_container reports it
+            self.exit_codes[name] = code
+            return
         st = self.cstatus[name]
         started = st["state"].get("running", {}).get("startedAt", now_iso())
         term = _terminated(code, started, st.get("containerID", ""))
@@ -418,10 +435,68 @@ class PodWorker:
         await asyncio.gather(*(self.k.volumes.unmount(self.node, v) for v in vols), return_exceptions=True)
 
     # termination --------------------------------------------------------------------------------
-    def terminate(self) -> None:
+    def terminate(self, pod: dict) -> None:
+        """The pod is marked for deletion: start its termination, or shorten its grace period when a later DELETE
+        asked for less (the kubelet's pod worker then kills with the shorter one from now)."""
+        grace = pod["metadata"].get("deletionGracePeriodSeconds")
+        grace = float(pod["spec"].get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS) if grace is None
+                      else grace)
+        deadline = asyncio.get_running_loop().time() + grace * self.k.cluster.time_scale
         if not self.terminating:
             self.terminating = True
+            self.grace, self.deadline = grace, deadline
             asyncio.ensure_future(self._terminate())
+        elif deadline < self.deadline:
+            self.grace, self.deadline = grace, deadline
+            self.hurry.set()  # wake every wait bounded by the old deadline
+            self.hurry = asyncio.Event()
+
+    async def _until(self, end: float, task: asyncio.Future | None = None, floor: float | None = None) -> bool:
+        """Wait until `end` but no later than the grace deadline (which a shorter grace may bring forward; a
+        `floor` keeps it from coming before that); or until `task` is done. True when the task is done."""
+        loop = asyncio.get_running_loop()
+        while not (task is not None and task.done()):
+            delay = min(end, self.deadline if floor is None else max(self.deadline, floor)) - loop.time()
+            if delay <= 0:
+                return False
+            hurry = asyncio.ensure_future(self.hurry.wait())
+            await asyncio.wait({hurry} | ({task} if task is not None else set()), timeout=delay,
+                               return_when=asyncio.FIRST_COMPLETED)
+            hurry.cancel()
+        return True
+
+    async def _stop_container(self, pod: dict, c: dict, task: asyncio.Task) -> int:
+        """The kubelet's killContainer: the preStop hook (within the grace period), then SIGTERM to a container
+        whose PID 1 handles it (kubelet_runtime.term_exit), then SIGKILL when the grace period is over; returns
+        the exit code. The grace left after the hook is at least MIN_GRACE_SECONDS, as in the kubelet."""
+        loop, scale, name = asyncio.get_running_loop(), self.k.cluster.time_scale, c["name"]
+        self.k.event(pod, "Normal", "Killing", f"Stopping container {name}", "kubelet")
+        hook = (c.get("lifecycle") or {}).get("preStop")
+        if hook:
+            await self._until(loop.time() + kubelet_runtime.prestop_seconds(hook) * scale, task)
+        floor = loop.time() + MIN_GRACE_SECONDS * scale
+        code = kubelet_runtime.term_exit(c)
+        mod = kubelet_runtime.exec_runner()
+        if code is not None and mod is not None and kubelet_runtime.runs_on_host(c.get("image", "")) \
+                and mod.send_term(self.uid, name):
+            # a real program shuts down in wall time, which the time scale does not shorten
+            if await self._until(math.inf, task, max(floor, loop.time() + min(REAL_STOP_SECONDS, self.grace))):
+                return self.exit_codes.pop(name, code)
+        elif code is not None:
+            # simulated: it exits once its handler has run (the seed's trap, after the loop's `sleep 1`)
+            stop_at = loop.time() + self.k.latency("container_stop") * scale
+            if await self._until(stop_at, task, floor):
+                return self.exit_codes.pop(name, code)
+            if loop.time() >= stop_at:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                return code
+        elif await self._until(math.inf, task, floor):
+            return self.exit_codes.pop(name, 0)  # it ended on its own within the grace period
+        task.cancel()  # the grace period is over: SIGKILL
+        await asyncio.gather(task, return_exceptions=True)
+        self.exit_codes.pop(name, None)
+        return 137
 
     async def _terminate(self) -> None:
         pod = self.fresh()
@@ -429,34 +504,36 @@ class PodWorker:
             self.main.cancel()
             await asyncio.gather(self.main, return_exceptions=True)
         if pod is not None and not self.adopted:
-            tasks = list(self.running.values())
-            if tasks:
-                for c in tasks:
-                    c.cancel()
-                for name in self.running:
-                    self.k.event(pod, "Normal", "Killing", f"Stopping container {name}", "kubelet")
-                await asyncio.gather(*tasks, return_exceptions=True)
-                await self.k.sleep(self.k.latency("container_stop"))
+            containers = {c["name"]: c for c in pod["spec"].get("containers") or []}
+            stops, codes = {}, {}
+            for name, task in list(self.running.items()):
+                st = self.cstatus.get(name)
+                if st and "running" in st["state"] and name in containers:
+                    stops[name] = asyncio.ensure_future(self._stop_container(pod, containers[name], task))
+                else:  # waiting (back-off, image pull): nothing runs to stop
+                    task.cancel()
+            if stops:
+                codes = dict(zip(stops, await asyncio.gather(*stops.values())))
             for c in pod["spec"].get("containers") or []:
                 st = self.cstatus.get(c["name"])
                 if st and "running" in st["state"]:
-                    # a killed container: simulated ones exit on TERM (the seed's `trap exit TERM`)
-                    code = 143 if kubelet_runtime.runs_on_host(c.get("image", "")) else 0
                     st.update({"ready": False, "started": False,
-                               "state": {"terminated": _terminated(code, st["state"]["running"]["startedAt"],
+                               "state": {"terminated": _terminated(codes.get(c["name"], 137),
+                                                                   st["state"]["running"]["startedAt"],
                                                                    st.get("containerID", ""))}})
                 elif st and "waiting" in st["state"]:  # never started: what the kubelet reports for it
                     st.update({"ready": False, "started": False, "state": {"terminated": {
                         "exitCode": 137, "reason": "ContainerStatusUnknown", "startedAt": None, "finishedAt": None,
                         "message": "The container could not be located when the pod was terminated"}}})
+            await asyncio.gather(*self.running.values(), return_exceptions=True)
             self.running.clear()
             mod = kubelet_runtime.exec_runner()
             if mod is not None:
                 mod.release_pod(self.uid)  # exec views hold the volumes open
             if self.phase not in ("Succeeded", "Failed") and self.cstatus:
                 # the terminal phase comes before the pod goes (the Job controller counts it from there)
-                codes = [s["state"].get("terminated", {}).get("exitCode", 1) for s in self.cstatus.values()]
-                self.phase = "Succeeded" if all(x == 0 for x in codes) else "Failed"
+                codes_all = [s["state"].get("terminated", {}).get("exitCode", 1) for s in self.cstatus.values()]
+                self.phase = "Succeeded" if all(x == 0 for x in codes_all) else "Failed"
                 self.write_status()
             await self._teardown_volumes()
             self.k.volumes.flush(self.node)  # the node reports the volumes unused before the pod goes

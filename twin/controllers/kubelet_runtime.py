@@ -5,6 +5,17 @@ twin/host/backing.py (volume_dir(pv) -> host directory of a PV) belong to the st
 then every container is simulated. A simulated container of a pod with restartPolicy Always runs until it
 is killed; any other (a Job's) runs for a short calibrated time, prints what its shell script echoes and
 exits with the code of its `exit N`, 0 otherwise - enough for logs and backoffLimit to behave.
+
+What a container does on SIGTERM (term_exit) is decided here, for simulated and host-run containers alike
+(twin/README.md, "Graceful termination"). A container's process is PID 1 of its PID namespace, and the kernel
+delivers a signal to PID 1 only when it has installed a handler for it: a shell (sh -c without a `trap ... TERM`),
+`sleep`, `tail -f` or `cat` never does, so TERM is ignored and the kubelet SIGKILLs the container when the
+grace period ends (exit 137). A `trap '...; exit N' TERM` exits with N (`exit` alone: the status of the last
+command, 0 in the seed's loop); servers (pause, nginx, mariadbd, CSI drivers) and every other program install a
+handler and shut down (0). A shell image run without a command is kept running by the twin as a server and is
+taken to exit on TERM too. Host-run containers are not PID 1 of a PID namespace on the twin's host, so the kubelet
+applies the same rule: a container whose PID 1 would ignore TERM gets no TERM (a real SIGKILL at the end of the
+grace period), the others get a real SIGTERM and exit when the program does.
 """
 from __future__ import annotations
 
@@ -89,6 +100,43 @@ async def simulate(kubelet, pod: dict, container: dict, log: Callable[[str], Non
     for line in echoes:
         log(line)
     return code
+
+
+# PID-1 programs that install no TERM handler (so the kernel drops the TERM the kubelet sends them)
+_IGNORE_TERM = frozenset(("sh", "bash", "ash", "dash", "sleep", "tail", "cat"))
+_TRAP = re.compile(r"\btrap\s+(?P<action>'[^']*'|\"[^\"]*\"|\S+)\s+(?P<sigs>[^;&|\n]*)")
+
+
+def term_exit(container: dict) -> int | None:
+    """The exit code the container's PID 1 ends with on SIGTERM, or None when it ignores TERM (then the kubelet
+    kills it when the grace period ends: 137). The one place the twin decides it (module docstring)."""
+    argv = [str(a) for a in (container.get("command") or []) + (container.get("args") or [])]
+    if not argv:
+        return 0  # the image's entrypoint: a server, or a shell image the twin keeps running as one
+    prog = argv[0].rsplit("/", 1)[-1]
+    if prog not in _IGNORE_TERM:
+        return 0
+    if prog in ("sh", "bash", "ash", "dash") and len(argv) >= 3 and argv[1] == "-c":
+        for m in _TRAP.finditer(argv[2]):
+            sigs = {w.upper().removeprefix("SIG") for w in m.group("sigs").split()}
+            if not sigs & {"TERM", "15"}:
+                continue
+            action = m.group("action").strip("'\"")
+            words = re.findall(r"\bexit(?:\s+(\d+))?", action)
+            if words:
+                return int(words[0]) if words[0] else 0
+            return None  # a handler that does not exit: the shell carries on until killed
+    return None
+
+
+def prestop_seconds(hook: dict) -> float:
+    """How long (cluster seconds) a preStop hook takes: sleep.seconds, an exec's sleeps, an HTTP GET at once."""
+    if "sleep" in hook:
+        return float((hook.get("sleep") or {}).get("seconds") or 0)
+    if "exec" in hook:
+        _, _, slept = script_effects({"command": (hook.get("exec") or {}).get("command") or []})
+        return slept
+    return 0.0
 
 
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -24,9 +24,11 @@ How a container runs (run):
 - stdin is /dev/null unless the container has `stdin: true` (then a pipe that `kubectl attach -i` writes to,
   see Attachable); a `tty: true` container runs on a pseudo-terminal.
 - stdout and stderr go line by line to the pod log (the kubelet's log callback); the exit code is the
-  program's, or 128 + signal. When the kubelet kills the container (pod deleted) the process group gets
-  SIGTERM, then SIGKILL after the grace period (at most KILL_GRACE_SECONDS); every process started here
-  dies with the twin (PR_SET_PDEATHSIG, and the cluster's stop hook).
+  program's, or 128 + signal. When the pod is deleted the kubelet sends SIGTERM (send_term) to a container whose
+  PID 1 handles it (kubelet_runtime.term_exit) and waits for it through the grace period; one still running then,
+  or one killed without that (a pod force-deleted), is cancelled: SIGKILL at once when TERM was sent, else TERM
+  and SIGKILL after the grace period (at most KILL_GRACE_SECONDS). Every process started here dies with the twin
+  (PR_SET_PDEATHSIG, and the cluster's stop hook).
 
 MySQL/MariaDB images (the official images' docker-entrypoint.sh, emulated): on an empty datadir
 (/var/lib/mysql, or --datadir) run mariadb-install-db, then start mariadbd (`--no-defaults --user=root
@@ -74,6 +76,7 @@ _procs: dict[int, asyncio.subprocess.Process] = {}   # pid -> running container 
 _netns: dict[tuple[str, str], NetNS] = {}
 _mains: dict[tuple[str, str], int] = {}  # (pod uid, container) -> pid of its running main process
 _attachable: dict[tuple[str, str], Attachable] = {}  # (pod uid, container) -> its main process's streams
+_termed: set[int] = set()  # pids of main processes the kubelet has sent SIGTERM (its grace period is running)
 
 
 class Attachable:
@@ -213,6 +216,7 @@ async def run(pod: dict, container: dict, mounts: dict[str, str], log_line: Call
     finally:
         if proc is not None:
             _procs.pop(proc.pid, None)
+            _termed.discard(proc.pid)
             if _mains.get((md.get("uid", md["name"]), container["name"])) == proc.pid:
                 del _mains[(md.get("uid", md["name"]), container["name"])]
                 _attachable.pop((md.get("uid", md["name"]), container["name"]), None)
@@ -243,8 +247,22 @@ async def _pump(stream: asyncio.StreamReader | None, log_line: Callable[[str], N
         log_line(line.decode("utf-8", "replace").rstrip("\n"))
 
 
+def send_term(uid: str, container: str) -> bool:
+    """SIGTERM to a running container's process group (the kubelet's stop); False when none runs."""
+    pid = _mains.get((uid, container))
+    if pid is None:
+        return False
+    _termed.add(pid)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    return True
+
+
 async def _stop(proc: asyncio.subprocess.Process, pod: dict) -> None:
+    # TERM already sent by the kubelet, whose grace period is over: SIGKILL now
     grace = min(float(pod["spec"].get("terminationGracePeriodSeconds", 30)), KILL_GRACE_SECONDS)
+    if proc.pid in _termed:
+        grace = 0.0
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
     try:

@@ -7,6 +7,7 @@ termination hold it; controllers drop finalizers with `finalize`. A CRD's instan
 from __future__ import annotations
 
 import builtins
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from collections.abc import Callable
 
@@ -25,6 +26,12 @@ RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "PersistentVolumeClaim"), ("", "Pers
                           ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "VolumeAttachment")}
 
 
+def _after(iso: str, seconds: float) -> str:
+    """An RFC 3339 timestamp moved by whole seconds (the API server's timestamps have no fraction)."""
+    t = datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC) + timedelta(seconds=round(seconds))
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 class Deletion(Writes):
     """Writes plus delete, finalize and removal, with the hooks the garbage collector and kubelet use."""
 
@@ -32,8 +39,10 @@ class Deletion(Writes):
         super().__init__(registry)
         self.on_removed: list[Callable[[ResourceType, dict], None]] = []
         self.on_marked: list[Callable[[ResourceType, dict], None]] = []
-        # set by the kubelet: pods on a node are deleted gracefully (the kubelet finishes them)
+        # set by the kubelet: pods on a node are deleted gracefully (the kubelet finishes them); the cluster's
+        # time scale, for the deletionTimestamp a grace period puts in the future (cluster seconds)
         self.graceful_pods = False
+        self.time_scale = 1.0
 
     def delete(self, rtype: ResourceType, ns: str | None, name: str, *, propagation: str | None = None,
                grace_seconds: int | None = None, preconditions: dict | None = None, dry_run: bool = False,
@@ -78,16 +87,19 @@ class Deletion(Writes):
             served = self.registry.crd_types(md["name"])
             if served and any(self.objects[served[0].key]):
                 finalizers.append(CRD_CLEANUP_FINALIZER)
-        graceful = (rtype.kind == "Pod" and rtype.group == "" and self.graceful_pods and obj["spec"].get("nodeName")
-                    and grace_seconds != 0 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+        # the pod strategy's CheckGracefulDelete: the DELETE's grace, else the pod's; 0 (as asked, or for a pod not
+        # on a node or already finished) removes it at once, as `--grace-period=0 --force` does
+        spec = obj.get("spec") or {}
+        grace = spec.get("terminationGracePeriodSeconds", 30) if grace_seconds is None else grace_seconds
+        graceful = (rtype.kind == "Pod" and rtype.group == "" and self.graceful_pods and spec.get("nodeName")
+                    and grace != 0 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
         if finalizers or graceful:
             if md.get("deletionTimestamp") and md.get("finalizers") == (finalizers or None) and not graceful:
                 return self._result(rtype, cur.obj, cur.raw, raw)
-            md.setdefault("deletionTimestamp", now_iso())
             if graceful:
-                md["deletionGracePeriodSeconds"] = (obj["spec"].get("terminationGracePeriodSeconds", 30)
-                                                    if grace_seconds is None else grace_seconds)
+                self._grace(md, grace)
             else:
+                md.setdefault("deletionTimestamp", now_iso())
                 md.setdefault("deletionGracePeriodSeconds", 0)
             if finalizers:
                 md["finalizers"] = finalizers
@@ -103,6 +115,17 @@ class Deletion(Writes):
                 self._cleanup_crd(obj)
             return marked
         return self._remove(rtype, obj, raw=raw)
+
+    def _grace(self, md: dict, grace: int) -> None:
+        """rest.BeforeDelete for a graceful pod: deletionTimestamp = now + grace; a later DELETE may only shorten
+        the grace period (the timestamp moves earlier by the difference), a longer one changes nothing."""
+        current = md.get("deletionGracePeriodSeconds")
+        if not md.get("deletionTimestamp"):
+            md["deletionTimestamp"] = _after(now_iso(), grace * self.time_scale)
+            md["deletionGracePeriodSeconds"] = grace
+        elif current is None or grace < current:
+            md["deletionTimestamp"] = _after(md["deletionTimestamp"], -((current or 0) - grace) * self.time_scale)
+            md["deletionGracePeriodSeconds"] = grace
 
     def deleted_immediately(self, rtype: ResourceType, ns: str | None, name: str, uid: str) -> bool:
         """After a delete: is the object (this uid) gone?"""

@@ -14,8 +14,15 @@ of snapshots in them. Order:
   5. labelled cluster-scoped objects (StorageClass), then the namespaces, waited for
 
 It works the same after a failed or killed run: every stage lists what is there, so whatever a
-previous run or cleanup left half done is picked up. Waiting here polls with one list per kind twice a
-second: cleanup is not measured, and a list shows everything that is left.
+previous run or cleanup left half done is picked up.
+
+Each wait is for what takes time on a cluster: a deleted pod stays (Terminating) through its grace period,
+until the kubelet has stopped its containers and unmounted its volumes; a PVC stays while a pod uses it
+(kubernetes.io/pvc-protection); a PV goes once the provisioner deleted the volume, a VolumeAttachment once the
+disk is detached. So a stage waits until the objects are gone, not until they carry a deletionTimestamp: one
+list says what is left, then a watch of the kind from before that list drops each name as its DELETED event
+arrives (a watch that ends or answers 410 is reopened from a fresh list). A user who may not watch the kind
+(403) gets the same wait by a list twice a second.
 """
 
 
@@ -29,6 +36,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter impo
 
 SNAP = "snapshot.storage.k8s.io/v1"
 NOTHING_LEFT = Predicate("nothing left", lambda names: not names)
+CLUSTER_SCOPED = ("PersistentVolume", "VolumeAttachment", "Namespace", "VolumeSnapshotContent", "StorageClass")
 
 
 class CleanupTimeout(WaitTimeout):
@@ -165,16 +173,65 @@ class Cleanup:
                 if e.status not in (404, 409):
                     raise
 
-    def _wait(self, what, left, deadline):
-        """Poll left() -> [names] at a steady pace until empty; raise CleanupTimeout listing what is left."""
+    def _wait(self, what, api_version, kind, left, deadline):
+        """Until left() -> [names] is empty, from one list and a watch of the kind (module docstring); raise
+        CleanupTimeout listing what is left."""
+        names = []
+        while True:
+            try:
+                rv = self._resource_version(api_version, kind)
+                names = set(left())
+                if not names:
+                    return
+                if self.clock() >= deadline:
+                    break
+                if self._watched_gone(api_version, kind, names, rv, deadline):
+                    return
+            except K8sError as e:
+                if e.status != 403:
+                    raise
+                return self._poll(what, left, deadline)  # may list but not watch the kind
+        raise self._timeout(what, sorted(names))
+
+    def _resource_version(self, api_version, kind):
+        """The kind's current resourceVersion, from a one-item list (read before the list of what is left)."""
+        doc = self.client.request("GET", self.client.path(api_version, kind, self._watch_namespace(kind)),
+                                  query={"limit": 1}, what="list %s" % kind)
+        return ((doc or {}).get("metadata") or {}).get("resourceVersion")
+
+    def _watch_namespace(self, kind):
+        if kind in CLUSTER_SCOPED or not self.only_namespaces or len(self.only_namespaces) != 1:
+            return None
+        return self.only_namespaces[0]
+
+    def _watched_gone(self, api_version, kind, names, rv, deadline):
+        """Watch the kind from rv, dropping names as they are deleted; True once none is left, False when the
+        watch ended first (timeout, 410 Gone, the deadline)."""
+        remaining = deadline - self.clock()
+        for etype, obj, _ in self.client.watch(api_version, kind, namespace=self._watch_namespace(kind),
+                                               resource_version=rv, bookmarks=False,
+                                               timeout_seconds=max(1, int(min(remaining, 60)))):
+            if etype == "ERROR":
+                return False
+            if etype == "DELETED":
+                names.discard(_name(obj))
+                if not names:
+                    return True
+            if self.clock() >= deadline:
+                return False
+        return False
+
+    def _poll(self, what, left, deadline):
         try:
             poll(left, NOTHING_LEFT, deadline - self.clock(), what="%s gone" % what, first=self.poll, cap=self.poll,
                  sleep=self.sleep, clock=self.clock)
         except WaitTimeout as e:
-            names = e.last
-            raise CleanupTimeout("cleanup timed out after %ss waiting for %s to go: %s%s" % (
-                self.timeout, what, ", ".join(names[:10]), " (and %d more)" % (len(names) - 10) if len(names) > 10 else ""),
-                names) from e
+            raise self._timeout(what, e.last) from e
+
+    def _timeout(self, what, names):
+        return CleanupTimeout("cleanup timed out after %ss waiting for %s to go: %s%s" % (
+            self.timeout, what, ", ".join(names[:10]), " (and %d more)" % (len(names) - 10) if len(names) > 10 else ""),
+            names)
 
     def run(self):
         """Delete everything of the run; returns {deleted: {kind: n}, namespaces: [...]}. Raises CleanupTimeout."""
@@ -183,27 +240,33 @@ class Cleanup:
         # 1. workloads
         self._delete("apps/v1", "StatefulSet", self._in("apps/v1", "StatefulSet", namespaces).values())
         self._delete("v1", "Pod", self._in("v1", "Pod", namespaces).values())
-        self._wait("pods", lambda: sorted(self._in("v1", "Pod", namespaces)), deadline)
+        self._wait("pods", "v1", "Pod", lambda: sorted(self._in("v1", "Pod", namespaces)), deadline)
         # 2. snapshots before the volumes they were taken from
         if self._snapshots_served():
             self._delete(SNAP, "VolumeSnapshot", self._in(SNAP, "VolumeSnapshot", namespaces).values())
-            self._wait("VolumeSnapshots", lambda: sorted(self._in(SNAP, "VolumeSnapshot", namespaces)), deadline)
+            self._wait("VolumeSnapshots", SNAP, "VolumeSnapshot", lambda: sorted(self._in(SNAP, "VolumeSnapshot", namespaces)),
+                       deadline)
             # contents under deletionPolicy Retain stay behind: remove the API objects (the backend keeps the snapshot)
             self._delete(SNAP, "VolumeSnapshotContent", self._contents(namespaces))
-            self._wait("VolumeSnapshotContents", lambda: [c["metadata"]["name"] for c in self._contents(namespaces)], deadline)
+            self._wait("VolumeSnapshotContents", SNAP, "VolumeSnapshotContent",
+                       lambda: [c["metadata"]["name"] for c in self._contents(namespaces)], deadline)
         # 3. claims, then volumes that outlive them
         pvcs = self._in("v1", "PersistentVolumeClaim", namespaces)
         run_pvs = set(self._pvs(namespaces, pvcs))
         self._delete("v1", "PersistentVolumeClaim", pvcs.values())
-        self._wait("PVCs", lambda: sorted(self._in("v1", "PersistentVolumeClaim", namespaces)), deadline)
+        # a claim stays while a pod uses it (pvc-protection): the pods are gone by now, so this ends
+        self._wait("PVCs", "v1", "PersistentVolumeClaim", lambda: sorted(self._in("v1", "PersistentVolumeClaim", namespaces)),
+                   deadline)
         # reclaimPolicy Retain (or a PV nobody deletes): remove the API object; the backend keeps the volume
         self._delete("v1", "PersistentVolume", [
             pv for pv in self._pvs(namespaces, {}, run_pvs).values()
             if (pv.get("spec") or {}).get("persistentVolumeReclaimPolicy") != "Delete"
             or (pv.get("status") or {}).get("phase") == "Available"])
         # 4. volumes and their attachments gone (detach and backend delete finished)
-        self._wait("PersistentVolumes", lambda: sorted(self._pvs(namespaces, {}, run_pvs)), deadline)
-        self._wait("VolumeAttachments", lambda: sorted(va["metadata"]["name"] for va in self._vas(run_pvs)), deadline)
+        self._wait("PersistentVolumes", "v1", "PersistentVolume", lambda: sorted(self._pvs(namespaces, {}, run_pvs)),
+                   deadline)
+        self._wait("VolumeAttachments", "storage.k8s.io/v1", "VolumeAttachment",
+                   lambda: sorted(va["metadata"]["name"] for va in self._vas(run_pvs)), deadline)
         # 5. cluster-scoped labelled objects, then the namespaces
         if self.only_namespaces is None:
             self._delete("storage.k8s.io/v1", "StorageClass", self._classes())
@@ -214,8 +277,8 @@ class Cleanup:
             except K8sError as e:
                 if e.status not in (404, 409):
                     raise
-        self._wait("namespaces", lambda: [ns for ns in namespaces
-                                          if self.client.get("v1", "Namespace", ns, missing_ok=True) is not None],
+        self._wait("namespaces", "v1", "Namespace",
+                   lambda: [ns for ns in namespaces if self.client.get("v1", "Namespace", ns, missing_ok=True) is not None],
                    deadline)
         return {"deleted": dict(self.deleted), "namespaces": namespaces}
 

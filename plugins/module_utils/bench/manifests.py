@@ -32,7 +32,10 @@ def pvc(name, ns, storage_class, size, labels, access_modes=("ReadWriteOnce",), 
 
 
 def pod(name, ns, claims, labels, image=PAUSE_IMAGE, node=None):
-    """A pod mounting every claim at /mnt/<i>; it exits at once on SIGTERM (no 30 s grace wait)."""
+    """A pod mounting every claim at /mnt/<i>; it exits at once on SIGTERM (no 30 s grace wait): pause handles
+    TERM, and another image runs a shell that traps it (a shell as PID 1 would ignore TERM and be killed only
+    after terminationGracePeriodSeconds, which the unpublish step would then time). The seed's StatefulSet
+    (attach_stress_statefulset) keeps the seed's own `trap exit TERM` loop and the default grace, as the seed has."""
     spec = {
         "containers": [{
             "name": "app", "image": image,
