@@ -181,6 +181,9 @@ def latency_table(doc):
 # (up to 18 columns) do not, and a row per metric also gives each figure its own ratio.
 WIDE_METRIC_COLUMNS = 4
 METRICS_TITLE = "Measured metrics"
+# the p99 figure, from the step's latency spread; named as a duration metric in seconds would be (metrics.py:
+# "latency p99 (ms)", lower is better), and the same figure as sysbench's own p99 where it has no histogram
+P99 = "latency_p99_s"
 
 
 def metrics_table(doc):
@@ -200,7 +203,8 @@ def metrics_table(doc):
                                 for n in names for _, steps in variants]) for k in keys}
     headers = ["Step", "Variant"] + [column_label(k, units[k]) for k in keys]
     if has_p99:
-        headers.append("latency p99")
+        units[P99] = column_unit(P99, [_row_value(steps.get(n), P99) for n in names for _, steps in variants])
+        headers.append(column_label(P99, units[P99]))
     ratio_keys = {}
     if len(variants) > 1:
         headers.append("vs %s" % variants[0][0])
@@ -222,8 +226,8 @@ def metrics_table(doc):
             for k in keys:
                 row.append(cell(format_in_unit(k, median(m.get(k)), units[k]) if k in m else stats.DASH))
             if has_p99:
-                p99 = (s.get("latency") or {}).get("p99")
-                row.append(cell(stats.format_duration(median(p99)) if p99 else stats.DASH))
+                p99 = _row_value(s, P99)
+                row.append(cell(format_in_unit(P99, p99, units[P99]) if p99 is not None else stats.DASH))
             if len(variants) > 1:
                 row.append(_metric_ratio_cell(i, pk, base, s))
             rows.append(row)
@@ -231,11 +235,6 @@ def metrics_table(doc):
             "note": "Median over repetitions. Ratio: how many times better than %s on the step's "
                     "primary metric (higher IOPS/TPS, or lower time); for a step that times a batch of objects, "
                     "on the step's time." % variants[0][0]}
-
-
-# the p99 row of metrics_by_row, from the step's latency spread; named as a duration metric in seconds would be
-# (metrics.py: "latency p99 (ms)", lower is better), and the same row as sysbench's own p99 where it has no histogram
-P99 = "latency_p99_s"
 
 
 def metrics_by_row(doc, variants, names, keys):
