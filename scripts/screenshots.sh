@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate docs/screenshots/{bench,fleet,history,advice}.png (1280 px wide) and <page>-1920.png (1920 px wide), in
+# Regenerate docs/screenshots/{bench,fio,sysbench,fleet,history,advice}.png (1280 px wide) and <page>-1920.png (1920 px wide), in
 # headless Chromium, from the pages the layout test builds and checks
 # (tests/functional/test_report_html.py::test_page_reads_well_at_1280_and_1920).
 set -euo pipefail

@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
 from tests.support import chromium as chromium_support
 from tests.support import report_samples as sample
 from tests.support.twin import REPO, run_playbook
@@ -230,7 +231,7 @@ def test_report_page_fits_1280px(tmp_path, name):
     assert found["scrollWidth"] <= found["viewport"], found
     assert found["overflow"] == [], found
     if name == "wide_metrics":
-        assert found["wideTables"] == ["metrics"], found  # wide, and scrolled in its own box
+        assert found["wideTables"] == [], found  # turned (a row per metric): nothing scrolls in its own box
     if name == "attach_stress":
         # the seed's own metric: pod startup (scale-up); scale to 0 stays serial and is not mixed in
         assert "serial attach · sum of step times" in found["cards"][0]
@@ -240,8 +241,10 @@ def test_report_page_fits_1280px(tmp_path, name):
         assert (tmp_path / "attach_stress.png").stat().st_size > 10000
 
 
-def test_layout_probe_sees_an_overflowing_page(tmp_path):
-    # without the scroll box the 18-column table pushes the page past 1280 px: the probe must say so
+def test_layout_probe_sees_an_overflowing_page(tmp_path, monkeypatch):
+    # the 18-column table as it was before it turned, without the scroll box, pushes the page past 1280 px: the
+    # probe must say so
+    monkeypatch.setattr(T, "WIDE_METRIC_COLUMNS", 99)
     html = Path(render.write_reports(wide_metrics_document(), str(tmp_path), formats=["html"])["html"]["path"])
     html.write_text(html.read_text(encoding="utf-8").replace(".scroll{overflow-x:auto;max-width:100%}", ""),
                     encoding="utf-8")
@@ -281,6 +284,16 @@ function pageCheck(print) {
   });
   var UNIT = /\\((µs|ms|s|min|h)\\)\\s*$|\\s(µs|ms|s|min)$/;
   var CELL = /[0-9]\\s*(µs|ms|s|m|min|h)(?![a-z\\/])/g;
+  // a turned table names each row's unit in its row header (<th scope="row">, "clat mean (µs)"): the row's cells use it
+  document.querySelectorAll("tbody th[scope=row]").forEach(function (th) {
+    var m = th.textContent.trim().match(UNIT), found;
+    if (!m) return;
+    Array.prototype.forEach.call(th.parentNode.querySelectorAll("td"), function (td) {
+      if (th.compareDocumentPosition(td) & Node.DOCUMENT_POSITION_PRECEDING) return;  // the step's name before it
+      while ((found = CELL.exec(td.textContent)) !== null)
+        if (found[1] !== (m[1] || m[2])) out.units.push(th.closest("table").id + ": " + th.textContent + " over " + td.textContent);
+    });
+  });
   document.querySelectorAll("table").forEach(function (t) {
     var heads = t.querySelectorAll("thead th");
     heads.forEach(function (th, col) {
@@ -335,6 +348,13 @@ def attach_document() -> dict:
     return D.finalize(doc)
 
 
+# the bench pages: csi_lifecycle's attach metrics, seed 001's fio jobs (eight figures a step: the metrics table turned),
+# its sysbench tests (four: Step | Variant | figures), and the 18-column fio table of the issue (turned)
+BENCH_PAGES = {"bench": attach_document, "fio": sample.fio_jobs, "sysbench": sample.sysbench_classes,
+               "fio-wide": wide_metrics_document}
+PAGES = list(BENCH_PAGES) + ["fleet", "history", "advice"]
+
+
 def page(kind: str, root: Path) -> Path:
     from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
@@ -343,8 +363,8 @@ def page(kind: str, root: Path) -> Path:
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import history_render as HR
     from tests.unit.plugins.module_utils.test_advice_render import advice
 
-    if kind == "bench":
-        return Path(render.write_reports(attach_document(), str(root / "bench"), formats=["html"])["html"]["path"])
+    if kind in BENCH_PAGES:
+        return Path(render.write_reports(BENCH_PAGES[kind](), str(root / kind), formats=["html"])["html"]["path"])
     if kind == "fleet":
         # two twins (cluster time, beside the seed's figures) and a real cluster (no time scale, no cluster time)
         docs = {c: build_document("csi_lifecycle-20260104T000000Z-%s" % c, slow_publish=f, time_scale=scale)
@@ -363,7 +383,7 @@ def page(kind: str, root: Path) -> Path:
     return Path(advice_render.write_advice(advice(), "ack-prod", str(root / "advice"))["html"]["path"])
 
 
-@pytest.mark.parametrize("kind", ["bench", "fleet", "history", "advice"])
+@pytest.mark.parametrize("kind", PAGES)
 def test_page_reads_well_at_1280_and_1920(tmp_path, kind):
     html = page(kind, tmp_path)
     for width in (1280, 1920):
@@ -374,7 +394,7 @@ def test_page_reads_well_at_1280_and_1920(tmp_path, kind):
         assert found["small"] == [], found
         assert found["units"] == [], found
         assert found["clipped"] == [], found
-    if SCREENSHOTS:
+    if SCREENSHOTS and kind != "fio-wide":  # the issue's synthetic 18 metrics: checked, not shown in docs/
         out = Path(SCREENSHOTS) if Path(SCREENSHOTS).is_absolute() else REPO / SCREENSHOTS
         out.mkdir(parents=True, exist_ok=True)
         from PIL import Image  # matplotlib's dependency: 256 colours keep a page's screenshot small in git
@@ -399,7 +419,7 @@ def measure_print(html: Path, profile: Path, paper: str) -> dict:
     return found
 
 
-@pytest.mark.parametrize("kind", ["bench", "fleet", "history", "advice"])
+@pytest.mark.parametrize("kind", PAGES)
 def test_page_reads_well_in_print(tmp_path, kind):
     # print media emulated on A4's and Letter's printable width: no scroll bar on paper, so every table fits
     html = page(kind, tmp_path)
@@ -432,3 +452,24 @@ def test_page_check_sees_small_text_and_a_header_unit_its_cells_do_not_use(tmp_p
     found = measure(html, tmp_path / "chromium-profile", 1280)
     assert any(s.startswith("FOOTER") for s in found["small"]), found
     assert any("attach max (s) over" in u for u in found["units"]), found
+
+
+@pytest.mark.parametrize("kind", ["fio", "fio-wide"])
+def test_print_check_sees_the_fio_metrics_table_unturned(tmp_path, monkeypatch, kind):
+    # the metrics table with a column per figure, as it was before it turned: on A4 it does not fit, and the
+    # fio pages' print check fails
+    monkeypatch.setattr(T, "WIDE_METRIC_COLUMNS", 99)
+    html = page(kind, tmp_path)
+    assert "<th>Variant</th>" in html.read_text(encoding="utf-8")
+    found = measure_print(html, tmp_path / "chromium-profile", "A4")
+    assert found["overflow"] or found["hidden"] or found["clipped"], found
+
+
+def test_page_check_sees_a_row_unit_its_cells_do_not_use(tmp_path):
+    # the turned table says each row's unit in its row header: a row header's unit that its cells do not use is found
+    html = page("fio", tmp_path)
+    text = html.read_text(encoding="utf-8")
+    assert '<th scope="row" class="rowhead">clat mean (µs)</th>' in text
+    html.write_text(text.replace("clat mean (µs)", "clat mean (ms)"), encoding="utf-8")
+    found = measure(html, tmp_path / "chromium-profile", 1280)
+    assert any(u.startswith("metrics: clat mean (ms) over") for u in found["units"]), found

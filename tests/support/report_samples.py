@@ -98,6 +98,59 @@ def fio_classes(seed=3):
     return finalize(doc, finished=FINISHED)
 
 
+# seed 001's fio figures (its "Expected output"): IOPS, bytes/s, completion latency min / avg / max in seconds
+FIO_SEED = {"alicloud-disk-topology": (37300, 153e6, (20e-6, 24.76e-6, 7168e-6)),
+            "csi-pmem-lvm": (92000, 381e6, (2.054e-6, 10.544e-6, 95.278e-6))}
+
+
+def _fio_latency(lo, mean, hi):
+    return {"min": lo, "p50": mean * 0.9, "p90": mean * 1.3, "p99": mean * 2.4, "p99_9": mean * 6, "max": hi,
+            "mean": mean}
+
+
+def fio_jobs():
+    """Seed 001 as bench_fio records it (plugins/module_utils/bench/fio.py): the seed's 4k random write on the disk
+    (the baseline, first) and on PMEM-LVM, and a 70/30 random read/write job whose step carries read and write
+    IOPS and throughput as well: eight figures per step, the metrics table turned."""
+    doc = new_result("fio", run_id="fio-20260620T120000Z-f10f10", started=STARTED, title="fio: SSD vs PMEM-LVM",
+                     parameters={"bs": "4k", "ioengine": "psync", "numjobs": 50, "runtime": 180, "size": "10G"},
+                     cluster={"server": "https://10.0.0.1:6443", "version": "v1.32.1", "nodes": 3})
+    for name, (iops, bw, lat) in FIO_SEED.items():
+        run = add_run(add_variant(doc, name, settings={"storageClassName": name}), started=STARTED)
+        add_step(run, "rand_100write_4k", label="randwrite 4k psync \u00d750", wall_s=180.0,
+                 latency=_fio_latency(*lat),
+                 metrics={"iops": iops, "bw_bytes": bw, "clat_mean_ns": round(lat[1] * 1e9, 1)})
+        # a mixed job reads more than it writes; its latency is the reads' (the direction that did most I/O)
+        mixed = {"iops": iops * 1.1, "bw_bytes": bw * 1.1, "read_iops": iops * 0.77, "read_bw_bytes": bw * 0.77,
+                 "write_iops": iops * 0.33, "write_bw_bytes": bw * 0.33, "clat_mean_ns": round(lat[1] * 0.8e9, 1)}
+        add_step(run, "rand_70read_4k", label="randrw 4k psync \u00d750", wall_s=180.0,
+                 latency=_fio_latency(lat[0], lat[1] * 0.8, lat[2]), metrics=mixed)
+        finish_run(run, finished=FINISHED)
+    return finalize(doc, finished=FINISHED)
+
+
+def sysbench_classes():
+    """Seed 001's MySQL case as bench_sysbench records it (plugins/module_utils/bench/sysbench.py): point selects and
+    inserts on the disk (the baseline, first) and on PMEM-LVM; the seed's 49,812 and 122,156 inserts per second."""
+    doc = new_result("sysbench", run_id="sysbench-20260620T130000Z-5b5b5b", started=STARTED,
+                     title="sysbench MySQL: SSD vs PMEM-LVM",
+                     parameters={"tables": 32, "table_size": 10000, "threads": 150, "time": 100},
+                     cluster={"server": "https://10.0.0.1:6443", "version": "v1.32.1", "nodes": 3},
+                     components={"sysbench": "1.0.20"})
+    figures = {"alicloud-disk-topology": ((88400, 3.4e-3), (49812, 3.0e-3)),
+               "csi-pmem-lvm": ((131000, 1.1e-3), (122156, 1.2e-3))}
+    for name, ((select_tps, select_avg), (insert_tps, insert_avg)) in figures.items():
+        run = add_run(add_variant(doc, name, settings={"storageClassName": name, "image": "mysql:5.6"}),
+                      started=STARTED)
+        for test, tps, avg in (("oltp_point_select", select_tps, select_avg), ("oltp_insert", insert_tps, insert_avg)):
+            add_step(run, test, label="%s \u00d7150 threads" % test.replace("_", " "), wall_s=100.0,
+                     latency={"min": avg / 8, "p50": avg * 0.9, "p90": avg * 1.6, "p99": avg * 3.1, "max": avg * 12,
+                              "mean": avg},
+                     metrics={"tps": tps, "qps": tps, "latency_avg_s": avg})
+        finish_run(run, finished=FINISHED)
+    return finalize(doc, finished=FINISHED)
+
+
 def gluster_handshake():
     """Seed 003 / REFERENCE: peer handshake time vs volume count, brick-multiplex off/on."""
     doc = new_result("gluster_handshake", run_id="gluster_handshake-20260620T110000Z-0a0b0c", started=STARTED,

@@ -49,8 +49,9 @@ def metric_info(key):
 
 
 DURATION_KINDS = ("duration", "below", "duration_ns")
-# (unit, seconds per unit) a duration column is written in, chosen by the column's largest value
-_COLUMN_UNITS = (("ms", 0.001), ("s", 1.0), ("min", 60.0))
+# (unit, seconds per unit) a duration column is written in, chosen by the column's largest value; µs for fio's
+# completion latencies (PMEM's 10 µs would read "0.01 ms")
+_COLUMN_UNITS = (("µs", 1e-6), ("ms", 0.001), ("s", 1.0), ("min", 60.0))
 
 
 def _seconds(key, value):
@@ -58,12 +59,12 @@ def _seconds(key, value):
 
 
 def column_unit(key, values):
-    """The one unit of a duration metric's column ("ms", "s" or "min"), or None for other metrics."""
+    """The one unit of a duration metric's column ("µs", "ms", "s" or "min"), or None for other metrics."""
     if metric_info(key)[1] not in DURATION_KINDS:
         return None
     secs = [abs(_seconds(key, v)) for v in values if v is not None]
     top = max(secs) if secs else 0.0
-    return "ms" if top < 1.0 else "s" if top < 600 else "min"
+    return "µs" if 0 < top < 0.001 else "ms" if top < 1.0 else "s" if top < 600 else "min"
 
 
 def column_label(key, unit):

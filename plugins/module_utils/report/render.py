@@ -114,6 +114,7 @@ table{border-collapse:collapse;width:100%;margin:6px 0;font-variant-numeric:tabu
 th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th{background:var(--head);font-weight:600}
 th:first-child,td:first-child{text-align:left}
+tbody th[scope=row]{background:none;font-weight:500;text-align:left}
 table.left2 th:nth-child(2),table.left2 td:nth-child(2){text-align:left}
 td.ratio{font-weight:600}
 tr.sum td{font-weight:700;border-top:2px solid #9ca3af}
@@ -124,7 +125,7 @@ figure{margin:10px 0 18px}figure img{max-width:100%;height:auto;border:1px solid
 figcaption{color:var(--muted);font-size:12px;margin-top:4px}
 ul.problems{padding-left:18px}ul.problems li{margin:2px 0}
 #warnings td:nth-child(-n+3){text-align:left;white-space:normal}
-#cluster-time th{white-space:normal}
+#cluster-time th,#metrics th{white-space:normal}
 footer{margin-top:40px;color:var(--muted);font-size:12px}
 @media print{@page{margin:12mm}main{max-width:none;padding:0}.scroll{overflow:visible}th,td{white-space:normal;padding:4px 6px}
 table.facts td{overflow-wrap:anywhere}table.facts td.key{width:auto}
@@ -133,19 +134,26 @@ figure,tr,.card{break-inside:avoid}h2{break-after:avoid}a{color:inherit}}
 
 
 def table_html(table, cls=""):
-    # wide tables (18 metric columns) scroll inside their own box; the page itself never overflows
+    # a table wider than the page scrolls inside its own box, so the page itself never overflows on screen (the
+    # metrics table turns instead of growing past four figures: tables.WIDE_METRIC_COLUMNS)
     parts = ['<div class="scroll"><table class="%s" id="%s">' % (esc((cls + " left%d" % table.get("left", 1)).strip()), esc(table.get("id", "")))]
     if any(table["headers"]):
         parts.append("<thead><tr>%s</tr></thead>" % "".join("<th>%s</th>" % esc(h) for h in table["headers"]))
     parts.append("<tbody>")
     for row in table["rows"]:
         tr_cls = "sum" if row and "sum" in row[0].get("cls", "") else ""
-        parts.append('<tr class="%s">%s</tr>' % (tr_cls, "".join(
-            '<td class="%s">%s</td>' % (esc(c.get("cls", "")), esc(c["text"])) for c in row)))
+        parts.append('<tr class="%s">%s</tr>' % (tr_cls, "".join(_cell_html(c) for c in row)))
     parts.append("</tbody></table></div>")
     if table.get("note"):
         parts.append('<p class="note">%s</p>' % esc(table["note"]))
     return "\n".join(parts)
+
+
+def _cell_html(c):
+    # a row's own header (the turned metrics table's "clat mean (µs)"): its unit is its row's, as a th's is its column's
+    if "rowhead" in c.get("cls", "").split():
+        return '<th scope="row" class="%s">%s</th>' % (esc(c["cls"]), esc(c["text"]))
+    return '<td class="%s">%s</td>' % (esc(c.get("cls", "")), esc(c["text"]))
 
 
 def _cards(doc):

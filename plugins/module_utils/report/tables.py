@@ -175,8 +175,20 @@ def latency_table(doc):
                     "percentiles by linear interpolation, median over repetitions."}
 
 
+# More measured figures per step than this and the metrics table turns (metrics as rows, variants as columns):
+# Step | Variant | four figures | ratio fits A4's printable 703 px and reads as the seed's own table (seed 001:
+# Volume type | IOPS | Throughput); a mixed fio job's read/write IOPS and throughput, its latencies and more
+# (up to 18 columns) do not, and a row per metric also gives each figure its own ratio.
+WIDE_METRIC_COLUMNS = 4
+METRICS_TITLE = "Measured metrics"
+# the p99 figure, from the step's latency spread; named as a duration metric in seconds would be (metrics.py:
+# "latency p99 (ms)", lower is better), and the same figure as sysbench's own p99 where it has no histogram
+P99 = "latency_p99_s"
+
+
 def metrics_table(doc):
-    """fio/sysbench style: Step | Class | IOPS | throughput | ... | latency p99 | ratio vs first."""
+    """fio/sysbench style: Step | Variant | IOPS | throughput | ... | latency p99 | ratio vs first; with more than
+    WIDE_METRIC_COLUMNS figures, Step | Metric (unit) | <variant> ... | ratio (metrics_by_row)."""
     variants = summaries(doc)
     names = [n for n in step_names(doc) if any((steps.get(n) or {}).get("metrics") for _, steps in variants)]
     if not names:
@@ -184,12 +196,15 @@ def metrics_table(doc):
     keys = list(metric_keys(doc))
     has_p99 = any(((steps.get(n) or {}).get("latency") or {}).get("p99")
                   for n in names for _, steps in variants)
+    if len(keys) + has_p99 > WIDE_METRIC_COLUMNS:
+        return metrics_by_row(doc, variants, names, keys)
     # one unit per duration column, said in its header (never "attach max s" over cells in ms)
     units = {k: column_unit(k, [median(((steps.get(n) or {}).get("metrics") or {}).get(k))
                                 for n in names for _, steps in variants]) for k in keys}
     headers = ["Step", "Variant"] + [column_label(k, units[k]) for k in keys]
     if has_p99:
-        headers.append("latency p99")
+        units[P99] = column_unit(P99, [_row_value(steps.get(n), P99) for n in names for _, steps in variants])
+        headers.append(column_label(P99, units[P99]))
     ratio_keys = {}
     if len(variants) > 1:
         headers.append("vs %s" % variants[0][0])
@@ -211,15 +226,67 @@ def metrics_table(doc):
             for k in keys:
                 row.append(cell(format_in_unit(k, median(m.get(k)), units[k]) if k in m else stats.DASH))
             if has_p99:
-                p99 = (s.get("latency") or {}).get("p99")
-                row.append(cell(stats.format_duration(median(p99)) if p99 else stats.DASH))
+                p99 = _row_value(s, P99)
+                row.append(cell(format_in_unit(P99, p99, units[P99]) if p99 is not None else stats.DASH))
             if len(variants) > 1:
                 row.append(_metric_ratio_cell(i, pk, base, s))
             rows.append(row)
-    return {"id": "metrics", "title": "Measured metrics", "headers": headers, "rows": rows, "left": 2,
+    return {"id": "metrics", "title": METRICS_TITLE, "headers": headers, "rows": rows, "left": 2,
             "note": "Median over repetitions. Ratio: how many times better than %s on the step's "
                     "primary metric (higher IOPS/TPS, or lower time); for a step that times a batch of objects, "
                     "on the step's time." % variants[0][0]}
+
+
+def metrics_by_row(doc, variants, names, keys):
+    """The metrics table turned: per step one row per metric (its unit said once, in the row's label, "clat mean
+    (µs)"), the variants side by side as columns, and each metric's own ratio to the first variant (higher IOPS or
+    throughput, lower latency is better); a row whose metric ranks nothing (a count) has no ratio."""
+    two = len(variants) == 2
+    headers = ["Step", "Metric"] + [v for v, _ in variants]
+    if two:
+        headers.append("%s vs %s" % (variants[1][0], variants[0][0]))
+    rows = []
+    for n in names:
+        steps_n = [steps.get(n) for _, steps in variants]
+        ok = [s if s and s.get("ok_runs") else None for s in steps_n]
+        figures = [k for k in keys if any(k in (s.get("metrics") or {}) for s in ok if s)]
+        if P99 not in figures and any(((s or {}).get("latency") or {}).get("p99") for s in ok):
+            figures.append(P99)
+        for j, k in enumerate(figures):
+            values = [_row_value(s, k) for s in ok]
+            unit = column_unit(k, values)
+            row = [cell(step_label(doc, n) if j == 0 else ""), cell(column_label(k, unit), "rowhead")]
+            for i, (s, v) in enumerate(zip(steps_n, values)):
+                if ok[i] is None:
+                    row.append(cell(status_text(s) if s and j == 0 else stats.DASH, "fail" if s else "missing"))
+                    continue
+                c = cell(format_in_unit(k, v, unit) if v is not None else stats.DASH)
+                if len(variants) > 2 and i > 0:
+                    r = better_ratio(k, values[0], v)
+                    if r is not None:
+                        c["text"] += " (%s)" % stats.format_ratio(r)
+                row.append(c)
+            if two:
+                r = better_ratio(k, values[0], values[1])
+                row.append(cell(stats.format_ratio(r), "ratio"))
+            rows.append(row)
+    return {"id": "metrics", "title": METRICS_TITLE, "headers": headers, "rows": rows, "left": 2,
+            "note": "Median over repetitions; a row per metric, its unit in the row's label. "
+                    + ("Ratio: how many times better %s is than %s on that row's metric (higher IOPS or throughput, "
+                       "lower latency); — where the metric ranks nothing. " % (variants[1][0], variants[0][0])
+                       if two else "")
+                    + ("In brackets: how many times better than %s on that row's metric. " % variants[0][0]
+                       if len(variants) > 2 else "")
+                    + "Latency p99: each I/O's (fio) or transaction's (sysbench) own."}
+
+
+def _row_value(s, key):
+    if s is None:
+        return None
+    m = s.get("metrics") or {}
+    if key == P99 and key not in m:
+        return median((s.get("latency") or {}).get("p99"))
+    return median(m.get(key))
 
 
 def _metric_ratio_cell(i, pk, base, s):

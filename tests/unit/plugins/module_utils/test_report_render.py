@@ -49,8 +49,52 @@ def test_three_variants_have_no_ratio_column_but_ratios_in_cells():
 
 def test_metric_table_for_fio_and_sysbench():
     md = render.to_markdown(sample.fio_classes())
-    assert re.search(r"\| randwrite 4k psync x50 \| csi-pmem-lvm \| 9\d\.\dk \| 381 MB/s \| — \| 1\.7ms \| baseline \|", md)
+    # latency p99 names its unit in its header, as every duration column does ("latency p99 (ms)" over "1.74 ms")
+    assert "| Step | Variant | IOPS | throughput | transactions/s | latency p99 (ms) | vs csi-pmem-lvm |" in md
+    assert re.search(r"\| randwrite 4k psync x50 \| csi-pmem-lvm \| 9\d\.\dk \| 381 MB/s \| — \| 1\.7\d ms \| baseline \|", md)
     assert "| | alicloud-disk-ssd | — | — | 49.8k | — | 0.4× transactions/s |" in md.replace("|  |", "| |")
+
+
+def test_metric_table_turns_past_four_figures():
+    # seed 001's fio jobs as bench_fio records them: eight figures a step, so a row per metric, the variants side by
+    # side, each metric's own ratio (lower latency is better) and its unit once, in the row's label
+    md = render.to_markdown(sample.fio_jobs())
+    table = md[md.index("### Measured metrics"):md.index("### Run")]
+    assert "| Step | Metric | alicloud-disk-topology | csi-pmem-lvm | csi-pmem-lvm vs alicloud-disk-topology |" in table
+    assert "| randwrite 4k psync ×50 | IOPS | 37.3k | 92.0k | 2.5× |" in table
+    assert "| | clat mean (µs) | 24.8 µs | 10.5 µs | 2.3× |" in table.replace("|  |", "| |")
+    assert "| | latency p99 (µs) | 59.4 µs | 25.3 µs | 2.3× |" in table.replace("|  |", "| |")
+    assert "| | write throughput | 50.5 MB/s | 126 MB/s | 2.5× |" in table.replace("|  |", "| |")
+    # the HTML page has the same rows, each metric's label a row header (its unit checked against its cells)
+    html = render.to_html(sample.fio_jobs(), charts=False)
+    assert '<th scope="row" class="rowhead">clat mean (µs)</th><td class="">24.8 µs</td>' in html
+    # the summary's table (console, set_stats) is the same table
+    assert "| randwrite 4k psync ×50 | IOPS | 37.3k | 92.0k | 2.5× |" in summarize(sample.fio_jobs())["table"]
+
+
+def test_turned_metric_table_with_three_variants_and_a_failed_step():
+    doc = sample.fio_jobs()
+    third = copy.deepcopy(doc["variants"][1])
+    third["name"] = "csi-pmem-direct"
+    for st in third["runs"][0]["steps"]:
+        if st["name"] == "rand_70read_4k":
+            st.update(status="failed", reason="fio reported error 5 (errno) in job rand_70read_4k")
+    third.pop("summary", None)
+    doc["variants"].append(third)
+    md = render.to_markdown(D.finalize(doc)).replace("|  |", "| |")
+    assert "| Step | Metric | alicloud-disk-topology | csi-pmem-lvm | csi-pmem-direct |" in md
+    # each cell its ratio to the first variant; the failed step says so once, then dashes
+    assert "| randwrite 4k psync ×50 | IOPS | 37.3k | 92.0k (2.5×) | 92.0k (2.5×) |" in md
+    assert re.search(r"\| randrw 4k psync ×50 \| IOPS \| 41\.0k \| 101\.2k \(2\.5×\) \| failed[^|]*\|", md)
+    assert "| | read IOPS | 28.7k | 70.8k (2.5×) | — |" in md
+
+
+def test_sysbench_metric_table_keeps_a_row_per_run():
+    # four figures (tps, qps, latency avg, p99) fit A4 as the seed's own table does: Step | Variant | figures
+    md = render.to_markdown(sample.sysbench_classes())
+    assert ("| Step | Variant | transactions/s | queries/s | latency avg (ms) | latency p99 (ms) | "
+            "vs alicloud-disk-topology |") in md
+    assert "| | csi-pmem-lvm | 122.2k | 122.2k | 1.20 ms | 3.72 ms | 2.5× transactions/s |" in md.replace("|  |", "| |")
 
 
 def test_parameter_steps_render_and_chart():
