@@ -16,8 +16,8 @@ description:
     holds the tables only.
   - Files are written atomically (temporary file and rename) and only when their content changes,
     so a second run reports C(changed=false).
-  - With O(results), many runs are rendered in this one module run (one Python start and one matplotlib import
-    for all of them): the fleet report renders the clusters' C(report.html) this way when the benchmark left it
+  - With O(results), many runs are rendered in this one module run, one Python start and one matplotlib import
+    for all of them. The fleet report renders the clusters' C(report.html) this way when the benchmark left it
     out of each cluster's path (role variable C(bench_report_defer_html)).
 options:
   result:
