@@ -12,7 +12,8 @@ setup:
 collection:
 	bash scripts/install-collection.sh
 
-demo: setup
+demo:
+	bash scripts/setup.sh demo
 	bash scripts/demo.sh
 
 test: setup

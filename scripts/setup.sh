@@ -13,10 +13,13 @@ ANSIBLE_WHEEL_VERSION=12.3.0   # bundles kubernetes.core 6.2.0
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
 install_debian_packages() {
-  local wanted=() missing=()
+  local wanted=() installed=() missing=()
   mapfile -t wanted < <(sed -n 's/^\([a-z0-9.+-]*\) \[platform:dpkg.*$/\1/p' bindep.txt)
+  # one dpkg-query for all of them (one per package took 0.6 s of every make demo)
+  mapfile -t installed < <(dpkg-query -W -f='${Package} ${Status}\n' "${wanted[@]}" 2>/dev/null \
+                             | sed -n 's/ install ok installed$//p')
   for p in "${wanted[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    [[ " ${installed[*]} " == *" $p "* ]] || missing+=("$p")
   done
   if ((${#missing[@]})); then
     log "apt-get install ${missing[*]}"
@@ -32,19 +35,33 @@ install_debian_packages() {
 
 # A venv's stamp is the hash of the files it was installed from; a venv whose files changed since is reinstalled.
 hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
-venv_is_current() {  # DIR FILE...
-  local dir=$1; shift
-  [[ -x $dir/bin/python && -f $dir/.requirements.sha && $(cat "$dir/.requirements.sha") == "$(hash_of "$@")" ]]
+# venv_is_current DIR STAMP FILE...
+venv_is_current() {
+  local dir=$1 stamp=$2; shift 2
+  [[ -x $dir/bin/python && -f $dir/$stamp && $(cat "$dir/$stamp") == "$(hash_of "$@")" ]]
 }
 pip_quiet() { "$@" 2>&1 | grep -v '^WARNING: Location' || true; }
 
+# install_venv [demo]: with demo, only what `make demo` runs
 install_venv() {
   # what the pip commands below read: requirements-dev.txt and its includes (requirements.txt,
   # requirements-twin.txt), requirements-s3*.txt, and constraints.txt, which pins requirements.txt's ranges
   local files=(requirements*.txt constraints.txt)
-  venv_is_current .venv "${files[@]}" && return
-  log "creating .venv with the pinned requirements"
+  venv_is_current .venv .requirements.sha "${files[@]}" && return
+  [[ ${1:-} == demo ]] && venv_is_current .venv .requirements-demo.sha "${files[@]}" && return
   [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
+  if [[ ${1:-} == demo ]]; then
+    # `make demo` runs the collection, the twin and the controller: half the files of the whole set (no linters,
+    # test runners or the tests' own clients), so a fresh clone's demo starts sooner; `make test` adds the rest
+    log "creating .venv with what make demo runs (make test adds the tools and the tests' clients)"
+    pip_quiet .venv/bin/pip install -q --upgrade pip
+    pip_quiet .venv/bin/pip install -q -r requirements.txt -r requirements-twin.txt \
+      "$(grep -m1 '^ansible-core==' requirements-dev.txt)" -c constraints.txt
+    .venv/bin/python -c 'import ansible, kubernetes, aiohttp, aliyunsdkcore, netapp_lib, matplotlib'
+    hash_of "${files[@]}" > .venv/.requirements-demo.sha
+    return
+  fi
+  log "creating .venv with the pinned requirements"
   pip_quiet .venv/bin/pip install -q --upgrade pip
   pip_quiet .venv/bin/pip install -q -r requirements-dev.txt -c constraints.txt
   # boto3 (reports_upload) and the local S3 server of its tests: --no-deps, requirements-s3.txt says why
@@ -56,7 +73,7 @@ install_venv() {
 install_oldest_venv() {
   # the oldest ansible-core that meta/runtime.yml accepts, for `scripts/test.sh sanity` (ansible-test only)
   local files=(requirements-oldest.txt)
-  venv_is_current .venv-oldest "${files[@]}" && return
+  venv_is_current .venv-oldest .requirements.sha "${files[@]}" && return
   log "creating .venv-oldest with the ansible-core of requirements-oldest.txt"
   [[ -x .venv-oldest/bin/python ]] || "$PY" -m venv .venv-oldest
   pip_quiet .venv-oldest/bin/pip install -q --upgrade pip
@@ -104,6 +121,13 @@ case "${1:-all}" in
     install_pip_bootstrap_standin
     scripts/install-collection.sh
     ;;
+  demo)
+    # what `make demo` runs; the oldest ansible-core's venv and ansible-test's stand-in are for `make test`
+    install_debian_packages
+    install_venv demo
+    install_kubernetes_core
+    scripts/install-collection.sh
+    ;;
   python) install_venv; install_oldest_venv; install_kubernetes_core; install_pip_bootstrap_standin; scripts/install-collection.sh ;;
-  *) echo "usage: $0 [all|python]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|demo|python]" >&2; exit 2 ;;
 esac

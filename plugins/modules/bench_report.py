@@ -16,12 +16,21 @@ description:
     holds the tables only.
   - Files are written atomically (temporary file and rename) and only when their content changes,
     so a second run reports C(changed=false).
+  - With O(results), many runs are rendered in this one module run, one Python start and one matplotlib import
+    for all of them. The fleet report renders the clusters' C(report.html) this way when the benchmark left it
+    out of each cluster's path (role variable C(bench_report_defer_html)).
 options:
   result:
     description:
       - Path of a result document (C(result.json)) or of the run directory holding one.
-      - Exactly one of O(result) and O(document) is required.
+      - Exactly one of O(result), O(document) and O(results) is required.
     type: path
+  results:
+    description:
+      - Paths of many result documents (or of their run directories), each rendered next to itself as O(result)
+        would be, in this one module run. Returns RV(reports) in place of the single run's values.
+    type: list
+    elements: path
   document:
     description:
       - The result document itself, for example the fact a benchmark role returned.
@@ -37,11 +46,12 @@ options:
     description:
       - Directory the files go into.
       - Defaults to the directory of O(result); required when O(document) is given and O(reports_dir) is not.
-      - Mutually exclusive with O(reports_dir).
+      - Mutually exclusive with O(reports_dir) and O(results).
     type: path
   reports_dir:
     description:
       - Parent directory; files go into C(<reports_dir>/<run_id>/).
+      - Mutually exclusive with O(results).
     type: path
 author:
   - storageperf.k8s maintainers (@storageperf)
@@ -71,12 +81,20 @@ EXAMPLES = r"""
     document: "{{ storageperf_bench_result }}"
     formats: [markdown]
     reports_dir: reports
+
+- name: Draw the HTML page of three runs in one module run
+  storageperf.k8s.bench_report:
+    results:
+      - reports/twin-1/csi_lifecycle-20260620T090000Z-a1b2c3/result.json
+      - reports/twin-2/csi_lifecycle-20260620T090001Z-d4e5f6/result.json
+      - reports/twin-3/csi_lifecycle-20260620T090002Z-0a1b2c/result.json
+    formats: [html]
 """
 
 RETURN = r"""
 paths:
   description: Absolute path of each written (or, in check mode, would-be) file, by format.
-  returned: always
+  returned: when O(result) or O(document) is given
   type: dict
   sample:
     json: /srv/reports/csi_lifecycle-20260620T090000Z-a1b2c3/result.json
@@ -84,19 +102,19 @@ paths:
     html: /srv/reports/csi_lifecycle-20260620T090000Z-a1b2c3/report.html
 output_dir:
   description: The directory the files are in.
-  returned: always
+  returned: when O(result) or O(document) is given
   type: str
   sample: /srv/reports/csi_lifecycle-20260620T090000Z-a1b2c3
 changed_files:
   description: Formats whose file was (or would be) written because its content changed.
-  returned: always
+  returned: when O(result) or O(document) is given
   type: list
   elements: str
   sample: [markdown, html]
 summary:
   description:
     - Short summary of the run for facts, set_stats and AWX; see C(docs/results.md) of the collection.
-  returned: always
+  returned: when O(result) or O(document) is given
   type: dict
   sample:
     run_id: csi_lifecycle-20260620T090000Z-a1b2c3
@@ -115,8 +133,27 @@ summary:
     table: ["| Operation | concurrency off | concurrency on | ... |"]
 markdown:
   description: The Markdown report text (also when C(markdown) is not among O(formats)).
-  returned: always
+  returned: when O(result) or O(document) is given
   type: str
+reports:
+  description: One entry per path of O(results), in their order.
+  returned: when O(results) is given
+  type: list
+  elements: dict
+  contains:
+    result:
+      description: The path as given.
+      type: str
+    output_dir:
+      description: The directory its files are in.
+      type: str
+    paths:
+      description: Absolute path of each written (or would-be) file, by format.
+      type: dict
+    changed_files:
+      description: Formats whose file was (or would be) written because its content changed.
+      type: list
+      elements: str
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
@@ -124,20 +161,33 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import rend
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_report
 
 
+def render_each(params, check_mode=False):
+    """Every path of results rendered next to itself, in this one process: one start and one import for all."""
+    reports = []
+    for path in params["results"]:
+        out = bench_report(dict(params, result=path, document=None), check_mode=check_mode)
+        reports.append(dict(result=path, output_dir=out["output_dir"], paths=out["paths"],
+                            changed_files=out["changed_files"]))
+    return dict(changed=any(r["changed_files"] for r in reports), reports=reports)
+
+
 def main():
     module = StoragePerfModule(
         argument_spec=dict(
             result=dict(type="path"),
             document=dict(type="dict"),
+            results=dict(type="list", elements="path"),
             formats=dict(type="list", elements="str", choices=list(R.FORMATS), default=list(R.FORMATS)),
             output_dir=dict(type="path"),
             reports_dir=dict(type="path"),
         ),
-        required_one_of=[("result", "document")],
-        mutually_exclusive=[("result", "document"), ("output_dir", "reports_dir")],
+        required_one_of=[("result", "document", "results")],
+        mutually_exclusive=[("result", "document", "results"), ("output_dir", "reports_dir"), ("results", "output_dir"),
+                            ("results", "reports_dir")],
         supports_check_mode=True,
     )
-    module.run(lambda m: bench_report(m.params, check_mode=m.check_mode))
+    module.run(lambda m: render_each(m.params, m.check_mode) if m.params["results"] is not None
+               else bench_report(m.params, check_mode=m.check_mode))
 
 
 if __name__ == "__main__":
