@@ -202,13 +202,14 @@ def test_k8s_info_with_client_cert_client_key_and_ca_cert(twin, tmp_path):
                          not_before=NOW - datetime.timedelta(days=3), days=1)
     auth = {"host": twin.server, "ca_cert": str(twin.dir / "pki" / "ca.crt")}
     play = tmp_path / "x509.yml"
-    play.write_text(yaml.safe_dump([{"name": "k8s_info with a client certificate", "hosts": "localhost",
-                                     "gather_facts": False, "tasks": [
+    tasks = [
         {"name": "Valid certificate", "register": "nodes", "kubernetes.core.k8s_info": {
             "kind": "Node", **auth, "client_cert": str(crt), "client_key": str(key)}},
         {"name": "Expired certificate", "ignore_errors": True, "kubernetes.core.k8s_info": {
             "kind": "Node", **auth, "client_cert": str(expired[0]), "client_key": str(expired[1])}},
-    ]}]))
+    ]
+    play.write_text(yaml.safe_dump([{"name": "k8s_info with a client certificate", "hosts": "localhost",
+                                     "gather_facts": False, "tasks": tasks}]))
     # no kubeconfig anywhere: the certificate is the only credential
     env = {k: v for k, v in twin.env().items() if k not in ("KUBECONFIG", "K8S_AUTH_KUBECONFIG")}
     run = run_playbook(play, inventory=REPO / "inventories" / "twin", env=env, record_dir=tmp_path)

@@ -21,8 +21,8 @@ SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 def _cronjob(name: str, script: str, **spec) -> dict:
     pod = {"restartPolicy": "Never",
            "containers": [{"name": "c", "image": "busybox:1.36", "command": ["sh", "-c", script]}]}
-    body = {"schedule": "* * * * *", "jobTemplate": {"metadata": {"labels": {"cj": name}},
-                                                      "spec": {"backoffLimit": 0, "template": {"spec": pod}}}}
+    job = {"metadata": {"labels": {"cj": name}}, "spec": {"backoffLimit": 0, "template": {"spec": pod}}}
+    body = {"schedule": "* * * * *", "jobTemplate": job}
     body.update(spec)
     return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": body}
 

@@ -41,8 +41,8 @@ def test_rc_creates_its_pods_and_reports_them(twin, api, ns):
         assert (ref["apiVersion"], ref["kind"], ref["name"], ref["uid"], ref["controller"], ref["blockOwnerDeletion"]) \
             == ("v1", "ReplicationController", "web", made.metadata.uid, True, True)
     assert row(twin, "rc", "web", "-n", ns)[:4] == ["web", "3", "3", "3"]
-    reasons = [e["reason"] for e in twin.kubectl_json("get", "events", "-n", ns, "--field-selector",
-                                                       "involvedObject.kind=ReplicationController")["items"]]
+    events = twin.kubectl_json("get", "events", "-n", ns, "--field-selector", "involvedObject.kind=ReplicationController")
+    reasons = [e["reason"] for e in events["items"]]
     assert reasons.count("SuccessfulCreate") == 3
 
 

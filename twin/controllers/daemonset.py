@@ -283,11 +283,12 @@ class DaemonSetController(Reconciler):
         if cur is None:
             collisions = (ds.get("status") or {}).get("collisionCount") or 0
             h = template_hash(template, collisions)
-            body: dict = {"metadata": {"name": f"{md['name']}-{h}", "namespace": md["namespace"],
-                                 "labels": dict((template.get("metadata") or {}).get("labels") or {}, **{HASH_LABEL: h}),
-                                 "ownerReferences": [controller_ref(ds)]},
-                    "data": {"spec": {"template": dict(copy.deepcopy(template), **{"$patch": "replace"})}},
-                    "revision": top + 1}
+            labels = dict((template.get("metadata") or {}).get("labels") or {}, **{HASH_LABEL: h})
+            body: dict = {
+                "metadata": {"name": f"{md['name']}-{h}", "namespace": md["namespace"], "labels": labels,
+                             "ownerReferences": [controller_ref(ds)]},
+                "data": {"spec": {"template": dict(copy.deepcopy(template), **{"$patch": "replace"})}},
+                "revision": top + 1}
             if md.get("annotations"):
                 body["metadata"]["annotations"] = dict(md["annotations"])
             try:
