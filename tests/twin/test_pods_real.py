@@ -148,6 +148,18 @@ def test_kubectl_run_sleep_stays_running_until_deleted(twin):
     assert twin.kubectl("get", "pod", "sleeper", check=False).returncode != 0
 
 
+def test_a_server_image_serves_until_deleted_whatever_the_restart_policy(twin):
+    # nginx run by its entrypoint does not end by itself, also in a pod that would not restart it
+    twin.kubectl("run", "web", "--image=nginx:1.27", "--restart=Never")
+    twin.kubectl("wait", "pod/web", "--for=condition=Ready", "--timeout=60s")
+    # a command that ends after a second of real time: by then a simulated run of a batch container (seconds of
+    # cluster time, hundredths of a second of wall time here) would long have ended nginx too
+    twin.kubectl("run", "batch", "--image=busybox:1.36", "--restart=Never", "--", "sh", "-c", "sleep 1; exit 0")
+    twin.kubectl("wait", "pod/batch", "--for=jsonpath={.status.phase}=Succeeded", "--timeout=60s")
+    web = twin.kubectl_json("get", "pod", "web")["status"]
+    assert web["phase"] == "Running" and "running" in web["containerStatuses"][0]["state"], web
+
+
 LOOP = "for i in 1 2 3 4 5; do echo line $i; sleep 0.3; done; echo oops >&2; exit 3"
 
 

@@ -2,8 +2,9 @@
 
 twin/host/exec_runner.py (maps(image) -> bool; async run(pod, container, mounts, log) -> exit code) and
 twin/host/backing.py (volume_dir(pv) -> host directory of a PV) belong to the storage half and may be absent:
-then every container is simulated. A simulated container of a pod with restartPolicy Always runs until it
-is killed; any other (a Job's) runs for a short calibrated time, prints what its shell script echoes and
+then every container is simulated. A simulated container of a pod with restartPolicy Always, and a server image
+(pause, nginx) run by its own entrypoint under any restartPolicy, runs until it is killed; any other (a Job's
+command) runs for a short calibrated time, prints what its shell script echoes and
 exits with the code of its `exit N`, 0 otherwise - enough for logs and backoffLimit to behave.
 
 What a container does on SIGTERM (term_exit) is decided here, for simulated and host-run containers alike
@@ -28,6 +29,7 @@ from types import ModuleType
 from collections.abc import Callable
 
 from ..fleet import calibration
+from ..host import images
 
 # Not in twin/fleet/calibration.yaml's kubelet section, so kept here (real-cluster seconds, scaled by
 # --time-scale); a `container_run` entry in that section overrides it.
@@ -84,7 +86,7 @@ async def run(kubelet, pod: dict, container: dict, mounts: dict[str, str], log: 
 
 async def simulate(kubelet, pod: dict, container: dict, log: Callable[[str], None], *, init: bool = False) -> int:
     echoes, code, slept = script_effects(container)
-    if not init and pod["spec"].get("restartPolicy", "Always") == "Always" and not slept:
+    if not init and not slept and (pod["spec"].get("restartPolicy", "Always") == "Always" or _serves(container)):
         for line in echoes:
             log(line)
         await asyncio.Event().wait()  # a server: runs until killed
@@ -100,6 +102,13 @@ async def simulate(kubelet, pod: dict, container: dict, log: Callable[[str], Non
     for line in echoes:
         log(line)
     return code
+
+
+def _serves(container: dict) -> bool:
+    """A server image (the catalogue's `runs: simulated`: pause, nginx, CSI drivers) run by its own entrypoint serves
+    until it is killed, whatever the pod's restartPolicy; given a command, it does what the command does."""
+    entry = images.lookup(container.get("image", ""))
+    return entry is not None and entry.runs == "simulated" and not container.get("command")
 
 
 # PID-1 programs that install no TERM handler (so the kernel drops the TERM the kubelet sends them)
