@@ -16,16 +16,9 @@ description:
     writes C(metrics.prom) next to C(result.json) and pushes the same metrics to the plan's Pushgateway when it has
     one, as M(storageperf.k8s.metrics_push) does, in this module's run. A push that fails only warns.
 extends_documentation_fragment:
+  - storageperf.k8s.bench_run_id
   - storageperf.k8s.attributes
 options:
-  run_id:
-    description: The run id that M(storageperf.k8s.bench_plan) returned.
-    type: str
-    required: true
-  reports_dir:
-    description: The directory the run's plan was stored under (M(storageperf.k8s.bench_plan)'s O(reports_dir)).
-    type: path
-    required: true
   status:
     description: Final status; V(ok) lets the steps decide (failed when one failed or timed out).
     type: str
@@ -81,14 +74,13 @@ metrics:
   sample: {path: reports/twin-1/csi_lifecycle-20260620T090000Z-a1b2c3/metrics.prom, pushed: false, samples: 42}
 """
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.modules import bench_finish
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.modules import RUN_ARG_SPEC, bench_finish
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
 def argument_spec():
     return dict(
-        run_id=dict(type="str", required=True),
-        reports_dir=dict(type="path", required=True),
+        **RUN_ARG_SPEC,
         status=dict(type="str", default="ok", choices=["ok", "failed", "interrupted"]),
         reason=dict(type="str"),
     )

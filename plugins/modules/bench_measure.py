@@ -22,17 +22,10 @@ description:
   - While a step runs, the action plugin of the same name prints progress lines on the controller
     (objects done / total and rate) when the module runs there (connection C(local)).
 extends_documentation_fragment:
+  - storageperf.k8s.bench_run_id
   - storageperf.k8s.k8s_auth
   - storageperf.k8s.attributes
 options:
-  run_id:
-    description: The run id that M(storageperf.k8s.bench_plan) returned.
-    type: str
-    required: true
-  reports_dir:
-    description: The directory the run's plan was stored under (M(storageperf.k8s.bench_plan)'s O(reports_dir)).
-    type: path
-    required: true
   variant:
     description:
       - Name of the configuration being measured (a column in the report), e.g. C(concurrency on); one of the
@@ -152,15 +145,14 @@ cleanup:
   type: dict
 """
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.modules import bench_measure
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.modules import RUN_ARG_SPEC, bench_measure
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
 def argument_spec():
     return dict(
-        run_id=dict(type="str", required=True),
-        reports_dir=dict(type="path", required=True),
+        **RUN_ARG_SPEC,
         variant=dict(type="str", default="as configured"),
         variant_settings=dict(type="dict", default={}),
         sweep_point=dict(type="int"),

@@ -22,6 +22,9 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
 
+# the run that bench_plan started, as bench_measure and bench_finish take it (doc fragment storageperf.k8s.bench_run_id)
+RUN_ARG_SPEC = {"run_id": dict(type="str", required=True), "reports_dir": dict(type="path", required=True)}
+
 
 def _metrics_export():
     # prometheus-client only in the modules that check or write metrics (bench_measure never loads it)
