@@ -99,6 +99,7 @@ def default_problems(defaults: dict[str, object], sources: dict[Path, str]) -> l
     return ["%s:%d: a second default for option %s (the argument spec's is %r): read the parameter as the spec "
             "fills it in" % (name, line, key, defaults[key]) for name, line, key in second_defaults(defaults, sources)]
 
+
 class _Built(Exception):
     pass
 
