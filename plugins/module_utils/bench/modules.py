@@ -19,6 +19,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import runne
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.progress import ProgressFile
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.runner import BENCHMARKS, BenchProblem
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
 
@@ -104,8 +105,9 @@ def bench_measure(module):
 
     def measure():
         if module.check_mode and not os.path.exists(runner.ResultFile(p["reports_dir"], p["run_id"]).path):
-            # bench_plan wrote nothing in check mode: there is no stored plan to measure
-            return {"run_id": p["run_id"], "variant": p["variant"], "status": None, "steps": [], "changed": True,
+            # bench_plan wrote nothing in check mode: there is no stored plan to measure, only the variant to name
+            variant = p["variant"] if p["sweep_point"] is None else S.point_name(p["variant"], p["sweep_point"])
+            return {"run_id": p["run_id"], "variant": variant, "status": None, "steps": [], "changed": True,
                     "messages": ["check mode: run %s has no stored plan (bench_plan writes it outside check mode)"
                                  % p["run_id"]]}
         rf, stored = runner.load_plan(p["reports_dir"], p["run_id"])
