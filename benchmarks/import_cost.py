@@ -29,7 +29,7 @@ ROWS = [
     ("boto3 (reports_upload, bench_history with a bucket)", "import boto3"),
     ("jsonschema", "import jsonschema"),
     (f"{MU}.report.modules (bench_report, fleet_report...)", f"import {MU}.report.modules"),
-    (f"{MU}.bench.runner (bench_run)", f"import {MU}.bench.runner"),
+    (f"{MU}.bench.modules (bench_plan, bench_measure, bench_finish)", f"import {MU}.bench.modules"),
 ]
 
 

@@ -18,7 +18,7 @@ description:
     that outlive them (reclaimPolicy Retain: only the API object is deleted, the backend keeps the volume);
     waits until the PVs and VolumeAttachments are gone; labelled StorageClasses; the namespaces last."
   - Idempotent; nothing to delete reports C(changed=false).
-  - "A run that is still measuring is left alone: M(storageperf.k8s.bench_run) holds a C(coordination.k8s.io/v1)
+  - "A run that is still measuring is left alone: M(storageperf.k8s.bench_measure) holds a C(coordination.k8s.io/v1)
     Lease (C(storageperf-run), labelled with the run id) in the namespace it measures in and renews it every 15s
     (C(leaseDurationSeconds) 60). Runs whose Lease has not expired are skipped and named in RV(live_runs) and the
     message, unless O(force) is on. A run killed without releasing its Lease becomes cleanable once it expires."
@@ -57,7 +57,8 @@ attributes:
   diff_mode:
     support: none
 seealso:
-  - module: storageperf.k8s.bench_run
+  - module: storageperf.k8s.bench_plan
+  - module: storageperf.k8s.bench_measure
 author:
   - storageperf.k8s maintainers (@storageperf)
 """

@@ -91,7 +91,7 @@ def test_lifecycle_compare_at_100_volumes(twin_factory, tmp_path):
     assert (run_dir / "report.md").exists() and (run_dir / "report.html").exists()
     fact = run.task("Keep the outcome as a fact")["result"]["ansible_facts"]["bench_csi_lifecycle_result"]
     assert fact["run_id"] == doc["run_id"] and fact["status"] == "ok" and fact["summary"]["speedup"] > 1
-    assert "bench_run [localhost]: csi_lifecycle · concurrency on #1 · Create Volume: 100/100 vol done" in run.stdout
+    assert "bench_measure [localhost]: csi_lifecycle · concurrency on #1 · Create Volume: 100/100 vol done" in run.stdout
     assert leftovers(twin, doc["run_id"]) == {}
 
 

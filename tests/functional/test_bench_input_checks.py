@@ -94,8 +94,7 @@ def test_a_hundred_million_volumes_fail_naming_volumes_and_its_maximum_with_noth
 
 
 def test_the_module_refuses_a_count_above_its_maximum_before_reading_the_cluster(twin, tmp_path):
-    run = run_module(twin, "bench_run", {"benchmark": "attach_stress", "mode": "preflight", "replicas": 1000,
-                                         "reports_dir": str(tmp_path)})
+    run = run_module(twin, "bench_plan", {"attach_stress": {"replicas": 1000}, "reports_dir": str(tmp_path)})
     assert run.rc != 0
     msg = failure_message(run)
     assert "replicas=1000 is above its maximum 64" in msg and "disk" in msg

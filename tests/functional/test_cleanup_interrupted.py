@@ -18,7 +18,7 @@ CLEANUP = REPO / "playbooks" / "cleanup.yml"
 
 def _kill_run(pid: int) -> None:
     """SIGKILL ansible-playbook and its workers. Each worker setsid()s, so killing the playbook's process group leaves
-    the worker and its module running (a bench_run module would go on measuring a twin that is gone)."""
+    the worker and its module running (a bench_measure module would go on measuring a twin that is gone)."""
     for proc_dir in Path("/proc").glob("[0-9]*"):
         try:
             ppid = int((proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[1])
@@ -47,7 +47,7 @@ def test_interrupted_run_is_cleaned_up_completely(twin, tmp_path):
         assert len(pods) >= 5
     finally:
         # what Ctrl-C and an AWX cancel do: SIGINT to ansible-playbook, which stops its workers (SIGTERM),
-        # and the bench_run module records the repetition as interrupted and leaves at once
+        # and the bench_measure module records the repetition as interrupted and leaves at once
         os.kill(proc.pid, signal.SIGINT)
         try:
             proc.wait(60)

@@ -54,7 +54,7 @@ def test_a_fleet_run_reaches_prometheus_one_series_per_cluster(fleet, tmp_path):
     for host, doc in docs.items():
         text = (reports / host / doc["run_id"] / "metrics.prom").read_text()
         assert f'cluster="{host}"' in text and text.endswith("# EOF\n")
-    # bench_run's finalize writes metrics.prom and pushes (issue 33: no metrics_push module run of its own)
+    # bench_finish writes metrics.prom (the plan's metrics) and pushes (issue 33: no metrics_push module run of its own)
     pushes = [r["result"]["metrics"] for r in run.results if "write metrics.prom" in r["task"]]
     assert len(pushes) == 3 and all(p["pushed"] for p in pushes), pushes
 

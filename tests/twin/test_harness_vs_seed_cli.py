@@ -16,7 +16,7 @@ NAS = {{"create": "create_volume", "snapshot": "create_snapshot", "clone": "clon
 
 
 def _doc(benchmark: str, started: str, params: dict, variants: dict[str, dict[str, float]]) -> dict:
-    """A result document as bench_run writes it: variants, each with one run of steps and their wall_s."""
+    """A result document as bench_measure writes it: variants, each with one run of steps and their wall_s."""
     def run(steps: dict[str, float]) -> dict:
         return {"steps": [{"name": s, "status": "ok", "wall_s": wall} for s, wall in steps.items()]}
 

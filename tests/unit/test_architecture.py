@@ -8,6 +8,7 @@ import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import auth as AUTH
 from tests.support import import_graph as G
+from tests.support import option_rules as O
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "plugins"
@@ -177,3 +178,73 @@ def test_checker_finds_an_upward_import_and_a_file_on_no_floor(tmp_path):
     assert problems == ["pkg.report.new is on no floor: add it to FLOORS in report/__init__.py",
                         "document (model) imports render (render) on line 1: a floor imports only from its own "
                         "floor and below"]
+
+
+# --- one interface per job, each default in one place (tests/support/option_rules.py) ------------
+@pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
+def test_no_module_takes_an_option_that_one_of_its_modes_ignores(path, monkeypatch):
+    import yaml
+
+    spec, module = O.declared_spec(path.stem, monkeypatch)
+    doc = yaml.safe_load(module.DOCUMENTATION)
+    assert O.mode_problems(path.stem, spec, doc.get("options") or {}, getattr(module, "MODE_READS", None)) == []
+
+
+# Second defaults that were there before the rule (issue 31), outside the benchmarks it came with: {module: {(file,
+# option)}}. The rule holds everywhere else; mending one means deleting its line here (the test fails on a stale one).
+KNOWN_SECOND_DEFAULTS = {
+    "ack_parallel_attach": {("parallel_attach.py", "parallel"), ("parallel_attach.py", "disk_quantity_warning"),
+                            ("parallel_attach.py", "wait_timeout")},
+    "pmem_node_topology": {("topology.py", "regions"), ("topology.py", "nodes")},
+    "pmem_storageclass": {("storageclass.py", "extra_parameters"), ("storageclass.py", "node_affinity"),
+                          ("storageclass.py", "labels"), ("storageclass.py", "reclaim_policy"),
+                          ("storageclass.py", "allow_volume_expansion")},
+    "rollout_plan": {("plan.py", "canary"), ("plan.py", "first_wave"), ("plan.py", "max_fail_percentage"),
+                     ("plan.py", "baseline_max_age"), ("plan.py", "prefix")},
+}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
+def test_no_default_is_written_twice(path, monkeypatch):
+    spec, _ = O.declared_spec(path.stem, monkeypatch)
+    name = G.COLLECTION + ".plugins.modules." + path.stem
+    files = [path] + [PLUGIN_MODULES[m] for m in _loaded_with(name) if m.startswith(MODULE_UTILS)]
+    found = O.second_defaults(O.spec_defaults(spec), {p: p.read_text() for p in files})
+    known = KNOWN_SECOND_DEFAULTS.get(path.stem, set())
+    assert [f for f in found if (f[0], f[2]) not in known] == [], "read the parameter as the argument spec fills it in"
+    assert known - {(f[0], f[2]) for f in found} == set(), "mended: delete it from KNOWN_SECOND_DEFAULTS"
+
+
+def test_checker_finds_an_option_that_a_mode_ignores():
+    # bench_run before the split: one module, three jobs, options that one benchmark or one mode reads
+    spec = {"benchmark": {"choices": ["csi_lifecycle", "attach_stress"]},
+            "mode": {"choices": ["preflight", "measure", "finalize"]}, "volumes": {"type": "int"}, "reason": {}}
+    doc = {"volumes": {"description": ["(csi_lifecycle) Number of volumes."]},
+           "reason": {"description": "(finalize) Why the run failed."}, "mode": {"description": "What to do."}}
+    assert O.mode_problems("bench_run", spec, doc) == [
+        "bench_run: option reason is read only when mode=finalize; mode=preflight/measure ignore it: give each job "
+        "its own module, or the option to a suboption of what reads it",
+        "bench_run: option volumes is read only when benchmark=csi_lifecycle; benchmark=attach_stress ignore it: give "
+        "each job its own module, or the option to a suboption of what reads it",
+        "bench_run: option mode selects between jobs (preflight, measure, finalize); declare MODE_READS {mode: options "
+        "read} or split the module, one per job"]
+    reads = {"preflight": ["benchmark", "volumes", "reason"], "measure": ["benchmark", "volumes", "reason"],
+             "finalize": ["benchmark", "reason"]}
+    assert O.mode_problems("m", {k: spec[k] for k in ("mode", "volumes", "benchmark", "reason")}, {}, reads) == [
+        "m: mode=finalize ignores volumes"]
+
+
+def test_checker_finds_a_default_written_twice(tmp_path):
+    spec = {"csi_lifecycle": {"type": "dict", "options": {"volumes": {"type": "int", "default": 100}}},
+            "size": {"type": "str", "default": "1Gi"}, "node": {"type": "str"}}
+    code = ("def plan(params):\n"
+            "    volumes = int(params.get('volumes') or 100)\n"
+            "    size = params.get('size', '1Gi')\n"
+            "    node = params.get('node') or None\n"
+            "    return params['size'], params.get('other', 3)\n")
+    assert O.spec_defaults(spec) == {"volumes": 100, "size": "1Gi"}
+    assert O.default_problems(O.spec_defaults(spec), {tmp_path / "plan.py": code}) == [
+        "plan.py:2: a second default for option volumes (the argument spec's is 100): read the parameter as the spec "
+        "fills it in",
+        "plan.py:3: a second default for option size (the argument spec's is '1Gi'): read the parameter as the spec "
+        "fills it in"]

@@ -14,5 +14,8 @@ Pieces, smallest first:
   csi_lifecycle.py, attach_stress.py  the two benchmarks as sequences of steps
   results.py    the result document (through module_utils/report), written after every step
   cleanup.py    delete everything one run (or every run) labelled
-  progress.py   the progress file the bench_run action plugin relays to the controller
+  options.py    a benchmark's options (its OPTIONS spec) completed with the spec's defaults
+  runner.py     the table of benchmarks; plan once (stored in the document), measure a repetition, finalize
+  modules.py    the one call of each bench module: bench_plan, bench_measure, bench_finish
+  progress.py   the progress file the bench_measure action plugin relays to the controller
 """

@@ -23,6 +23,7 @@ ecs.g7se.16xlarge), minus the disks already attached there, divided by the volum
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import skipped
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
@@ -39,30 +40,47 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 SEED_STORAGE_CLASS = "alibabacloud-disk"
 SEED_REPLICAS = 28
-# the module parameters this benchmark reads, the defaults it adds, and its report title (runner.py's registry)
-PARAMS = ("replicas", "node", "storage_class", "provisioner", "disk_type", "volumes_per_pod", "size",
-          "pod_image", "disk_limit", "statefulset", "prewarm", "create_storage_class")
-DEFAULTS = {"replicas": SEED_REPLICAS, "storage_class": SEED_STORAGE_CLASS}
+# bench_plan's attach_stress suboptions: the one place their defaults are written (the seed's 28 pods with 2 disks
+# of its StorageClass alibabacloud-disk, cloud_auto, on the Alibaba Cloud disk driver)
+OPTIONS = {
+    "replicas": dict(type="int", default=SEED_REPLICAS),
+    "node": dict(type="str"),
+    "storage_class": dict(type="str", default=SEED_STORAGE_CLASS),
+    "create_storage_class": dict(type="bool", default=False),
+    "provisioner": dict(type="str", default="diskplugin.csi.alibabacloud.com"),
+    "disk_type": dict(type="str", default="cloud_auto"),
+    "volumes_per_pod": dict(type="int", default=2),
+    "size": dict(type="str", default="1Gi"),
+    "disk_limit": dict(type="int", default=0),
+    "statefulset": dict(type="str", default="attach-stress"),
+    "prewarm": dict(type="bool", default=True),
+    "pod_image": dict(type="str", default=M.SEED_BUSYBOX),
+}
+# what preflight() reads from the cluster into the plan; bench_plan stores it, bench_measure sets it back
+READ_BY_PREFLIGHT = ("replicas", "node", "node_name", "instance_type", "disk_limit", "disk_limit_source",
+                     "attached_before", "attach_required", "create_storage_class", "messages")
+SWEEP_PARAMETER = None  # attach_stress has no sweep
 TITLE = "Attach stress: %(replicas)s pods x %(volumes_per_pod)s disks on one node"
 SWEEP_TITLE = TITLE  # attach_stress has no sweep
 
 
 class Plan:
     def __init__(self, params):
-        self.replicas_requested = int(params.get("replicas") or SEED_REPLICAS)
+        params = complete(OPTIONS, params)
+        self.replicas_requested = int(params["replicas"])
         self.replicas = self.replicas_requested
-        self.node = params.get("node") or None
+        self.node = params["node"] or None
         self.node_name = None
         self.instance_type = None
-        self.storage_class = params.get("storage_class") or SEED_STORAGE_CLASS
-        self.provisioner = params.get("provisioner") or "diskplugin.csi.alibabacloud.com"
-        self.disk_type = params.get("disk_type") or "cloud_auto"
-        self.volumes_per_pod = int(params.get("volumes_per_pod") or 2)
-        self.size = params.get("size") or "1Gi"
-        self.image = params.get("pod_image") or M.SEED_BUSYBOX
-        self.name = params.get("statefulset") or "attach-stress"
-        self.disk_limit_param = int(params.get("disk_limit") or 0)
-        self.prewarm = params.get("prewarm", True) not in (False, "false", "no", 0)
+        self.storage_class = params["storage_class"]
+        self.provisioner = params["provisioner"]
+        self.disk_type = params["disk_type"]
+        self.volumes_per_pod = int(params["volumes_per_pod"])
+        self.size = params["size"]
+        self.image = params["pod_image"]
+        self.name = params["statefulset"]
+        self.disk_limit_param = int(params["disk_limit"])
+        self.prewarm = params["prewarm"] not in (False, "false", "no", 0)
         self.disk_limit = None
         self.disk_limit_source = None
         self.attached_before = 0
@@ -80,17 +98,23 @@ class Plan:
 
 
 def problems(params):
+    params = complete(OPTIONS, params)
     out = []
-    if int(params.get("replicas", SEED_REPLICAS)) < 1:
+    if int(params["replicas"]) < 1:
         out.append("replicas must be at least 1 (the seed scales to %d)" % SEED_REPLICAS)
-    if int(params.get("volumes_per_pod", 2)) < 1:
+    if int(params["volumes_per_pod"]) < 1:
         out.append("volumes_per_pod must be at least 1 (the seed mounts 2)")
-    if int(params.get("disk_limit") or 0) < 0:
+    if int(params["disk_limit"]) < 0:
         out.append("disk_limit must be 0 (read it from the node's CSINode) or the node's disk limit")
-    size = quantity_problem("size", params.get("size", "1Gi")) or CLOUD_DISK_SIZE.problem("size", params.get("size"))
+    size = quantity_problem("size", params["size"]) or CLOUD_DISK_SIZE.problem("size", params["size"])
     if size:
         out.append(size)
     return out
+
+
+def cleans_up(options, last):
+    """Never after a repetition: the run's one namespace is shared by its variants (bench_cleanup removes it)."""
+    return False
 
 
 def sweep_point(plan):

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sweep as SW
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import skipped
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
@@ -54,10 +55,25 @@ NEEDS = {
 }
 SNAPSHOT_STEPS = ("create_snapshot", "clone_from_snapshot", "delete_clone", "delete_snapshot")
 DEFAULT_SNAPSHOT_CLASS_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
-# the module parameters this benchmark reads, the defaults it adds, and its report title (runner.py's registry)
-PARAMS = ("volumes", "pvcs_per_pod", "size", "storage_class", "snapshot_class", "access_modes", "pod_image", "steps",
-          "sweep")
-DEFAULTS: dict = {}  # csi_lifecycle adds none: its storage_class is required
+# bench_plan's csi_lifecycle suboptions: the one place their defaults are written (storage_class has none; problems()
+# refuses it missing with what to give). cleanup and cleanup_timeout act after each repetition (its own namespace).
+OPTIONS = {
+    "storage_class": dict(type="str"),
+    "snapshot_class": dict(type="str"),
+    "volumes": dict(type="int", default=100),
+    "sweep": dict(type="list", elements="int", default=[]),
+    "pvcs_per_pod": dict(type="int", default=4),
+    "size": dict(type="str", default="1Gi"),
+    "access_modes": dict(type="list", elements="str", default=["ReadWriteOnce"]),
+    "steps": dict(type="list", elements="str", choices=list(STEP_NAMES), default=list(STEP_NAMES)),
+    "pod_image": dict(type="str", default=M.PAUSE_IMAGE),
+    "cleanup": dict(type="bool", default=True),
+    "cleanup_timeout": dict(type="float", default=1800.0),
+}
+# what preflight() reads from the cluster into the plan; bench_plan stores it, bench_measure sets it back
+READ_BY_PREFLIGHT = ("provisioner", "attach_required", "pv_reclaim_delete", "snapshot_class", "snapshot_skip",
+                     "content_deleted")
+SWEEP_PARAMETER = "volumes"  # a sweep point sets this option
 TITLE = "CSI lifecycle at %(volumes)s volumes (%(pods)s pods x %(pvcs_per_pod)s PVCs)"
 SWEEP_TITLE = "CSI lifecycle sweep at %(sweep)s volumes (%(pvcs_per_pod)s PVCs per pod)"
 
@@ -118,16 +134,17 @@ class Plan:
     """Names and settings of one repetition, checked before anything is created."""
 
     def __init__(self, params):
-        self.volumes = int(params.get("volumes") or 100)
-        self.per_pod = int(params.get("pvcs_per_pod") or 4)
-        self.size = params.get("size") or "1Gi"
+        params = complete(OPTIONS, params)
+        self.volumes = int(params["volumes"])
+        self.per_pod = int(params["pvcs_per_pod"])
+        self.size = params["size"]
         self.storage_class = params["storage_class"]
-        self.snapshot_class = params.get("snapshot_class") or None
-        self.access_modes = list(params.get("access_modes") or ["ReadWriteOnce"])
-        self.pod_image = params.get("pod_image") or M.PAUSE_IMAGE
-        self.steps = list(params.get("steps") or STEP_NAMES)
+        self.snapshot_class = params["snapshot_class"] or None
+        self.access_modes = list(params["access_modes"])
+        self.pod_image = params["pod_image"]
+        self.steps = list(params["steps"])
         # a sweep measures every size as its own repetition(s), each with `volumes` set to the size
-        self.sweep = SW.ordered(params.get("sweep"))
+        self.sweep = SW.ordered(params["sweep"])
         # names are made when a step asks for them: a plan's memory does not grow with volumes before it is used
         width = max(4, len(str(self.volumes - 1)))
         self.vols = Names("vol", width, self.volumes)
@@ -144,20 +161,21 @@ class Plan:
 
 def problems(params):
     """Bad parameters, each naming the field and the fix (nothing is created when there are any)."""
+    params = complete(OPTIONS, params)
     out = []
-    if int(params.get("volumes", 100)) < 1:
+    if int(params["volumes"]) < 1:
         out.append("volumes must be at least 1 (the seed uses 100 and 1000)")
-    if int(params.get("pvcs_per_pod", 4)) < 1:
+    if int(params["pvcs_per_pod"]) < 1:
         out.append("pvcs_per_pod must be at least 1 (the seed uses 4)")
-    sweep = SW.sizes_problem(list(params.get("sweep") or ()))
+    sweep = SW.sizes_problem(list(params["sweep"]))
     if sweep:
         out.append(sweep)
-    size = quantity_problem("size", params.get("size", "1Gi"))
+    size = quantity_problem("size", params["size"])
     if size:
         out.append(size)
-    if not params.get("storage_class"):
+    if not params["storage_class"]:
         out.append("storage_class is required: the StorageClass whose provisioner is measured (kubectl get storageclass)")
-    unknown = [s for s in params.get("steps") or () if s not in STEP_NAMES]
+    unknown = [s for s in params["steps"] if s not in STEP_NAMES]
     if unknown:
         out.append("steps has unknown step(s) %s: choose from %s" % (", ".join(unknown), ", ".join(STEP_NAMES)))
     return out
@@ -182,6 +200,12 @@ def facts(plan):
 def sweep_point(plan):
     """What makes a measured variant one point of the sweep, or None outside a sweep."""
     return {"parameter": "volumes", "value": plan.volumes} if plan.sweep else None
+
+
+def cleans_up(options, last):
+    """Whether a repetition deletes its namespace: cleanup off keeps each repetition's objects for inspection; in a
+    sweep only the run's very last one (every size must start on a cluster without the previous size's objects)."""
+    return bool(options["cleanup"] or (options["sweep"] and not last))
 
 
 def plan_messages(plan, preflight=False):

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The Lease a running benchmark holds, so that a cleanup of every run leaves a live one alone.
 
-While bench_run measures, a coordination.k8s.io/v1 Lease named storageperf-run in the owner namespace
+While bench_measure measures, a coordination.k8s.io/v1 Lease named storageperf-run in the owner namespace
 (labelled with the run id like everything else) is renewed by a background thread: renewTime every
 RENEW_EVERY seconds, leaseDurationSeconds LEASE_SECONDS, as Kubernetes leader election does. bench_cleanup
 treats a run whose Lease has not expired as live. A run killed without a chance to release its Lease

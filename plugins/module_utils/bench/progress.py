@@ -1,9 +1,9 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Progress of a running step, from the bench_run module to its action plugin on the controller.
+"""Progress of a running step, from the bench_measure module to its action plugin on the controller.
 
 The module rewrites one small JSON file (atomically: temp file + rename) every couple of seconds;
-the action plugin (plugins/action/bench_run.py) reads it while the module runs and prints one line
+the action plugin (plugins/action/bench_measure.py) reads it while the module runs and prints one line
 with display.display, which ansible-playbook writes to its stdout and AWX shows in the job output.
 """
 

@@ -2,10 +2,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The benchmark side of the result document (format: docs/results.md, functions: module_utils/report).
 
-One document per run id at <reports_dir>/<run_id>/result.json. Each bench_run call opens it (or
-starts it), adds one repetition to its variant, and rewrites it atomically after every step, so a
+One document per run id at <reports_dir>/<run_id>/result.json. bench_plan starts it (with the plan in it),
+each bench_measure call adds one repetition to its variant, and rewrites it atomically after every step, so a
 run killed half way leaves every step it measured on disk, under status "interrupted". Only
-finalize() (bench_run mode=finalize, called by the roles at the very end, also after a failure)
+finalize() (bench_finish, called by the roles at the very end, also after a failure)
 gives the document its final status.
 """
 

@@ -1,20 +1,18 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the bench_run module does, without Ansible: preflight, measure one repetition, finalize.
+"""What the bench modules do, without Ansible: plan once, measure one repetition of the stored plan, finalize.
 
-  preflight  check the parameters and read the cluster (nothing is created there); open or start
-             the result document; return the run id and the plan (node, capped replicas,
-             VolumeSnapshotClass, whether volumes need attaching)
-  measure    one repetition of one variant in its own owner namespace; every step result is
-             written to the document as soon as it is measured; the namespace is cleaned up after
-  finalize   give the document its final status (and the reason), with per-variant summaries
+  preflight  (bench_plan) check the options and read the cluster (nothing is created there); open or start
+             the result document and store the plan in it (`plan`); return the run id and the plan's facts
+             (node, capped replicas, VolumeSnapshotClass, whether volumes need attaching)
+  measure    (bench_measure) one repetition of one variant of the stored plan in its own owner namespace;
+             every step result is written to the document as soon as it is measured
+  finalize   (bench_finish) give the document its final status (and the reason), with per-variant summaries
 
-bench_run(module) is the module's one call: it checks the options, runs the mode and turns every failure
-into a BenchProblem that names the benchmark and what to fix.
+bench/modules.py holds the modules' one call each.
 """
 
 import os
-import signal
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
@@ -22,19 +20,20 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Options
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import RunLease
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.progress import ProgressFile
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.results import ResultFile, step_line
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sUnreachable
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sweep as SW
 
 # The one table of benchmarks. An entry is the benchmark's module; what differs between benchmarks is its
-# attributes, so nothing below branches on a name: PARAMS (the module parameters it reads), DEFAULTS (added
-# when a parameter is not given), TITLE and SWEEP_TITLE (% the plan's facts), SHARED_NAMESPACE, problems(params),
-# Plan(params), preflight(client, plan), facts(plan), sweep_point(plan), plan_messages(plan, preflight), run(ctx, plan).
+# attributes, so nothing below branches on a name: OPTIONS (bench_plan's suboption of that name: the argument spec,
+# where each default is written), READ_BY_PREFLIGHT (the plan attributes preflight reads, stored with the plan),
+# SWEEP_PARAMETER, TITLE and SWEEP_TITLE (% the plan's facts), SHARED_NAMESPACE, problems(options), Plan(options),
+# preflight(client, plan), facts(plan), sweep_point(plan), cleans_up(options, last), plan_messages(plan, preflight),
+# run(ctx, plan).
 BENCHMARKS = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress)}
 
 
@@ -42,23 +41,13 @@ class BenchProblem(StoragePerfError):
     """Bad input or a cluster the benchmark cannot run on; nothing was changed."""
 
 
-def parameters(benchmark, params):
-    entry = BENCHMARKS[benchmark]
-    # 0 and empty values stay: problems() must see volumes=0 to refuse it
-    out = {k: params.get(k) for k in entry.PARAMS if params.get(k) is not None and params.get(k) != ""}
-    for key, value in entry.DEFAULTS.items():
-        out.setdefault(key, value)
-    return out
-
-
-def make_plan(client, benchmark, params):
+def make_plan(client, benchmark, options):
     """Validate, then read the cluster. Raises BenchProblem (with what to fix) or K8sError."""
     entry = BENCHMARKS[benchmark]
-    bench_params = parameters(benchmark, params)
-    found = entry.problems(bench_params)
+    found = entry.problems(options)
     if found:
         raise BenchProblem("; ".join(found))
-    plan = entry.Plan(bench_params)
+    plan = entry.Plan(options)
     entry.preflight(client, plan)
     return plan
 
@@ -105,8 +94,39 @@ def title(benchmark, facts):
         return None
 
 
-def preflight(client, benchmark, params, reports_dir, run_id=None, components=None, notes=None, check_mode=False):
-    plan = make_plan(client, benchmark, params)
+def stored_plan(benchmark, options, plan, run):
+    """What bench_plan keeps in the document (its `plan`) so that every repetition runs this plan without reading
+    the cluster again: the benchmark's options, what preflight read, and the run's own settings (run: engine,
+    variants, repeat, metrics)."""
+    entry = BENCHMARKS[benchmark]
+    read = {name: getattr(plan, name) for name in entry.READ_BY_PREFLIGHT}
+    return dict(run, benchmark=benchmark, options=complete(entry.OPTIONS, options), read=read)
+
+
+def restored_plan(stored, point=None):
+    """The plan bench_plan made, at sweep point `point` (the value of the benchmark's SWEEP_PARAMETER)."""
+    entry = BENCHMARKS[stored["benchmark"]]
+    options = dict(stored["options"])
+    sizes = SW.ordered(options.get("sweep"))
+    if point is None and sizes:
+        raise BenchProblem("sweep_point is required: the run sweeps %s %s, give the size this repetition measures"
+                           % (entry.SWEEP_PARAMETER, ", ".join(str(n) for n in sizes)))
+    if point is not None and point not in sizes:
+        raise BenchProblem("sweep_point %s is not one of the run's sizes (%s): %s" % (
+            point, ", ".join(str(n) for n in sizes) or "it has no sweep",
+            "give one of them" if sizes else "leave sweep_point out"))
+    if point is not None:
+        options[entry.SWEEP_PARAMETER] = point
+    plan = entry.Plan(options)
+    for name, value in stored["read"].items():
+        setattr(plan, name, value)
+    return plan
+
+
+def preflight(client, benchmark, options, reports_dir, run_id=None, cluster_name=None, components=None, notes=None,
+              run=None, check_mode=False):
+    """bench_plan: check, read the cluster once, and start the document with the plan stored in it."""
+    plan = make_plan(client, benchmark, options)
     facts = plan_facts(benchmark, plan)
     run_id = run_id or D.new_run_id(benchmark)
     problem = L.run_id_problem(run_id)
@@ -116,48 +136,80 @@ def preflight(client, benchmark, params, reports_dir, run_id=None, components=No
     rf = ResultFile(reports_dir, run_id)
     changed = False
     if not check_mode:
-        rf.open(benchmark, parameters=facts, cluster=measured_cluster(client, params.get("cluster_name")), components=components,
+        rf.open(benchmark, parameters=facts, cluster=measured_cluster(client, cluster_name), components=components,
                 title=title(benchmark, facts), notes=list(notes or []) + messages)
+        rf.doc["plan"] = stored_plan(benchmark, options, plan, run or {})
         rf.write()
         changed = True
     return {"run_id": run_id, "plan": facts, "messages": messages, "result_path": rf.path, "changed": changed}
 
 
-def measure(client, benchmark, params, reports_dir, run_id, variant, settings=None, options=None,
-            cleanup=True, cleanup_timeout=600.0, progress=None, check_mode=False):
-    """One repetition. Returns {run_id, variant, repetition, namespace, status, steps, plan, messages}."""
+def load_plan(reports_dir, run_id):
+    """The run's document and the plan bench_plan stored in it."""
     problem = L.run_id_problem(run_id)
     if problem:
         raise BenchProblem(problem)
-    plan = make_plan(client, benchmark, params)
-    facts = plan_facts(benchmark, plan)
-    # a sweep point is a document variant of its own ("concurrency on · 100 vol") that names its variant and size
-    point = BENCHMARKS[benchmark].sweep_point(plan)
-    if point:
-        point = dict(point, variant=variant)
-        variant = S.point_name(variant, point["value"])
     rf = ResultFile(reports_dir, run_id)
+    if not os.path.exists(rf.path):
+        raise BenchProblem("no result document at %s: start the run with bench_plan (same run_id and reports_dir)"
+                           % rf.path)
+    rf.doc = D.load(rf.path, check=False)
+    if not rf.doc.get("plan"):
+        raise BenchProblem("%s holds no stored plan (it was not started by bench_plan): start a new run with "
+                           "bench_plan" % rf.path)
+    return rf, rf.doc["plan"]
+
+
+def _repetition(rf, stored, variant, point):
+    """(document variant name, its sweep point, the repetition's number, whether it is the run's last)."""
+    variants, repeat = stored.get("variants") or [], stored.get("repeat") or 1
+    if variants and variant not in variants:
+        raise BenchProblem("variant %r is not one of the run's variants (%s): give one of them, or plan the run with "
+                           "it (bench_plan variants)" % (variant, ", ".join(variants)))
+    entry = BENCHMARKS[stored["benchmark"]]
+    sizes = SW.ordered(stored["options"].get("sweep"))
+    name, sweep_point = variant, None
+    if point is not None and sizes:
+        # a sweep point is a document variant of its own ("concurrency on · 100 vol") that names its variant and size
+        sweep_point = {"variant": variant, "parameter": entry.SWEEP_PARAMETER, "value": point}
+        name = S.point_name(variant, point)
+    done = next((len(v.get("runs") or ()) for v in rf.doc.get("variants") or () if v["name"] == name), 0)
+    if done >= repeat:
+        raise BenchProblem("variant %r has its %d repetition(s) already (bench_plan repeat): start a new run to "
+                           "measure it again" % (name, repeat))
+    last = done + 1 == repeat and (not variants or variant == variants[-1]) and (not sizes or point == sizes[-1])
+    return name, sweep_point, last
+
+
+def measure(client, rf, stored, variant, settings=None, point=None, progress=None, progress_interval=2.0,
+            check_mode=False):
+    """One repetition of the stored plan. Returns {run_id, variant, repetition, namespace, status, steps, plan, messages}."""
+    benchmark = stored["benchmark"]
+    entry = BENCHMARKS[benchmark]
+    plan = restored_plan(stored, point)
+    facts = plan_facts(benchmark, plan)
+    variant, sweep_point, last = _repetition(rf, stored, variant, point)
+    run_id = rf.run_id
     if check_mode:
         return {"run_id": run_id, "variant": variant, "plan": facts, "status": None, "steps": [],
-                "messages": BENCHMARKS[benchmark].plan_messages(plan), "result_path": rf.path, "changed": True}
-    rf.open(benchmark, parameters=facts, cluster=measured_cluster(client, params.get("cluster_name")), title=title(benchmark, facts))
-    _, run = rf.begin_run(variant, settings, sweep_point=point)
-    shared = BENCHMARKS[benchmark].SHARED_NAMESPACE
+                "messages": entry.plan_messages(plan), "result_path": rf.path, "changed": True}
+    _, run = rf.begin_run(variant, settings, sweep_point=sweep_point)
     extra = {}
-    if shared:
+    cleanup = entry.cleans_up(stored["options"], last)
+    if entry.SHARED_NAMESPACE:
         # the run's one namespace; kept between repetitions, removed by the run's cleanup (bench_cleanup)
         namespace = L.owner_namespace(run_id, benchmark, 0, 0)
-        cleanup = False
         extra["cleanup"] = {"kept": "namespace %s is shared by the run's variants and repetitions; the run's "
                                     "cleanup (bench_cleanup) removes it" % namespace}
     else:
         namespace = L.owner_namespace(run_id, benchmark, rf.variant_index(variant), run["repetition"])
-    options = options or Options()
+    options = Options(progress_interval=progress_interval, **stored["engine"])
     if progress is not None:
         progress.update(benchmark=benchmark, variant=variant, repetition=run["repetition"], namespace=namespace)
         options.progress = progress
     ctx = Context(client, run_id, benchmark, namespace, options, lambda r: rf.record_step(run, r),
-                  variant=None if shared else variant, repetition=None if shared else run["repetition"])
+                  variant=None if entry.SHARED_NAMESPACE else variant,
+                  repetition=None if entry.SHARED_NAMESPACE else run["repetition"])
     extra["namespace"] = namespace
     status = None
     # renewed while the repetition runs, so that a cleanup of every run (bench_cleanup all_runs) leaves it alone
@@ -166,7 +218,7 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
         ctx.create_namespace()
         lease.acquire()
         options.disturbance = lease.disturbance
-        BENCHMARKS[benchmark].run(ctx, plan)
+        entry.run(ctx, plan)
     except K8sUnreachable as e:
         # a state of the run, not a timeout: keep the step as far as it got, stop, and leave the labelled objects
         # to playbooks/cleanup.yml (nothing can delete them while the server does not answer)
@@ -188,17 +240,21 @@ def measure(client, benchmark, params, reports_dir, run_id, variant, settings=No
         lease.release()
         extra.update(ctx.info)
         if cleanup:
-            try:
-                extra["cleanup"] = Cleanup(client, namespaces=[namespace], timeout=cleanup_timeout).run()
-            except CleanupTimeout as e:
-                extra["cleanup"] = {"error": e.msg, "remaining": e.remaining[:50]}
-            except Exception as e:  # noqa: BLE001 - the measurement is written; bench_cleanup can finish the job
-                extra["cleanup"] = {"error": "%s: %s" % (type(e).__name__, getattr(e, "msg", e))}
+            extra["cleanup"] = _clean(client, namespace, stored["options"]["cleanup_timeout"])
         rf.end_run(run, status=status, extra=extra)
     return {"run_id": run_id, "variant": variant, "repetition": run["repetition"], "namespace": namespace,
             "status": run["status"], "steps": [step_line(s) for s in run["steps"]], "plan": facts,
-            "messages": BENCHMARKS[benchmark].plan_messages(plan), "cleanup": extra.get("cleanup"),
+            "messages": entry.plan_messages(plan), "cleanup": extra.get("cleanup"),
             "setup": extra.get("setup"), "result_path": rf.path, "changed": True}
+
+
+def _clean(client, namespace, timeout):
+    try:
+        return Cleanup(client, namespaces=[namespace], timeout=timeout).run()
+    except CleanupTimeout as e:
+        return {"error": e.msg, "remaining": e.remaining[:50]}
+    except Exception as e:  # noqa: BLE001 - the measurement is written; bench_cleanup can finish the job
+        return {"error": "%s: %s" % (type(e).__name__, getattr(e, "msg", e))}
 
 
 def _mark_unreachable(rf, client, e):
@@ -208,6 +264,9 @@ def _mark_unreachable(rf, client, e):
 
 def finalize(reports_dir, run_id, status=None, reason=None, check_mode=False):
     rf = ResultFile(reports_dir, run_id)
+    if not os.path.exists(rf.path):
+        raise BenchProblem("no result document at %s: give the run_id and reports_dir of a run that bench_plan "
+                           "started" % rf.path)
     rf.doc = D.load(rf.path, check=False)
     if status == "ok":
         status = None  # ok only when every step is: finalize() decides from the steps
@@ -218,106 +277,3 @@ def finalize(reports_dir, run_id, status=None, reason=None, check_mode=False):
         rf.write(check=True)
     return {"run_id": run_id, "status": rf.doc["status"], "result_path": rf.path, "document": rf.doc,
             "changed": not check_mode}
-
-
-def _interrupt(signum, frame):
-    # SIGTERM (ansible-playbook interrupted, AWX cancel) becomes an exception, so the result document
-    # records the repetition as interrupted before the process ends
-    raise KeyboardInterrupt("signal %d" % signum)
-
-
-def option_problems(p):
-    """Options no mode can run with; each names the option and a valid value."""
-    if p["concurrency"] < 1:
-        return "concurrency must be at least 1, got %d" % p["concurrency"]
-    if p["step_timeout"] <= 0:
-        return "step_timeout must be a positive number of seconds, got %s" % p["step_timeout"]
-    return None
-
-
-def _metrics_export():
-    # prometheus-client only in the modes that write metrics (measure never loads it)
-    from ansible_collections.storageperf.k8s.plugins.module_utils.report import metrics_export
-
-    return metrics_export
-
-
-def _finalize(module, p):
-    """finalize, and with metrics metrics.prom and the push: what metrics_push did in a module run of its own."""
-    if p["metrics"] and not p["cluster_name"]:
-        raise BenchProblem("metrics needs cluster_name (the metrics' cluster label), e.g. cluster_name: "
-                           "\"{{ inventory_hostname }}\"")
-    out = finalize(p["reports_dir"], p["run_id"], status=p["status"], reason=p["reason"],
-                   check_mode=module.check_mode)
-    doc = out.pop("document")
-    if p["metrics"]:
-        ME = _metrics_export()
-        out["metrics"] = ME.export(doc, os.path.dirname(out["result_path"]), p["cluster_name"],
-                                   ME.check(p["pushgateway_url"]), p["pushgateway_timeout"],
-                                   check_mode=module.check_mode)
-        for warning in out["metrics"].pop("warnings", []):  # a Pushgateway that is down: the task stays ok
-            module.warn(warning)
-    out["summary"] = summarize(doc)
-    return out
-
-
-def _run_mode(module, p):
-    if p["mode"] == "finalize":
-        return _finalize(module, p)
-    if p["mode"] == "preflight" and p["metrics"]:
-        # a bad URL or a missing prometheus-client fails before the document is started, not after the benchmark
-        _metrics_export().check(p["pushgateway_url"])
-    # the bench engine shares the client between its threads: a connection each, and some for the watches
-    client = module.client("k8s", pool_maxsize=p["concurrency"] + 8)
-    if p["mode"] == "preflight":
-        return preflight(client, p["benchmark"], p, p["reports_dir"], run_id=p["run_id"] or None,
-                         components=p["components"], notes=p["notes"], check_mode=module.check_mode)
-    signal.signal(signal.SIGTERM, _interrupt)
-    options = Options(concurrency=p["concurrency"], timeout=p["step_timeout"],
-                      give_up_after_warnings=p["give_up_after_warnings"],
-                      progress_interval=p["progress_interval"], keep_objects=p["keep_objects"])
-    progress = ProgressFile(p["progress_file"]) if p["progress_file"] else None
-    try:
-        out = measure(client, p["benchmark"], p, p["reports_dir"], p["run_id"], p["variant"],
-                      settings=p["variant_settings"], options=options, cleanup=p["cleanup"],
-                      cleanup_timeout=p["cleanup_timeout"], progress=progress, check_mode=module.check_mode)
-    except K8sUnreachable as e:
-        # gone before the repetition began (its plan reads the cluster): the preflight's document says so
-        rf = ResultFile(p["reports_dir"], p["run_id"])
-        if not module.check_mode and os.path.exists(rf.path):
-            rf.doc = D.load(rf.path, check=False)
-            if not rf.doc.get("unreachable"):
-                _mark_unreachable(rf, client, e)
-                rf.write()
-        raise
-    for message in out.get("messages") or ():
-        module.warn(message)
-    failed = [s for s in out.get("steps") or () if s.get("status") in BROKEN_STEP_STATUSES]
-    return dict(out, failed_steps=len(failed))
-
-
-def bench_run(module):
-    """The bench_run module: preflight, measure or finalize (module.params mode); every failure a BenchProblem."""
-    p = module.params
-    problem = option_problems(p)
-    if problem:
-        raise BenchProblem(problem)
-    benchmark = p["benchmark"]
-    try:
-        return _run_mode(module, p)
-    except BenchProblem as e:
-        raise BenchProblem("%s: %s" % (benchmark, e.msg)) from e
-    except K8sUnreachable as e:
-        raise BenchProblem("%s: %s" % (benchmark, e.msg), status="unreachable",
-                           hint="The run stopped its own work there; what it created carries its run id %s for "
-                                "playbooks/cleanup.yml" % p["run_id"],
-                           unreachable_since=e.details.get("since"), run_id=p["run_id"]) from e
-    except K8sError as e:
-        raise BenchProblem("%s: %s" % (benchmark, e.msg), status=e.status) from e
-    except (OSError, ValueError) as e:
-        raise BenchProblem("%s: cannot read or write the result document under %s: %s" % (benchmark, p["reports_dir"], e),
-                           hint="Check reports_dir.") from e
-    except KeyboardInterrupt as e:
-        raise BenchProblem("%s: interrupted (%s); the result document records what was measured, and bench_cleanup / "
-                           "playbooks/cleanup.yml removes what is left (run id %s)" % (benchmark, e, p["run_id"]),
-                           run_id=p["run_id"]) from e

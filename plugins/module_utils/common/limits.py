@@ -251,12 +251,16 @@ def problems(values: Mapping[str, Any], limits: Mapping[str, Limit]) -> list[str
 
 
 def param_problems(params: Mapping[str, Any], limits: Mapping[str, Limit]) -> list[str]:
-    """problems() of module parameters; `a.b` names option b of every dict in the list option a."""
+    """problems() of module parameters; `a.b` names suboption b of the dict option a, or of every dict in the list
+    option a."""
     values = {}
     for name in limits:
         head, _, field = name.partition(".")
         if not field:
             values[name] = params.get(name)
+            continue
+        if isinstance(params.get(head), dict):
+            values[name] = params[head].get(field)
             continue
         for i, item in enumerate(params.get(head) or ()):
             if isinstance(item, dict):

@@ -172,8 +172,8 @@ def bench_history(p, check_mode=False):
 def metrics_push(p, check_mode=False):
     """Write <run dir>/metrics.prom from a result document and push the same families to a Pushgateway.
 
-    Without p["result"] only the URL and the library are checked. bench_run does both itself (its preflight and
-    finalize, option metrics); the bench roles that do not use bench_run call this module.
+    Without p["result"] only the URL and the library are checked. bench_plan checks and bench_finish writes
+    them itself (bench_plan option metrics); the bench roles that do not use them call this module.
     A push that fails is a warning (result["warnings"]), never a failure: the run and the text file stay.
     """
     # prometheus-client only where metrics are written (not in bench_report, fleet_report...)

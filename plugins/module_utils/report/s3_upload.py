@@ -85,8 +85,7 @@ def client_from_params(p):
                                "requirements-s3.txt (docs/fleet.md says why --no-deps).")
     if not p["bucket"].strip() or "/" in p["bucket"]:
         raise StoragePerfError("bucket %r must be a bucket name (no '/'); put the path into prefix" % p["bucket"])
-    return client(p.get("endpoint_url"), p.get("region"), p.get("profile"), p.get("addressing_style", "auto"),
-                  p.get("signature_version"))
+    return client(p["endpoint_url"], p["region"], p["profile"], p["addressing_style"], p["signature_version"])
 
 
 def client(endpoint_url=None, region=None, profile=None, addressing_style="auto", signature_version=None):

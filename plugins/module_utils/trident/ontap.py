@@ -392,7 +392,7 @@ def connect(params: Mapping[str, Any]) -> tuple[str, OntapRest | OntapZapi]:
     """(api name, client) for module params: REST unless use_rest=never; auto falls back to ZAPI without REST."""
     kw = dict(hostname=params["hostname"], username=params["username"], password=params["password"],
               https=params["https"], validate_certs=params["validate_certs"], ca_cert=params.get("ca_cert"),
-              port=params.get("http_port"), timeout=params.get("timeout") or 60)
+              port=params.get("http_port"), timeout=params["timeout"])
     if params["use_rest"] == "never":
         return "zapi", OntapZapi(**kw)
     rest = OntapRest(**kw)

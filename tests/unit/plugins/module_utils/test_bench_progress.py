@@ -32,7 +32,7 @@ def test_writing_to_an_unwritable_place_never_raises(tmp_path):
 
 
 def test_action_plugin_relays_finished_steps_at_once_and_the_running_one_every_few_seconds(tmp_path, monkeypatch):
-    from ansible_collections.storageperf.k8s.plugins.action import bench_run as action
+    from ansible_collections.storageperf.k8s.plugins.action import bench_measure as action
 
     shown = []
     monkeypatch.setattr(action.display, "display", lambda msg, *a, **kw: shown.append(msg))
@@ -54,7 +54,7 @@ def test_action_plugin_relays_finished_steps_at_once_and_the_running_one_every_f
     relay.poll()
     relay.poll()  # the finished step is shown once
     assert shown == [
-        "bench_run [localhost]: csi_lifecycle · Create Volume: 1/10 vol done, 1.00 vol/s, 1.0s",
-        "bench_run [localhost]: csi_lifecycle · Create Volume: 2/10 vol done, 1.00 vol/s, 3.0s",
-        "bench_run [localhost]: csi_lifecycle · Create Volume: 10/10 vol done, 1.00 vol/s, 7.0s (step finished)",
+        "bench_measure [localhost]: csi_lifecycle · Create Volume: 1/10 vol done, 1.00 vol/s, 1.0s",
+        "bench_measure [localhost]: csi_lifecycle · Create Volume: 2/10 vol done, 1.00 vol/s, 3.0s",
+        "bench_measure [localhost]: csi_lifecycle · Create Volume: 10/10 vol done, 1.00 vol/s, 7.0s (step finished)",
     ]

@@ -1,6 +1,6 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin of storageperf.k8s.bench_run: runs the module and relays its progress.
+"""Action plugin of storageperf.k8s.bench_measure: runs the module and relays its progress.
 
 How progress gets to the screen: when the task runs on the controller (connection local, which
 is how the collection's playbooks run it), this plugin gives the module a fresh progress file
@@ -8,7 +8,7 @@ is how the collection's playbooks run it), this plugin gives the module a fresh 
 progress_interval seconds and prints, with Display.display, every finished step at once and the
 running step at most every 5 seconds:
 
-    bench_run: csi_lifecycle · concurrency on #1 · Publish (Attach): 312/1000 vol done, 41.20 vol/s, 7.6s
+    bench_measure [localhost]: csi_lifecycle · concurrency on #1 · Publish (Attach): 312/1000 vol done, 41.20 vol/s, 7.6s
 
 ansible-playbook writes these lines to its stdout between task results; AWX captures the
 controller's stdout, so they appear in the job output while the job runs. On any other
@@ -30,7 +30,7 @@ from ansible.utils.display import Display
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import progress as P
 
 display = Display()
-MODULE = "storageperf.k8s.bench_run"
+MODULE = "storageperf.k8s.bench_measure"
 # a running step is shown at most this often (a 1000-volume step at cluster speed runs for many minutes);
 # finished steps are shown as soon as they are seen
 SHOW_EVERY = 5.0
@@ -52,7 +52,7 @@ class Relay:
         self.thread.daemon = True
 
     def _show(self, text):
-        display.display("bench_run [%s]: %s" % (self.host, text))
+        display.display("bench_measure [%s]: %s" % (self.host, text))
 
     def poll(self):
         data = P.read(self.path)
@@ -104,8 +104,7 @@ class ActionModule(ActionBase):
         args = dict(self._task.args)
         local = getattr(self._connection, "transport", None) == "local"
         relay, tmpdir = None, None
-        wants_progress = args.get("mode", "measure") == "measure" and not args.get("progress_file") \
-            and not self._task.async_val
+        wants_progress = not args.get("progress_file") and not self._task.async_val
         if wants_progress and local:
             tmpdir = tempfile.mkdtemp(prefix="storageperf-progress-")
             args["progress_file"] = os.path.join(tmpdir, "progress.json")
@@ -113,7 +112,7 @@ class ActionModule(ActionBase):
             relay = Relay(args["progress_file"], args.get("progress_interval") or 2.0, host)
             relay.start()
         elif wants_progress:
-            display.vvv("bench_run: no live progress on connection %s (the module's host is not the controller)"
+            display.vvv("bench_measure: no live progress on connection %s (the module's host is not the controller)"
                         % getattr(self._connection, "transport", "?"))
         try:
             result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars,

@@ -1,0 +1,95 @@
+#!/usr/bin/python
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+
+DOCUMENTATION = r"""
+---
+module: bench_finish
+short_description: Give a benchmark run's result document its final status, and write and push its metrics
+version_added: "0.2.0"
+description:
+  - The last of the three bench modules (M(storageperf.k8s.bench_plan), M(storageperf.k8s.bench_measure),
+    M(storageperf.k8s.bench_finish)). It reads no cluster.
+  - Gives the run's result document its final status (V(ok) lets the steps decide) and per-variant summaries.
+  - When the plan asked for metrics (M(storageperf.k8s.bench_plan)'s O(storageperf.k8s.bench_plan#module:metrics)),
+    writes C(metrics.prom) next to C(result.json) and pushes the same metrics to the plan's Pushgateway when it has
+    one, as M(storageperf.k8s.metrics_push) does, in this module's run. A push that fails only warns.
+extends_documentation_fragment:
+  - storageperf.k8s.bench_run_id
+  - storageperf.k8s.attributes
+options:
+  status:
+    description: Final status; V(ok) lets the steps decide (failed when one failed or timed out).
+    type: str
+    choices: [ok, failed, interrupted]
+    default: ok
+  reason:
+    description: Why the run failed or was interrupted.
+    type: str
+attributes:
+  check_mode:
+    support: full
+    details: Computes the final status and summaries; writes no file and pushes nothing.
+  diff_mode:
+    support: none
+seealso:
+  - module: storageperf.k8s.bench_plan
+  - module: storageperf.k8s.bench_report
+author:
+  - storageperf.k8s maintainers (@storageperf)
+"""
+
+EXAMPLES = r"""
+- name: Close the document (and write metrics.prom and push it when the plan asked for metrics)
+  storageperf.k8s.bench_finish:
+    run_id: "{{ plan.run_id }}"
+    reports_dir: reports
+    status: "{{ 'failed' if failure else 'ok' }}"
+    reason: "{{ failure | default(omit, true) }}"
+"""
+
+RETURN = r"""
+run_id:
+  description: The run id.
+  returned: always
+  type: str
+result_path:
+  description: Path of the result document.
+  returned: always
+  type: str
+status:
+  description: The document's final status.
+  returned: always
+  type: str
+  sample: ok
+summary:
+  description: The short summary of the finalized document (report module_utils summarize()).
+  returned: always
+  type: dict
+metrics:
+  description: What was written and pushed (the keys of M(storageperf.k8s.metrics_push)'s result).
+  returned: when the plan asked for metrics
+  type: dict
+  sample: {path: reports/twin-1/csi_lifecycle-20260620T090000Z-a1b2c3/metrics.prom, pushed: false, samples: 42}
+"""
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.modules import RUN_ARG_SPEC, bench_finish
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
+
+
+def argument_spec():
+    return dict(
+        **RUN_ARG_SPEC,
+        status=dict(type="str", default="ok", choices=["ok", "failed", "interrupted"]),
+        reason=dict(type="str"),
+    )
+
+
+def main():
+    module = StoragePerfModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module.run(bench_finish)
+
+
+if __name__ == "__main__":
+    main()
