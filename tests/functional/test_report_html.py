@@ -258,10 +258,10 @@ def test_layout_probe_sees_an_overflowing_page(tmp_path, monkeypatch):
 # below 11 px (chart text too: its PNG pixels times the shown scale), and headers whose unit is not their cells' unit.
 # pageCheck(true) measures the page laid out for print (tests/support/chromium.py): paper does not scroll, so nothing
 # wider than the printable width is excused by a scroll box, and a table cell that is not shown is a hidden column.
-# Charts are PNGs drawn for a 1116 px column (9 pt at 110 dpi: 11 px and more on screen); paper's printable width
-# (about 700 px) shows them at 62 %, so their text on paper is held to 8 px (6 pt, a printed footnote), HTML text to
-# 11 px as on screen.
-PRINT_CHART_PX = 8
+# Charts are PNGs whose text is 9 pt at 110 dpi (13.75 px) and which are at most 7.8 in (858 px) wide (charts.fit):
+# the 1116 px screen column shows them at full size, paper's printable width (703 px on A4) at 82 % or more, so
+# their text is held to 11 px on paper as on screen, the same bar as HTML text.
+PRINT_CHART_PX = 11
 CHECK_JS = """var PRINT_CHART_PX = %d;
 function pageCheck(print) {
   var vw = window.innerWidth, out = {viewport: vw, scrollWidth: document.documentElement.scrollWidth,
@@ -440,6 +440,16 @@ def test_print_check_sees_a_table_wider_than_the_paper(tmp_path):
     html.write_text(text.replace("@media print", "@media not all"), encoding="utf-8")
     found = measure_print(html, tmp_path / "chromium-profile", "A4")
     assert found["overflow"] or found["hidden"] or found["clipped"], found
+
+
+def test_print_check_sees_chart_text_under_11px_on_a_chart_as_wide_as_before(tmp_path, monkeypatch):
+    # the step chart drawn 11 in wide, as the charts were before they fitted the printable width: A4 shows it at about
+    # 60 %, its text at 8.4 px, and the print check says so
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import charts
+
+    monkeypatch.setattr(charts, "MAX_WIDTH_IN", 11.0)
+    found = measure_print(page("bench", tmp_path), tmp_path / "chromium-profile", "A4")
+    assert any("chart-steps" in s and "chart text" in s for s in found["small"]), found
 
 
 def test_page_check_sees_small_text_and_a_header_unit_its_cells_do_not_use(tmp_path):

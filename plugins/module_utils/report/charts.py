@@ -40,9 +40,17 @@ MAX_CDF_PANELS = 12
 CDF_XLABEL = "latency per object (%s)"
 DPI = 110
 # No chart text below 9 pt: 13.75 px in the PNG, so at least 11 px on the page while the page shows the chart at
-# 80% of its size or more (report.html's main column is 1116 px; the layout test measures it in Chromium).
+# 80% of its size or more (the layout test measures it in Chromium).
 MIN_FONT_PT = 9.0
 MIN_TEXT_PX = MIN_FONT_PT * DPI / 72.0
+# Paper is the narrowest page: A4's printable width (210 mm less two 12 mm margins: 703 CSS px, 701 inside the
+# figure's border) shows a W in wide chart at 701 / (W * DPI) of its size, so its 9 pt text at 9 * 701 / (72 * W) px:
+# 11 px or more while W <= 7.97 in. Every chart is saved at most MAX_WIDTH_IN wide (858 px, its text 11.2 px on A4
+# and larger on Letter), which the 1116 px screen column (1280 and 1920 px windows) shows at full size, 13.75 px.
+# A narrower figure rather than a larger font: 11.6 pt text (62 % of it 11 px) would crowd the panels' ticks and show
+# at 17.7 px on screen.
+MAX_WIDTH_IN = 7.8
+PAD_IN = 0.1  # savefig's padding around the tight box, on each side
 
 
 def series_style(i):
@@ -50,24 +58,129 @@ def series_style(i):
     return {"linestyle": LINESTYLES[i % len(LINESTYLES)], "marker": MARKERS[i % len(MARKERS)]}
 
 
-def _png(fig):
+def _min_font(fig):
     import matplotlib.text
 
     for text in fig.findobj(matplotlib.text.Text):
         if text.get_fontsize() < MIN_FONT_PT:
             text.set_fontsize(MIN_FONT_PT)
+
+
+def fit(fig):
+    """Every text at MIN_FONT_PT or more, and the figure narrowed until its saved image is MAX_WIDTH_IN wide at most.
+
+    Narrowing takes the excess off the figure's width: axes shrink, text keeps its size; a figure laid out by the
+    "tight" layout engine is laid out again at each draw. Returns the saved width in inches. Laid out without
+    rendering, and again only after a change: an eight-panel CDF takes a third of a second each time.
+    """
+    _min_font(fig)
+    fig.set_dpi(DPI)
+    fig.draw_without_rendering()
+    while _fewer_legend_columns(fig):  # a legend wider than the image may be does not narrow with the axes
+        pass
+    width = _narrow(fig)
+    if _turn_crowded_ticklabels(fig):
+        width = _narrow(fig)
+    return width
+
+
+def _saved_width(fig):
+    return fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * PAD_IN
+
+
+def _narrow(fig):
+    gain = 1.0  # how much of a cut in the figure's width the saved image loses (the axes' share of the width)
+    width = _saved_width(fig)
+    for _ in range(8):
+        if width <= MAX_WIDTH_IN:
+            break
+        w, h = fig.get_size_inches()
+        cut = (width - MAX_WIDTH_IN) / gain + 0.02
+        if gain < 0.1 or cut >= w - 1.0:
+            # what overhangs does not narrow with the axes: a legend of several columns above them takes a row more
+            if not _fewer_legend_columns(fig):
+                break
+            gain, width = 1.0, _saved_width(fig)
+            continue
+        fig.set_size_inches(w - cut, h)
+        fig.draw_without_rendering()
+        narrower = _saved_width(fig)
+        gain, width = (width - narrower) / cut, narrower
+    return width
+
+
+def _turn_crowded_ticklabels(fig):
+    """x tick labels that touch their neighbours (many clusters' names) turned by 30 degrees, or upright if need be."""
+    turned = False
+    for rotation in (30, 90):
+        renderer = fig.canvas.get_renderer()
+        crowded = [ax for ax in fig.axes if ax.get_visible() and ax.axison and _touching(ax, renderer)]
+        if not crowded:
+            break
+        for ax in crowded:
+            ax.tick_params(axis="x", labelrotation=rotation)
+            for t in ax.get_xticklabels():
+                t.set_horizontalalignment("right" if rotation < 90 else "center")
+                t.set_rotation_mode("anchor" if rotation < 90 else "default")
+        fig.draw_without_rendering()
+        turned = True
+    return turned
+
+
+def _touching(ax, renderer):
+    lo, hi = sorted(ax.get_xlim())
+    boxes = sorted((t.get_window_extent(renderer) for t in ax.get_xticklabels()
+                    if t.get_text().strip() and lo <= t.get_position()[0] <= hi), key=lambda b: b.x0)
+    return any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
+
+
+def _fewer_legend_columns(fig):
+    """One column less for the first legend whose right edge is past MAX_WIDTH_IN from the image's left edge."""
+    renderer = fig.canvas.get_renderer()
+    left = fig.get_tightbbox(renderer).x0 - PAD_IN
+    for made in list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]:
+        right = made.get_window_extent(renderer).x1 / fig.dpi
+        if getattr(made, "columns", 1) > 1 and right - left > MAX_WIDTH_IN - PAD_IN:
+            made.fewer_columns()
+            fig.draw_without_rendering()
+            return True
+    return False
+
+
+def _png(fig):
+    _min_font(fig)
+    data = _save(fig)
+    # most charts fit as drawn: laid out once, by savefig; one too wide (its PNG's IHDR width) or with crowded tick
+    # labels (the layout savefig left) is fitted and saved again
+    if int.from_bytes(data[16:20], "big") > MAX_WIDTH_IN * DPI + 2 or \
+            any(ax.get_visible() and ax.axison and _touching(ax, fig.canvas.get_renderer()) for ax in fig.axes):
+        fit(fig)
+        data = _save(fig)
+    plt.close(fig)
+    return base64.b64encode(data).decode("ascii")
+
+
+def _save(fig):
     buf = io.BytesIO()
     # no Software/date metadata: the same document renders to the same bytes (idempotent writes)
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", pad_inches=PAD_IN, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def legend(owner, ncol, handles=None, labels=None, **kw):
+    """owner.legend() in ncol columns, which fit() cuts to fewer while the legend is wider than the image may be."""
+    if handles is None:
+        handles, labels = owner.get_legend_handles_labels()
+    made = owner.legend(handles, labels, ncols=max(1, ncol), **kw)
+    made.columns = max(1, ncol)  # what _fewer_legend_columns reads (matplotlib keeps no public getter)
+    made.fewer_columns = lambda: (made.remove(), legend(owner, ncol - 1, handles, labels, **kw))
+    return made
 
 
 def _legend_above(ax, entries):
     # Outside the axes, above the plot area: inside it a legend covers bars and their value labels.
     # savefig(bbox_inches="tight") grows the image to keep it.
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=max(1, min(entries, 4)), frameon=False,
-              borderaxespad=0.0)
+    legend(ax, min(entries, 4), loc="lower left", bbox_to_anchor=(0.0, 1.01), frameon=False, borderaxespad=0.0)
 
 
 def _style(ax):
@@ -122,7 +235,7 @@ def step_bars(doc):
         return []
     nvar = len(variants)
     height = 0.8 / max(nvar, 1)
-    fig, ax = plt.subplots(figsize=(10, 0.9 + 0.32 * len(names) * max(nvar, 1.5)))
+    fig, ax = plt.subplots(figsize=(MAX_WIDTH_IN, 0.9 + 0.32 * len(names) * max(nvar, 1.5)))
     vmax = 0.0
     for i, (vname, steps) in enumerate(variants):
         ys, widths, lo, hi = [], [], [], []
@@ -171,9 +284,10 @@ def latency_cdf(doc):
     names = [n for n in step_names(doc) if n in series][:MAX_CDF_PANELS]
     if not names:
         return []
-    cols = min(3, len(names))  # 10 in at most: shown at full size in the 1116 px column, its text stays >= 11 px
+    # two panels a row: three made a 10 in chart that paper shows at 62 %, its text at 8.5 px (MAX_WIDTH_IN)
+    cols = min(2, len(names))
     rows = (len(names) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols + 1, 2.5 * rows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.8, 2.5 * rows + 0.6), squeeze=False)
     for k, n in enumerate(names):
         ax = axes[k // cols][k % cols]
         for i, vname, lats in series[n]:
@@ -191,10 +305,9 @@ def latency_cdf(doc):
     for k in range(len(names), rows * cols):
         axes[k // cols][k % cols].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False,
-               bbox_to_anchor=(0.5, 1.0))
+    legend(fig, len(labels), handles, labels, loc="upper center", frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.supylabel("fraction of objects done", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.set_layout_engine("tight", rect=(0, 0, 1, 0.95))
     return [{"id": "chart-latency", "title": "Per-object latency distribution (CDF)", "png": _png(fig),
              "alt": "Cumulative distribution of per-object latency per step and variant"}]
 
@@ -221,7 +334,7 @@ def parameter_lines(doc):
                            if k != pname and all(k in (s.get("metrics") or {}) for pts in lines.values() for _, s in pts)
                            and not _same_as_wall(k, lines)]
         for y in ys[:4]:
-            fig, ax = plt.subplots(figsize=(8, 4))
+            fig, ax = plt.subplots(figsize=(MAX_WIDTH_IN, 4))
             for (i, vname, series), pts in sorted(lines.items()):
                 pts = sorted(pts, key=lambda t: t[0])
                 vals = [(s.get("wall_s") if y == "wall_s" else s["metrics"].get(y)) for _, s in pts]
@@ -267,10 +380,10 @@ def metric_bars(doc):
     if not keys or not names:
         return []
     # two panels a row: three side by side (a mixed fio job's IOPS, read IOPS, write IOPS) made a 13 in chart that
-    # the page shows at 85 %, its text under 11 px
+    # the page shows at 85 %, its text under 11 px; within MAX_WIDTH_IN for paper
     cols = min(len(keys), 2)
     rows = (len(keys) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols + 0.5, (0.8 + 0.45 * len(names) * len(variants)) * rows),
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 0.5, (0.8 + 0.45 * len(names) * len(variants)) * rows),
                              squeeze=False)
     for ax in axes.flat[len(keys):]:
         ax.set_visible(False)
@@ -297,8 +410,8 @@ def metric_bars(doc):
         ax.margins(x=0.25)
         _style(ax)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, bbox_to_anchor=(0.5, 1.0))
-    fig.tight_layout()
+    legend(fig, len(labels), handles, labels, loc="lower center", frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.set_layout_engine("tight")
     return [{"id": "chart-metrics", "title": "Metrics per variant", "png": _png(fig),
              "alt": "Bars of %s per step and variant" % ", ".join(metric_info(k)[0] for k in keys)}]
 
@@ -320,9 +433,9 @@ def sweep_lines(doc):
         return []
     values = block["values"]
     log_x = len(values) > 1 and values[-1] >= 10 * values[0]
-    cols = min(3, len(panels))
+    cols = min(2, len(panels))  # two panels a row, as the CDF's: within MAX_WIDTH_IN for paper
     rows = (len(panels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 1, 2.7 * rows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.8, 2.7 * rows + 0.6), squeeze=False)
     for k, (name, label, unit) in enumerate(panels):
         ax = axes[k // cols][k % cols]
         for i, base in enumerate(block["variants"]):
@@ -344,9 +457,9 @@ def sweep_lines(doc):
     for k in range(len(panels), rows * cols):
         axes[k // cols][k % cols].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=max(1, len(labels)), frameon=False, bbox_to_anchor=(0.5, 1.0))
+    legend(fig, len(labels), handles, labels, loc="upper center", frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.supxlabel(block["parameter"] + (" (log scale)" if log_x else ""), fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    fig.set_layout_engine("tight", rect=(0, 0, 1, 0.94))
     return [{"id": "chart-sweep", "title": "Rate against %s per variant" % block["parameter"], "png": _png(fig),
              "alt": "Lines of the operations per second of the whole lifecycle and of each step against %s, one per "
                     "variant" % block["parameter"]}]

@@ -27,7 +27,7 @@ def sums_bars(fleet):
         return []
     nvar = len(variants)
     width = 0.8 / nvar
-    fig, ax = C.plt.subplots(figsize=(max(6.0, 1.2 + 1.1 * len(rows) * max(1.0, nvar / 2.0)), 4.2))
+    fig, ax = C.plt.subplots(figsize=(C.MAX_WIDTH_IN, 4.2))
     vmax = 0.0
     for i, vname in enumerate(variants):
         xs, hs = [], []
@@ -64,7 +64,7 @@ def state_bars(fleet):
     if not HAS_MATPLOTLIB or fleet["kind"] != "advice" or not fleet["clusters"]:
         return []
     rows = fleet["clusters"]
-    fig, ax = C.plt.subplots(figsize=(8, 0.9 + 0.45 * len(rows)))
+    fig, ax = C.plt.subplots(figsize=(C.MAX_WIDTH_IN, 0.9 + 0.45 * len(rows)))
     left = [0] * len(rows)
     for state in ADVICE_STATES:
         counts = [(r.get("counts") or {}).get(state, 0) for r in rows]

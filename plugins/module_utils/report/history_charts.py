@@ -14,7 +14,8 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import char
 HAS_MATPLOTLIB = C.HAS_MATPLOTLIB
 # a page of hundreds of charts helps nobody and takes long to draw: the series with regressions come first
 MAX_CHARTS = 40
-MAX_TICKS = 12
+# rotated by 30 degrees, an "06-20 09:00" tick label takes 0.75 in of a 7 in axis at 9 pt: eight of them fit
+MAX_TICKS = 8
 REGRESSION = "#b91c1c"  # the pages' fail colour (render.CSS --fail), not one of the steps' palette
 
 
@@ -25,7 +26,7 @@ def _when(started):
 
 def trend(series):
     runs = series["runs"]
-    fig, ax = C.plt.subplots(figsize=(9, 3.4))
+    fig, ax = C.plt.subplots(figsize=(C.MAX_WIDTH_IN, 3.4))
     xs = list(range(len(runs)))
     vmax = 0.0
     for i, st in enumerate(series["steps"]):
