@@ -116,7 +116,7 @@ def main():
     )
     module = StoragePerfModule(argument_spec=spec, auth="k8s", supports_check_mode=True,
                                limits={"timeout": L.TIMEOUT})
-    module.run(bench_cleanup)
+    module.run(lambda m: bench_cleanup(m.k8s, m.params, check_mode=m.check_mode, warn=m.warn))
 
 
 if __name__ == "__main__":

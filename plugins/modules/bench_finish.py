@@ -88,7 +88,7 @@ def argument_spec():
 
 def main():
     module = StoragePerfModule(argument_spec=argument_spec(), supports_check_mode=True)
-    module.run(bench_finish)
+    module.run(lambda m: bench_finish(m.params, check_mode=m.check_mode, warn=m.warn))
 
 
 if __name__ == "__main__":

@@ -166,7 +166,7 @@ LIMITS = {"sweep_point": L.VOLUMES, "progress_interval": L.INTERVAL}
 
 def main():
     module = StoragePerfModule(argument_spec=argument_spec(), auth="k8s", supports_check_mode=True, limits=LIMITS)
-    module.run(bench_measure)
+    module.run(lambda m: bench_measure(m.params, m.client, check_mode=m.check_mode, warn=m.warn))
 
 
 if __name__ == "__main__":

@@ -248,3 +248,27 @@ def test_checker_finds_a_default_written_twice(tmp_path):
         "fills it in",
         "plan.py:3: a second default for option size (the argument spec's is '1Gi'): read the parameter as the spec "
         "fills it in"]
+
+
+def _module_takers(root: Path) -> list[str]:
+    """module_utils functions that take the AnsibleModule (a parameter named module or m), other than the client
+    factories the module base calls (client_from_module, registered in common/auth.py)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != "client_from_module":
+                names = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+                if {"module", "m"} & set(names):
+                    out.append("%s:%s" % (path.relative_to(root), node.name))
+    return out
+
+
+def test_module_utils_take_parameters_and_callbacks_not_the_module():
+    # the module base is kept when module_utils get params, clients and warn/check_mode, never the whole module
+    assert _module_takers(PLUGINS / "module_utils") == []
+
+
+def test_checker_finds_a_function_that_takes_the_module(tmp_path):
+    (tmp_path / "thing.py").write_text("def run(module):\n    return module.params\n\n"
+                                       "def client_from_module(module):\n    return module\n")
+    assert _module_takers(tmp_path) == ["thing.py:run"]

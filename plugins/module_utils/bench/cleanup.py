@@ -292,34 +292,33 @@ def _live_message(live):
                                      for r, v in sorted(live.items()))))
 
 
-def bench_cleanup(module):
+def bench_cleanup(client, p, check_mode=False, warn=None):
     """The bench_cleanup module: delete what one run (run_id) or every run (all_runs) left, sparing live runs."""
-    p = module.params
     if bool(p["run_id"]) == bool(p["all_runs"]):
         raise StoragePerfError("give exactly one of run_id (one run) and all_runs=true (every storageperf run)")
     problem = L.run_id_problem(p["run_id"]) if p["run_id"] else None
     if problem:
         raise StoragePerfError(problem)
-    cleanup = Cleanup(module.k8s, run_id=p["run_id"] or None, namespaces=p["namespaces"], timeout=p["timeout"])
+    cleanup = Cleanup(client, run_id=p["run_id"] or None, namespaces=p["namespaces"], timeout=p["timeout"])
     try:
-        return _clean(module, cleanup, p)
+        return _clean(cleanup, p, check_mode, warn)
     except K8sError as e:
         raise StoragePerfError("cleanup of %s: %s" % (p["run_id"] or "every storageperf run", e.msg),
                                result={"deleted": cleanup.deleted}) from e
 
 
-def _clean(module, cleanup, p):
+def _clean(cleanup, p, check_mode, warn):
     live = {} if p["force"] else live_runs(cleanup.client)
     if p["run_id"] and p["run_id"] not in live:
         live = {}
     msg = _live_message(live)
-    if msg:
-        module.warn(msg)
+    if msg and warn is not None:
+        warn(msg)
     if p["run_id"] and live:
         return dict(changed=False, found={}, deleted={}, remaining={}, live_runs=live, msg=msg)
     cleanup.skip_runs = frozenset(live)
     found = cleanup.inventory()
-    if module.check_mode:
+    if check_mode:
         return dict(changed=bool(found), found=found, remaining=found, live_runs=live,
                     msg=msg or "would delete what was found")
     if not found:

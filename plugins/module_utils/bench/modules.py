@@ -68,8 +68,8 @@ def _engine_problem(p):
     return None
 
 
-def bench_plan(module):
-    p = module.params
+def bench_plan(p, client_of, check_mode=False):
+    """client_of(system, **options): the module base's client()."""
     benchmark = next(name for name in BENCHMARKS if p[name] is not None)
 
     def plan():
@@ -87,9 +87,9 @@ def bench_plan(module):
         run = {"engine": {"concurrency": p["concurrency"], "timeout": p["step_timeout"],
                           "give_up_after_warnings": p["give_up_after_warnings"], "keep_objects": p["keep_objects"]},
                "variants": p["variants"], "repeat": p["repeat"], "metrics": metrics}
-        return runner.preflight(module.client("k8s"), benchmark, p[benchmark], p["reports_dir"],
+        return runner.preflight(client_of("k8s"), benchmark, p[benchmark], p["reports_dir"],
                                 run_id=p["run_id"] or None, cluster_name=p["cluster_name"],
-                                components=p["components"], notes=p["notes"], run=run, check_mode=module.check_mode)
+                                components=p["components"], notes=p["notes"], run=run, check_mode=check_mode)
     return _guarded(lambda: benchmark, p["run_id"], p["reports_dir"], plan)
 
 
@@ -99,12 +99,12 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt("signal %d" % signum)
 
 
-def bench_measure(module):
-    p = module.params
+def bench_measure(p, client_of, check_mode=False, warn=None):
+    """client_of(system, **options): the module base's client(); warn: the module's warn()."""
     seen = {"benchmark": "run %s" % p["run_id"]}
 
     def measure():
-        if module.check_mode and not os.path.exists(runner.ResultFile(p["reports_dir"], p["run_id"]).path):
+        if check_mode and not os.path.exists(runner.ResultFile(p["reports_dir"], p["run_id"]).path):
             # bench_plan wrote nothing in check mode: there is no stored plan to measure, only the variant to name
             variant = p["variant"] if p["sweep_point"] is None else S.point_name(p["variant"], p["sweep_point"])
             return {"run_id": p["run_id"], "variant": variant, "status": None, "steps": [], "changed": True,
@@ -114,26 +114,26 @@ def bench_measure(module):
         seen["benchmark"] = stored["benchmark"]
         signal.signal(signal.SIGTERM, _interrupt)
         # the bench engine shares the client between its threads: a connection each, and some for the watches
-        client = module.client("k8s", pool_maxsize=stored["engine"]["concurrency"] + 8)
+        client = client_of("k8s", pool_maxsize=stored["engine"]["concurrency"] + 8)
         progress = ProgressFile(p["progress_file"]) if p["progress_file"] else None
         return runner.measure(client, rf, stored, p["variant"], settings=p["variant_settings"],
                               point=p["sweep_point"], progress=progress, progress_interval=p["progress_interval"],
-                              check_mode=module.check_mode)
+                              check_mode=check_mode)
     out = _guarded(lambda: seen["benchmark"], p["run_id"], p["reports_dir"], measure)
     for message in out.get("messages") or ():
-        module.warn(message)
+        if warn is not None:
+            warn(message)
     failed = [s for s in out.get("steps") or () if s.get("status") in BROKEN_STEP_STATUSES]
     return dict(out, failed_steps=len(failed))
 
 
-def bench_finish(module):
-    """finalize, and with the plan's metrics metrics.prom and the push, in this module's run."""
-    p = module.params
+def bench_finish(p, check_mode=False, warn=None):
+    """finalize, and with the plan's metrics metrics.prom and the push, in this module's run (warn: the module's)."""
     seen = {"benchmark": "run %s" % p["run_id"]}
 
     def finish():
         out = runner.finalize(p["reports_dir"], p["run_id"], status=p["status"], reason=p["reason"],
-                              check_mode=module.check_mode)
+                              check_mode=check_mode)
         doc = out.pop("document")
         seen["benchmark"] = doc.get("benchmark") or seen["benchmark"]
         metrics = (doc.get("plan") or {}).get("metrics")
@@ -141,9 +141,10 @@ def bench_finish(module):
             ME = _metrics_export()
             out["metrics"] = ME.export(doc, os.path.dirname(out["result_path"]), (doc.get("cluster") or {}).get("name"),
                                        ME.check(metrics["pushgateway_url"]), metrics["pushgateway_timeout"],
-                                       check_mode=module.check_mode)
+                                       check_mode=check_mode)
             for warning in out["metrics"].pop("warnings", []):  # a Pushgateway that is down: the task stays ok
-                module.warn(warning)
+                if warn is not None:
+                    warn(warning)
         out["summary"] = summarize(doc)
         return out
     return _guarded(lambda: seen["benchmark"], p["run_id"], p["reports_dir"], finish)
