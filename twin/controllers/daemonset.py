@@ -32,7 +32,7 @@ from datetime import datetime
 from ..apiserver import errors
 from ..store.writes import TEMPLATE_GENERATION
 from .base import Kind, Reconciler
-from .podstatus import (condition, controller_of, controller_ref, is_ready, is_terminal, omit_empty, owned_by,
+from .podstatus import (controlled, condition, controller_ref, is_ready, is_terminal, omit_empty, owned_by,
                         owned_pods, template_hash)
 from .scheduler import _matches_node_selector
 from .taints import (DISK_PRESSURE, MEMORY_PRESSURE, NETWORK_UNAVAILABLE, NOT_READY, PID_PRESSURE, UNREACHABLE,
@@ -264,14 +264,7 @@ class DaemonSetController(Reconciler):
 
     # revisions ------------------------------------------------------------------------------
     def _owned_revisions(self, ds: dict) -> list[dict]:
-        uid = ds["metadata"]["uid"]
-        out = []
-        for key, ns, name in list(self.store.dependents.get(uid, ())):
-            if key == self.cr_rt.key:
-                e = self.store.objects[key].get((ns, name))
-                if e is not None and (controller_of(e.obj) or {}).get("uid") == uid:
-                    out.append(e.obj)
-        return sorted(out, key=lambda r: r.get("revision", 0))
+        return sorted(controlled(self.store, ds, self.cr_rt), key=lambda r: r.get("revision", 0))
 
     def _revisions(self, ds: dict) -> tuple[dict, list[dict]]:
         """constructHistory: the revision of the current template (made, or renumbered as the newest), and all."""

@@ -63,18 +63,22 @@ def owned_by(obj: dict, kind: str) -> tuple[str, str] | None:
     return None
 
 
-def owned_pods(store, owner: dict) -> list[dict]:
-    """Pods whose controller reference carries owner's uid (the store's dependents index, no scan)."""
+def controlled(store, owner: dict, rt) -> list[dict]:
+    """Objects of rt whose controller reference carries owner's uid (the store's dependents index, no scan)."""
     uid = owner["metadata"]["uid"]
-    pods_rt = store.rt("", "v1", "pods")
     out = []
     for key, ns, name in list(store.dependents.get(uid, ())):
-        if key != pods_rt.key:
+        if key != rt.key:
             continue
         e = store.objects[key].get((ns, name))
         if e is not None and (controller_of(e.obj) or {}).get("uid") == uid:
             out.append(e.obj)
     return out
+
+
+def owned_pods(store, owner: dict) -> list[dict]:
+    """Pods whose controller is owner."""
+    return controlled(store, owner, store.rt("", "v1", "pods"))
 
 
 # pod state -------------------------------------------------------------------------------

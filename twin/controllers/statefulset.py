@@ -12,8 +12,8 @@ import copy
 
 from ..apiserver import errors
 from .base import Kind, Reconciler
-from .podstatus import (controller_of, controller_ref, is_running_and_ready, is_terminal, is_terminating, omit_empty,
-                        ordinal_of, owned_by, owned_pods, plain_ref, template_hash)
+from .podstatus import (controlled, controller_of, controller_ref, is_running_and_ready, is_terminal, is_terminating,
+                        omit_empty, ordinal_of, owned_by, owned_pods, plain_ref, template_hash)
 
 REVISION_LABEL = "controller-revision-hash"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -177,14 +177,7 @@ class StatefulSetController(Reconciler):
 
     # revisions ------------------------------------------------------------------------------
     def _owned_revisions(self, sts: dict) -> list[dict]:
-        uid = sts["metadata"]["uid"]
-        out = []
-        for key, ns, name in list(self.store.dependents.get(uid, ())):
-            if key == self.cr_rt.key:
-                e = self.store.objects[key].get((ns, name))
-                if e is not None and (controller_of(e.obj) or {}).get("uid") == uid:
-                    out.append(e.obj)
-        return sorted(out, key=lambda r: r.get("revision", 0))
+        return sorted(controlled(self.store, sts, self.cr_rt), key=lambda r: r.get("revision", 0))
 
     def _revisions(self, sts: dict) -> tuple[dict, dict, list[dict]]:
         """(current, update, all) ControllerRevisions; the update revision is created for a new template."""
