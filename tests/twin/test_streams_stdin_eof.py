@@ -23,7 +23,9 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for
                                 reason="host-run containers need root, nsenter, unshare, ip, mount and chroot")
 SPDY = {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"}
 # a command with work to do after its stdin ends: killed at the end of the stream, it leaves no .sum behind
-AFTER_EOF = "cat > /tmp/{name}; sleep 0.3; md5sum /tmp/{name} > /tmp/{name}.sum"
+# the sum appears whole (written aside, then renamed): the shell's `> file` creates the file before md5sum writes it,
+# and a reader waiting for the file to exist once read it empty
+AFTER_EOF = "cat > /tmp/{name}; sleep 0.3; md5sum /tmp/{name} > /tmp/{name}.part; mv /tmp/{name}.part /tmp/{name}.sum"
 
 
 @pytest.fixture(scope="module")
