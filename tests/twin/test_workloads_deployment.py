@@ -24,7 +24,7 @@ def deployment(name: str, image: str, replicas: int = 4, strategy: dict | None =
 
 
 class PodWatch:
-    """Pod events of one app from now on: (type, name, template hash, terminating, ready). stop() replays
+    """Pod events of one app from now on: (type, name, template hash, terminating, ready, phase). stop() replays
     them from the server's watch cache, from a list's resourceVersion taken now (a watch the server
     closes after a second), so nothing is missed; `initial` is the pods then (name -> Ready)."""
 
@@ -37,7 +37,7 @@ class PodWatch:
         self.rv = pods.metadata.resource_version
         self.initial = {p.metadata.name: _ready(p) for p in pods.items}
 
-    def stop(self) -> list[tuple[str, str, str, bool, bool]]:
+    def stop(self) -> list[tuple[str, str, str, bool, bool, str]]:
         from kubernetes import watch
 
         out = []
@@ -45,7 +45,7 @@ class PodWatch:
                                        resource_version=self.rv, timeout_seconds=1):
             md = ev["object"].metadata
             out.append((ev["type"], md.name, md.labels.get("pod-template-hash", ""), md.deletion_timestamp is not None,
-                        _ready(ev["object"])))
+                        _ready(ev["object"]), ev["object"].status.phase))
         return out
 
 
@@ -93,7 +93,7 @@ def test_rolling_update_ends_with_only_new_pods_within_max_surge(twin):
     # deleted, never fewer than 3 of them Ready
     live = dict(events.initial)
     peak, low = len(live), sum(live.values())
-    for etype, name, _, terminating, ready in seen:
+    for etype, name, _, terminating, ready, _ in seen:
         if etype == "DELETED" or terminating:
             live.pop(name, None)
         else:
@@ -115,7 +115,13 @@ def test_recreate_removes_every_old_pod_before_creating_new_ones(twin):
     old_gone = [i for i, e in enumerate(seen) if e[0] == "DELETED" and e[2] == old_hash]
     new_added = [i for i, e in enumerate(seen) if e[0] == "ADDED" and e[2] != old_hash]
     assert len(old_gone) == 3 and len(new_added) == 3
-    assert max(old_gone) < min(new_added)
+    # as upstream's oldPodsRunning: an old pod stops counting once it is terminal (Succeeded/Failed), which the
+    # kubelet writes before the pod object goes; so every old pod has ended, if not yet gone, before a new one comes
+    ended = {}
+    for i, e in enumerate(seen):
+        if e[2] == old_hash and (e[0] == "DELETED" or e[5] in ("Succeeded", "Failed")):
+            ended.setdefault(e[1], i)
+    assert len(ended) == 3 and max(ended.values()) < min(new_added), seen
     pods = twin.kubectl_json("get", "pods", "-l", "app=rec")["items"]
     assert len(pods) == 3 and all(p["metadata"]["labels"]["pod-template-hash"] != old_hash for p in pods)
 

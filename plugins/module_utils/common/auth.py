@@ -2,8 +2,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The systems a module can authenticate to, registered by the systems themselves.
 
-common/ stands below every system package and imports none of them: k8s/client.py, ack/aliyun.py and trident/ontap.py call
-register() when they are imported, giving their connection options and how to build a client from a module.
+common/ stands below every system package and imports none of them: k8s/client.py, ack/aliyun.py and
+trident/ontap.py call register() when they are imported, giving their connection options and how to build a client
+from a module.
 A module with auth="k8s" therefore imports k8s/client.py (it does anyway to speak to Kubernetes), which is
 also what makes Ansible ship that file with the module; a module that speaks to one system never loads the
 other's code or SDK.
