@@ -157,6 +157,14 @@ class Kubelet(Controller):
         self.next_ip[node] = n + 1
         return str(net.network_address + 2 + n % max(net.num_addresses - 3, 1))
 
+    def exec_start_latency(self) -> float:
+        """Real seconds from an exec's handshake to its process running: the client's wire, not the cluster's
+        clock, so the time scale does not shrink it."""
+        try:
+            return calibration.load().kubelet_latency("exec_start")
+        except calibration.CalibrationError:
+            return 0.02
+
     def latency(self, op: str) -> float:
         try:
             return calibration.load().kubelet_latency(op)

@@ -129,7 +129,7 @@ class Calibration:
             raise CalibrationError(f"no limit {name} for {driver}") from None
 
     def kubelet_latency(self, operation: str, driver: str | None = None) -> float:
-        """mount / unmount / container_start / container_stop, with per-driver overrides for (un)mount."""
+        """mount / unmount / container_start / container_stop / exec_start, with per-driver overrides for (un)mount."""
         kub = self.section("kubelet")
         by_driver = kub.get(f"{operation}_by_driver") or {}
         spec = by_driver.get(driver) if driver else None

@@ -214,6 +214,7 @@ async def exec_stream(request: web.Request, kubelet, ns: str, name: str) -> web.
     await kubelet.exec(ns, name, container, argv, tty, start=False)  # the pod's errors come first
 
     async def start() -> Streamed:
+        await asyncio.sleep(kubelet.exec_start_latency())
         return Command(await kubelet.exec(ns, name, container, argv, tty), argv, tty, want_stdin)
     return await _serve(request, start, tty, want_stdin)
 
@@ -241,7 +242,6 @@ async def _serve(request: web.Request, start: Callable[[], Awaitable[Streamed]],
     if not any(p in PROTOCOLS for p in offered):
         raise errors.bad_request(f"unable to upgrade: none of the offered subprotocols {offered} is supported; "
                                  f"supported: {', '.join(PROTOCOLS)}")
-    command = await start()
     ws = web.WebSocketResponse(protocols=PROTOCOLS, max_msg_size=0, autoping=True)
     send_lock = asyncio.Lock()
 
@@ -250,8 +250,19 @@ async def _serve(request: web.Request, start: Callable[[], Awaitable[Streamed]],
             if not ws.closed:
                 await ws.send_bytes(bytes([channel]) + data)
 
+    # The handshake goes first and the command starts after it, as on a real cluster, where kube-apiserver's
+    # stream translator answers the client's upgrade, then dials the kubelet over SPDY and containerd starts
+    # the process. client-go creates its streams only once the handshake returns and drops a frame for a
+    # stream it has not made yet ("Unknown stream id 3"): a command that ended before the 101 went out lost
+    # its exit status, and `kubectl cp` took a failed `test -d` for a directory.
+    await ws.prepare(request)
     try:
-        await ws.prepare(request)
+        command = await start()
+    except errors.ApiError as e:
+        await send(ERROR, json.dumps(e.status()).encode())
+        await ws.close()
+        return ws
+    try:
         receiver = asyncio.ensure_future(_receive_ws(ws, command))
         try:
             await command.run(send)
