@@ -104,15 +104,21 @@ class _Built(Exception):
     pass
 
 
-def declared_spec(name: str, monkeypatch) -> tuple[dict, object]:
-    """(argument spec, module) of the collection's module `name`, as its main() builds them (nothing runs)."""
+def declared_spec(name: str, monkeypatch, with_auth: bool = False) -> tuple[dict, object]:
+    """(argument spec, module) of the collection's module `name`, as its main() builds them (nothing runs); with_auth
+    adds the connection options of the systems it names in `auth` (common/auth.py's registry), as the base does."""
     import importlib
 
+    from ansible_collections.storageperf.k8s.plugins.module_utils.common import auth as AUTH
     from ansible_collections.storageperf.k8s.plugins.module_utils.common import module as M
 
     got: dict = {}
 
     def fake(self, argument_spec, **kwargs):
+        if with_auth:
+            auth = kwargs.get("auth") or ()
+            for system in (auth,) if isinstance(auth, str) else auth:
+                got.update(AUTH.system(system)[0])
         got.update(argument_spec)
         raise _Built
 

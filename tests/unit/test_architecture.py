@@ -206,7 +206,7 @@ KNOWN_SECOND_DEFAULTS = {
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
 def test_no_default_is_written_twice(path, monkeypatch):
-    spec, _ = O.declared_spec(path.stem, monkeypatch)
+    spec, _ = O.declared_spec(path.stem, monkeypatch, with_auth=True)
     name = G.COLLECTION + ".plugins.modules." + path.stem
     files = [path] + [PLUGIN_MODULES[m] for m in _loaded_with(name) if m.startswith(MODULE_UTILS)]
     found = O.second_defaults(O.spec_defaults(spec), {p: p.read_text() for p in files})

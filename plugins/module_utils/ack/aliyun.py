@@ -64,6 +64,12 @@ ALIBABA_AUTH_ARG_SPEC = dict(
 )
 
 
+def _option(params: Mapping[str, Any], name: str) -> Any:
+    """An option as the argument spec fills it in, for callers that pass a partial dict (tests, scripts)."""
+    value = params.get(name)
+    return ALIBABA_AUTH_ARG_SPEC[name]["default"] if value is None else value
+
+
 def mask(access_key_id: str | None) -> str:
     """Show enough of an AccessKey id to recognise it: LTAI****a5e9."""
     key = str(access_key_id or "")
@@ -116,9 +122,9 @@ class AliyunClient:
         self.access_key_id = key_id
         env = os.environ if environ is None else environ
         self.region = params.get("region") or env.get(ENV_REGION)
-        self.timeout = int(params.get("api_timeout") or 30)
-        self.retries = max(1, int(params.get("api_retries") or 1))
-        self.concurrency = max(1, int(params.get("concurrency") or 1))
+        self.timeout = int(_option(params, "api_timeout"))
+        self.retries = max(1, int(_option(params, "api_retries")))
+        self.concurrency = max(1, int(_option(params, "concurrency")))
         self.cs_endpoint = split_endpoint(params.get("cs_endpoint") or CS_DEFAULT_ENDPOINT)
         self._ecs_endpoint = params.get("ecs_endpoint")
         self._sleep = sleep
