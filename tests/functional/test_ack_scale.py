@@ -68,7 +68,7 @@ def _timed_tagging(cloud: dict, state: str, concurrency: int) -> float:
     client = AliyunClient({"access_key_id": cloud["access_key_id"], "access_key_secret": cloud["access_key_secret"],
                            "cs_endpoint": cloud["cs_endpoint"], "ecs_endpoint": cloud["ecs_endpoint"],
                            "concurrency": concurrency, "api_retries": 6, "api_timeout": 30})
-    runner = Timed(client, {"cluster_id": cloud["cluster_id"], "state": state, "detach": False, "wait_timeout": 600,
+    runner = Timed(client, {"cluster_id": cloud["cluster_id"], "state": state, "detach": False, "parallel": True, "wait_timeout": 600,
                             "disk_quantity_warning": 0})
     runner.run()
     return runner.seconds

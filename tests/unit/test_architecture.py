@@ -193,12 +193,6 @@ def test_no_module_takes_an_option_that_one_of_its_modes_ignores(path, monkeypat
 # Second defaults that were there before the rule (issue 31), outside the benchmarks it came with: {module: {(file,
 # option)}}. The rule holds everywhere else; mending one means deleting its line here (the test fails on a stale one).
 KNOWN_SECOND_DEFAULTS = {
-    "ack_parallel_attach": {("parallel_attach.py", "parallel"), ("parallel_attach.py", "disk_quantity_warning"),
-                            ("parallel_attach.py", "wait_timeout")},
-    "pmem_node_topology": {("topology.py", "regions"), ("topology.py", "nodes")},
-    "pmem_storageclass": {("storageclass.py", "extra_parameters"), ("storageclass.py", "node_affinity"),
-                          ("storageclass.py", "labels"), ("storageclass.py", "reclaim_policy"),
-                          ("storageclass.py", "allow_volume_expansion")},
     "rollout_plan": {("plan.py", "canary"), ("plan.py", "first_wave"), ("plan.py", "max_fail_percentage"),
                      ("plan.py", "baseline_max_age"), ("plan.py", "prefix")},
 }

@@ -144,7 +144,7 @@ class ParallelAttach:
         self.state = params["state"]
         self.detach = bool(params.get("detach"))
         # parallel=False: DiskADController without DiskParallelAttach (the controller attaches, serially)
-        self.parallel = params.get("parallel", True) is not False
+        self.parallel = params["parallel"] is not False
         self.tags = tag_state(self.state, self.parallel)
         self.check_mode = check_mode
         self.ack = AckCluster(client, params["cluster_id"])
@@ -176,7 +176,7 @@ class ParallelAttach:
         """Disks the controller cannot attach, and instance types that attach few disks."""
         instance_ids = {n["instance_id"] for n in facts["nodes"]}
         types = self.ack.instance_types([n["instance_type"] for n in facts["nodes"]])
-        threshold = int(self.params.get("disk_quantity_warning") or 0)
+        threshold = int(self.params["disk_quantity_warning"])
         low = sorted(t for t, v in types.items() if v.get("disk_quantity") is not None and v["disk_quantity"] <= threshold)
         for t in low:
             count = sum(1 for n in facts["nodes"] if n["instance_type"] == t)
@@ -289,7 +289,7 @@ class ParallelAttach:
         On timeout: raise timed_out(last value), or return the last value when timed_out is None.
         """
         try:
-            return poll(probe, Predicate(what, done), float(self.params.get("wait_timeout") or 600), first=0.25,
+            return poll(probe, Predicate(what, done), float(self.params["wait_timeout"]), first=0.25,
                         cap=10.0, factor=1.5, sleep=self._sleep, clock=self._clock)
         except WaitTimeout as e:
             if timed_out is None:

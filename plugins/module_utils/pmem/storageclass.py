@@ -44,7 +44,7 @@ def storageclass_problems(p: Mapping[str, Any]) -> list[str]:
     if p.get("volume_binding_mode") not in (None, "WaitForFirstConsumer"):
         problems.append("volume_binding_mode %r: local PMEM volumes are created on the node the pod is scheduled to, so "
                         "only WaitForFirstConsumer works" % p.get("volume_binding_mode"))
-    for key, value in (p.get("extra_parameters") or {}).items():
+    for key, value in (p["extra_parameters"] or {}).items():
         if key in ("volumeType", "pmemType", "lvmType", "vgName", "nodeAffinity", "fsType"):
             problems.append("extra_parameters.%s is set by its own option (pmem_type, lvm_type, vg_name, node_affinity, "
                             "fs_type): use that option instead" % key)
@@ -62,21 +62,21 @@ def build_storageclass(p: Mapping[str, Any]) -> dict[str, Any]:
         params["lvmType"] = p["lvm_type"]
     if p.get("vg_name"):
         params["vgName"] = p["vg_name"]
-    if p.get("node_affinity", True):
+    if p["node_affinity"]:
         params["nodeAffinity"] = "true"
     if p.get("fs_type"):
         params["fsType"] = p["fs_type"]
-    for key, value in (p.get("extra_parameters") or {}).items():
+    for key, value in (p["extra_parameters"] or {}).items():
         params[key] = str(value).lower() if isinstance(value, bool) else str(value)
-    labels = dict(p.get("labels") or {})
+    labels = dict(p["labels"] or {})
     labels[MANAGED_BY] = MANAGER
     md = {"name": p["name"], "labels": labels}
     if p.get("default_class"):
         md["annotations"] = {DEFAULT_CLASS_ANNOTATION: "true"}
     sc = {"apiVersion": SC_API, "kind": "StorageClass", "metadata": md, "provisioner": DRIVER,
-          "parameters": params, "reclaimPolicy": p.get("reclaim_policy") or "Delete",
+          "parameters": params, "reclaimPolicy": p["reclaim_policy"],
           "volumeBindingMode": "WaitForFirstConsumer",
-          "allowVolumeExpansion": bool(p.get("allow_volume_expansion", True))}
+          "allowVolumeExpansion": bool(p["allow_volume_expansion"])}
     if p.get("mount_options"):
         sc["mountOptions"] = list(p["mount_options"])
     return sc

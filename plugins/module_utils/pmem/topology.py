@@ -63,13 +63,13 @@ def topology_problems(p: Mapping[str, Any]) -> list[str]:
     if p.get("node_type") not in NODE_TYPES:
         problems.append("node_type %r is not a PMEM node type: use one of %s (the csi-local-plugin exits on any other "
                         "value of the %s label)" % (p.get("node_type"), ", ".join(NODE_TYPES), TYPE_LABEL))
-    regions = p.get("regions") or []
+    regions = p["regions"] or []  # null as well as []
     if not regions:
         problems.append("regions is empty: list the node's PMEM regions, for example [region0]")
     for r in regions:
         if not _REGION.match(str(r)):
             problems.append("regions: %r is not a PMEM region name such as region0 (ndctl list -R)" % (r,))
-    for n in p.get("nodes") or []:
+    for n in p["nodes"] or []:
         if not isinstance(n, str) or not n:
             problems.append("nodes: %r is not a node name" % (n,))
     if p.get("node_type") == "quotapath" and not str(p.get("quotapath") or "").startswith("/"):

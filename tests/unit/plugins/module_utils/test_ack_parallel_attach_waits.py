@@ -38,7 +38,7 @@ class FakeAck:
 
 def runner(states, wait_timeout=600):
     sleeps, clock, sleep = fake_time()
-    pa = PA.ParallelAttach(client=None, params={"cluster_id": CLUSTER_ID, "state": "present", "wait_timeout": wait_timeout},
+    pa = PA.ParallelAttach(client=None, params={"cluster_id": CLUSTER_ID, "state": "present", "parallel": True, "wait_timeout": wait_timeout},
                            sleep=sleep, clock=clock)
     pa.ack = FakeAck(states)
     return pa, sleeps
