@@ -87,6 +87,12 @@ def add_variant(doc, name, settings=None, sweep_point=None):
     return variant
 
 
+def is_measured(variant):
+    """False for a variant of reference figures copied from a source (settings.measured false: the gluster
+    benchmark's seed rows); metrics and the history, which follow measurements, leave it out."""
+    return (variant.get("settings") or {}).get("measured", True) is not False
+
+
 def get_variant(doc, name):
     for v in doc["variants"]:
         if v["name"] == name:

@@ -108,6 +108,8 @@ def test_bench_report_compare_history_and_fleet_read_gluster_results(tmp_path):
     history = RM.bench_history({"reports_dir": str(tmp_path), "bucket": None, "prefix": "", "endpoint_url": None,
                                 "output_dir": None, "tolerances": None, "baseline_runs": 3})
     assert history["summary"]["documents"] == 2 and history["summary"]["clusters"] == 1
+    # the seed's reference rows are no runs of the pool: two measured modes, two runs each
+    assert history["summary"]["series"] == 2 and history["summary"]["runs"] == 4
 
     fleet = RM.fleet_report({"name": "pools", "entries": [{"cluster": "pool1", "path": cand["paths"]["json"]}],
                              "kind": None, "title": None, "reports_dir": str(tmp_path)})
