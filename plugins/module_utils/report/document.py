@@ -93,6 +93,13 @@ def is_measured(variant):
     return (variant.get("settings") or {}).get("measured", True) is not False
 
 
+def measured_only(doc):
+    """The document without its reference variants: what readers across clusters compare (fleet_report)."""
+    if all(is_measured(v) for v in doc.get("variants", [])):
+        return doc
+    return dict(doc, variants=[v for v in doc["variants"] if is_measured(v)])
+
+
 def get_variant(doc, name):
     for v in doc["variants"]:
         if v["name"] == name:

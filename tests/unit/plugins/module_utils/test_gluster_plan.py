@@ -115,4 +115,7 @@ def test_bench_report_compare_history_and_fleet_read_gluster_results(tmp_path):
                              "kind": None, "title": None, "reports_dir": str(tmp_path)})
     assert fleet["kind"] == "bench"
     assert any(line.startswith("| pool1 | ok |") for line in fleet["table"]), fleet["table"]
+    # the seed's reference rows are the same on every cluster: no column of theirs, and the speedup is on vs off
+    header = fleet["table"][0]
+    assert "seed" not in header and "brick-multiplex on vs brick-multiplex off" in header, header
     assert os.path.isfile(os.path.join(str(tmp_path), "pools", "fleet.json"))
