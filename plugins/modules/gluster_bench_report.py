@@ -13,6 +13,11 @@ description:
     document and writes C(<reports_dir>/<run_id>/result.json) atomically, C(report.md) (a handshake-against-
     volume-count table first, with the seed's reference rows) and C(report.html) (charts of handshake time
     against volume count per mode).
+  - The document carries the run's plan under C(plan), in the shape the bench engine's C(bench_plan) stores
+    (C(benchmark), C(options) from O(parameters), C(read) from O(cluster) and O(components), C(variants) and
+    C(settings) from O(modes), C(repeat)). A document already under O(run_id) that holds another plan is refused
+    before anything is written, so one run id never mixes the figures of two plans; call the module once with no
+    O(points) to store the plan before measuring (the role does).
   - "Runs where the reports should land, normally the controller (C(delegate_to: localhost))."
 extends_documentation_fragment:
   - storageperf.k8s.attributes
@@ -99,6 +104,13 @@ status:
   description: The run status written.
   returned: always
   type: str
+progress:
+  description:
+    - The bench engine's progress line (as C(bench_measure) prints it) for the last point of O(points);
+      empty without points.
+  returned: always
+  type: str
+  sample: "gluster_volume_scale · brick-multiplex off #1 · Restart handshake, 200 volumes: 2/3 volume counts done, 9.4s (step finished)"
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule

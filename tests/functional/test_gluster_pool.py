@@ -158,6 +158,11 @@ def test_restart_handshake_measured_and_reported(pool_dir, work):
     assert "data:image/png;base64" in Path(facts["paths"]["html"]).read_text()
     stats = run.task("set_stats")["result"]["ansible_stats"]["data"]["storageperf_stats_gluster_bench"]
     assert stats["run_id"] == doc["run_id"]
+    # one model: the plan stored once (bench_plan's shape), the bench engine's progress line after the count
+    mode = measured[0]["name"]
+    assert doc["plan"]["variants"] == [mode] and doc["plan"]["options"]["volume_counts"] == [20]
+    assert run.task("Show the progress line")["result"]["msg"].startswith(
+        f"gluster_volume_scale · {mode} #1 · Restart handshake, 20 volumes: 1/1 volume counts done, ")
 
 
 def test_handshake_that_never_completes_ends_the_run_at_its_deadline(pool_dir, work):
@@ -189,6 +194,20 @@ def test_handshake_that_never_completes_ends_the_run_at_its_deadline(pool_dir, w
     again = play(pool_dir, work, REPO / "playbooks" / "bench_gluster.yml",
                  {"volume_counts": [20], "reports_dir": str(reports), "gluster_volume_scale_prefix": PREFIX})
     assert again.rc == 0, again.stdout[-3000:]
+
+
+def test_unwritable_reports_dir_fails_before_any_volume_or_restart(pool_dir, work):
+    # the plan goes into result.json first: a reports_dir under a file fails there, with nothing created
+    blocker = work / "not-a-directory"
+    blocker.write_text("")
+    before = volumes(pool_dir)
+    run = play(pool_dir, work, REPO / "playbooks" / "bench_gluster.yml",
+               {"volume_counts": [25], "reports_dir": str(blocker / "reports"), "gluster_volume_scale_prefix": PREFIX})
+    assert run.rc != 0
+    failed = run.task("Write result.json, report.md and report.html (interrupted)")
+    assert failed["status"] == "failed" and "cannot write the gluster benchmark report" in failed["result"]["msg"]
+    assert volumes(pool_dir) == before
+    assert [r["task"] for r in run.results if r["action"].endswith(("gluster_volumes", "gluster_handshake_bench"))] == []
 
 
 def test_cleanup_leaves_no_volume_and_no_brick(pool_dir, work):

@@ -7,17 +7,19 @@ A point is what the bench tasks collected at one volume count in one mode:
      "handshake": {gluster_handshake_bench result}}
 Each mode is a variant; each count gives a `handshake_<N>` and a `volume_info_<N>` step carrying
 parameter {name: volumes, value: N}, which the shared renderer charts as time against volume count.
+The document carries the run's plan (gluster/plan.py) under `plan`, as the bench engine's documents do.
 """
 from __future__ import annotations
 
 import os
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import plan as PL
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 
-BENCHMARK = "gluster_volume_scale"
+BENCHMARK = PL.BENCHMARK
 TITLE = "GlusterFS: peer handshake after a glusterd restart, against volume count"
 # Seed 003 (gluster-users, 2019-03-29): glusterd_add_volumes_to_export_dict() on a 16 vCPU, 32 GB, 3-node
 # cluster at about 2000 volumes, before and after the multi-threaded export (GlusterFS 7).
@@ -51,9 +53,12 @@ def point_metrics(point: dict) -> dict:
 
 def build_document(points: list[dict], modes: list[dict], run_id: str | None = None, parameters: dict | None = None,
                    cluster: dict | None = None, components: dict | None = None, status: str | None = None,
-                   reason: str | None = None, reference: bool = True, started: str | None = None) -> dict:
+                   reason: str | None = None, reference: bool = True, started: str | None = None,
+                   plan: dict | None = None) -> dict:
     doc = D.new_result(BENCHMARK, run_id=run_id or None, parameters=parameters, cluster=cluster,
                        components=components, title=TITLE, started=started)
+    if plan:
+        doc["plan"] = plan
     for mode in modes:
         variant = D.add_variant(doc, mode["name"], settings=mode.get("settings") or {})
         run = D.add_run(variant)
@@ -141,19 +146,23 @@ def write_all(doc: dict, rows: list[dict], reports_dir: str, check_mode: bool = 
 
 
 def write_bench_report(p: dict, check_mode: bool = False) -> dict:
-    """Check the points against the modes, then write result.json, report.md and report.html (gluster_bench_report)."""
+    """Check the points against the modes and the plan against the one stored under the run id, then write
+    result.json (with the plan), report.md and report.html (gluster_bench_report)."""
     names = [m.get("name") for m in p["modes"]]
     if not all(names) or len(set(names)) != len(names):
         raise StoragePerfError(f"modes need unique non-empty names; got {names}")
     bad = [i for i, pt in enumerate(p["points"]) if pt.get("mode") not in names or not isinstance(pt.get("volumes"), int)]
     if bad:
         raise StoragePerfError(f"points {bad} need mode (one of {names}) and an integer volumes")
+    plan = PL.stored_plan(p["modes"], p["parameters"], p["cluster"], p["components"])
+    PL.check_same_plan(p["reports_dir"], p["run_id"], plan)
     try:
         doc = build_document(p["points"], p["modes"], run_id=p["run_id"] or None, parameters=p["parameters"],
                              cluster=p["cluster"], components=p["components"], status=p["status"],
-                             reason=p["reason"], reference=p["reference"], started=p["started"])
+                             reason=p["reason"], reference=p["reference"], started=p["started"], plan=plan)
         rows = summary_rows(p["points"], p["reference"])
         paths = write_all(doc, rows, p["reports_dir"], check_mode=check_mode)
     except (ValueError, OSError) as exc:
         raise StoragePerfError(f"cannot write the gluster benchmark report: {exc}") from exc
-    return dict(changed=not check_mode, run_id=doc["run_id"], paths=paths, summary=rows, status=doc["status"])
+    return dict(changed=not check_mode, run_id=doc["run_id"], paths=paths, summary=rows, status=doc["status"],
+                progress=PL.progress_line(p["points"], plan))

@@ -87,6 +87,19 @@ def add_variant(doc, name, settings=None, sweep_point=None):
     return variant
 
 
+def is_measured(variant):
+    """False for a variant of reference figures copied from a source (settings.measured false: the gluster
+    benchmark's seed rows); metrics and the history, which follow measurements, leave it out."""
+    return (variant.get("settings") or {}).get("measured", True) is not False
+
+
+def measured_only(doc):
+    """The document without its reference variants: what readers across clusters compare (fleet_report)."""
+    if all(is_measured(v) for v in doc.get("variants", [])):
+        return doc
+    return dict(doc, variants=[v for v in doc["variants"] if is_measured(v)])
+
+
 def get_variant(doc, name):
     for v in doc["variants"]:
         if v["name"] == name:

@@ -21,7 +21,7 @@ import re
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import speedups
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
-    ensure_summaries, get_variant, step_names, summaries,
+    ensure_summaries, get_variant, measured_only, step_names, summaries,
 )
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.fleet_schema import (
     ADVICE_STATES, FLEET_SCHEMA_VERSION, KINDS, validate_fleet,
@@ -167,7 +167,8 @@ def _bench_row(e, doc, err):
     except ResultValidationError as exc:
         row.update(status="error", error="%s: %s" % (e["path"] or "document", exc))
         return row
-    doc = ensure_summaries(doc)
+    # a seed's reference variants (gluster) are the same in every row and no baseline or candidate of a cluster
+    doc = measured_only(ensure_summaries(doc))
     row["status"] = doc.get("status", "interrupted")
     if row["error"] and row["status"] == "ok":
         row["status"] = "failed"  # the document is fine but the host failed after writing it
@@ -209,7 +210,7 @@ def _step_figures(name, s, seed=None):
 
 def _bench_columns(fleet, docs):
     variants, steps, labels, benchmarks = [], [], {}, []
-    for doc in docs:
+    for doc in map(measured_only, docs):
         if doc.get("benchmark") not in benchmarks:
             benchmarks.append(doc.get("benchmark"))
         for v in doc.get("variants", []):

@@ -20,7 +20,7 @@ import os
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import RESULT_FILE, ensure_summaries
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import RESULT_FILE, ensure_summaries, is_measured
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import SCHEMA_VERSION
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import seed_figure, time_scale
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import humanize, operation_cell
@@ -131,7 +131,7 @@ def build_history(entries, tolerances=None, baseline_runs=DEFAULT_BASELINE_RUNS,
         seen.add((cluster, doc["run_id"]))
         documents += 1
         doc = ensure_summaries(doc)
-        for variant in doc["variants"]:
+        for variant in filter(is_measured, doc["variants"]):  # a seed's reference figures are no run of it
             key, head = _series_key(cluster, doc, variant)
             series.setdefault(key, dict(head, runs=[]))["runs"].append(_point(doc, variant, entry.get("source")))
     out = [_judge_series(series[k], specs, baseline_runs) for k in sorted(series, key=_sort_key)]

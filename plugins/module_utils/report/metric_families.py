@@ -18,7 +18,7 @@ left out.
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import summaries
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import is_measured, summaries
 
 PREFIX = "storageperf_"
 JOB = "storageperf"
@@ -61,7 +61,7 @@ def _median(spread):
 
 def _measured(doc):
     """Names of the variants that hold measurements (not a seed's reference figures)."""
-    return [v["name"] for v in doc.get("variants", []) if (v.get("settings") or {}).get("measured", True) is not False]
+    return [v["name"] for v in doc.get("variants", []) if is_measured(v)]
 
 
 def _speedup_samples(doc, base, measured):

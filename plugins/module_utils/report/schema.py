@@ -237,6 +237,24 @@ VARIANT = {
     "additionalProperties": True,
 }
 
+PLAN = {
+    "type": "object",
+    "description": ("The run's plan, made once and stored before the first measurement (bench_plan; the gluster "
+                    "benchmark's first gluster_bench_report): what later repetitions and writes run, not read by the "
+                    "reports. Added within schema_version 1 as an optional, open field: earlier documents stay valid."),
+    "required": ["benchmark"],
+    "properties": {
+        "benchmark": {"type": "string", "description": "The document's benchmark."},
+        "options": {"type": "object", "description": "The benchmark's options, defaults filled in."},
+        "read": {"type": "object", "description": "What the preflight read (cluster facts, component versions)."},
+        "variants": {"type": "array", "items": {"type": "string"}, "description": "Variant names in order."},
+        "repeat": {"type": "integer", "minimum": 1},
+        "engine": {"type": "object", "description": "Bench engine settings (benchmarks whose steps watch objects)."},
+        "metrics": {"type": ["object", "null"], "description": "Where bench_finish pushes metrics, or null."},
+    },
+    "additionalProperties": True,
+}
+
 RESULT_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://storageperf.k8s/result.schema.json",
@@ -274,6 +292,7 @@ RESULT_SCHEMA = {
         "parameters": {"type": "object"},
         "variants": {"type": "array", "items": VARIANT},
         "sweep": SWEEP,
+        "plan": PLAN,
         "notes": {"type": "array", "items": {"type": "string"}},
     },
     "additionalProperties": True,
