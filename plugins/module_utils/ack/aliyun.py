@@ -51,7 +51,7 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 # The options every Alibaba-facing module shares (module_defaults group `alibaba`).
-ALIBABA_AUTH_ARG_SPEC = dict(
+ALIBABA_AUTH_ARG_SPEC: dict[str, dict[str, Any]] = dict(
     access_key_id=dict(type="str", no_log=False, aliases=["alibaba_access_key_id"]),
     access_key_secret=dict(type="str", no_log=True, aliases=["alibaba_access_key_secret"]),
     security_token=dict(type="str", no_log=True, aliases=["alibaba_security_token"]),
