@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # annotations only: importing the client pulls in the kubernetes library
     from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
-
-
 SNAPSHOT_KINDS = ("VolumeSnapshot", "VolumeSnapshotContent", "VolumeSnapshotClass")
 TRIDENT_KINDS = ("TridentOrchestrator", "TridentBackendConfig")
 
