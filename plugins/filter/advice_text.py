@@ -3,13 +3,15 @@
 """The advice_text filter; documentation in advice_text.yml."""
 
 
+from typing import Any, Callable
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render
 
 FORMATS = ("console", "markdown", "html")
 
 
-def advice_text(advice, cluster, fmt="console"):
+def advice_text(advice: dict[str, Any], cluster: object, fmt: str = "console") -> str | list[str]:
     """One cluster's advice as console lines (a list), Markdown or HTML (a string)."""
     if not isinstance(advice, dict) or not isinstance(advice.get("tunings"), list):
         raise AnsibleFilterError("advice_text: expected the advice of storageperf.k8s.tuning_advice (a dict with "
@@ -22,5 +24,5 @@ def advice_text(advice, cluster, fmt="console"):
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"advice_text": advice_text}

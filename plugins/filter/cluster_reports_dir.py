@@ -5,11 +5,12 @@
 
 import os
 import re
+from typing import Any, Callable
 
 from ansible.errors import AnsibleFilterError
 
 
-def cluster_reports_dir(base, cluster):
+def cluster_reports_dir(base: object, cluster: object) -> str:
     """'reports', 'prod-eu/1' -> '<cwd>/reports/prod-eu_1': one directory per cluster, absolute on the controller."""
     if not isinstance(base, str) or not base.strip():
         raise AnsibleFilterError("cluster_reports_dir: the reports directory must be a non-empty path, got %r "
@@ -25,5 +26,5 @@ def cluster_reports_dir(base, cluster):
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"cluster_reports_dir": cluster_reports_dir}

@@ -3,11 +3,13 @@
 """The duration filter; documentation in duration.yml."""
 
 
+from typing import Any, Callable
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.stats import format_duration
 
 
-def duration(seconds):
+def duration(seconds: Any) -> str:
     """417 -> '6m 57s', 18052 -> '5h 00m 52s', None -> '—'."""
     if seconds is None:
         return format_duration(None)
@@ -20,5 +22,5 @@ def duration(seconds):
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"duration": duration}

@@ -4,9 +4,10 @@
 
 
 import re
+from typing import Any, Callable
 
 
-def failure_message(result, default="failed"):
+def failure_message(result: object, default: str = "failed") -> str:
     """The message of a failed task's result; for a loop, the first failed item's own message (Ansible's own
     message for a loop is only 'One or more items failed')."""
     if not isinstance(result, dict):
@@ -19,5 +20,5 @@ def failure_message(result, default="failed"):
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"failure_message": failure_message}

@@ -3,11 +3,13 @@
 """The fio_summary filter; documentation in fio_summary.yml, parsing in module_utils/bench/fio.py."""
 
 
+from typing import Any, Callable
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.fio import FioError, parse
 
 
-def fio_summary(output):
+def fio_summary(output: object) -> dict[str, Any]:
     """fio's JSON output (with any noise around it) -> jobs, groups and result-document steps."""
     if isinstance(output, dict) and "jobs" in output:
         import json
@@ -22,5 +24,5 @@ def fio_summary(output):
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"fio_summary": fio_summary}

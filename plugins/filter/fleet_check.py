@@ -9,6 +9,7 @@ K8S_AUTH_* point to: on an operator's laptop or an AWX node that is a production
 
 
 import os
+from typing import Any, Callable, Iterable, Mapping
 
 import yaml
 from ansible.errors import AnsibleFilterError
@@ -24,7 +25,7 @@ CONNECTION_VARS = {
 }
 
 
-def _adds_no_hosts(source):
+def _adds_no_hosts(source: str) -> bool:
     """True for a source file that configures a plugin which only groups other sources' hosts."""
     if not os.path.isfile(source) or os.path.getsize(source) > 1 << 20:
         return False
@@ -39,7 +40,7 @@ def _adds_no_hosts(source):
     return False
 
 
-def _holds_only_vars(source):
+def _holds_only_vars(source: str) -> bool:
     """True for a YAML inventory file that parses and whose groups give variables only (a layered source, such as a
     vaulted file of group vars beside the hosts): it yields no host of its own by design, not by failing."""
     if not os.path.isfile(source) or os.path.getsize(source) > 1 << 20:
@@ -54,13 +55,13 @@ def _holds_only_vars(source):
     return all(isinstance(g, dict) and not g.get("hosts") and not g.get("children") for g in data.values())
 
 
-def _yielded_hosts(source, origins):
+def _yielded_hosts(source: str, origins: Iterable[str]) -> bool:
     """Did any host come from this source (a file, or a file below this directory)?"""
     prefix = source.rstrip(os.sep) + os.sep
     return any(o == source or o.startswith(prefix) for o in origins)
 
 
-def _var(hostvars, host, name):
+def _var(hostvars: Mapping[str, Any], host: str, name: str) -> str | None:
     try:
         value = hostvars[host].get(name)
     except Exception:  # an undefined or failing template is no connection
@@ -68,7 +69,8 @@ def _var(hostvars, host, name):
     return value if isinstance(value, str) and value.strip() else None
 
 
-def fleet_check(groups, hostvars, sources, cluster_group="k8s_clusters", needs="k8s"):
+def fleet_check(groups: Mapping[str, Any], hostvars: Mapping[str, Any], sources: Iterable[str], cluster_group: str = "k8s_clusters",
+                needs: str = "k8s") -> dict[str, Any]:
     """{'problems': [...], 'fallback': bool}: what makes this inventory unsafe, and whether localhost is the one
     cluster (no inventory given, or one that lists only localhost)."""
     if needs not in CONNECTION_VARS:
@@ -109,5 +111,5 @@ def fleet_check(groups, hostvars, sources, cluster_group="k8s_clusters", needs="
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"fleet_check": fleet_check}

@@ -3,11 +3,13 @@
 """The limit_problems filter; documentation in limit_problems.yml, the maxima in module_utils/common/limits.py."""
 
 
+from typing import Any, Callable
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.limits import role_problems
 
 
-def limit_problems(values):
+def limit_problems(values: Any) -> list[str]:
     """{role variable: value} -> one message per value above its maximum (naming it, the maximum and why)."""
     if not isinstance(values, dict):
         raise AnsibleFilterError("limit_problems: expected a dict of role variables, got %s" % type(values).__name__)
@@ -18,5 +20,5 @@ def limit_problems(values):
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"limit_problems": limit_problems}

@@ -3,18 +3,20 @@
 """The speedup filter; documentation in speedup.yml."""
 
 
+from typing import Any, Callable
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 
 
-def _seconds(name, value):
+def _seconds(name: str, value: Any) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
         raise AnsibleFilterError("speedup: %s must be a number of seconds, got %r" % (name, value))
 
 
-def speedup(baseline_seconds, candidate_seconds, text=False, approx=False):
+def speedup(baseline_seconds: object, candidate_seconds: object, text: bool = False, approx: bool = False) -> float | str | None:
     """417 | speedup(41) -> 10.17; with text=true -> '10.2×'. None when either time is missing or zero."""
     if baseline_seconds is None or candidate_seconds is None:
         value = None
@@ -27,5 +29,5 @@ def speedup(baseline_seconds, candidate_seconds, text=False, approx=False):
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"speedup": speedup}

@@ -3,11 +3,13 @@
 """The sysbench_summary filter; documentation in sysbench_summary.yml, parsing in module_utils/bench/sysbench.py."""
 
 
+from typing import Any, Callable
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench import SysbenchError, parse
 
 
-def sysbench_summary(output, name=None):
+def sysbench_summary(output: object, name: str | None = None) -> dict[str, Any]:
     """sysbench's output (JSON report hook, histogram or text report, with noise) -> figures and a step."""
     if isinstance(output, list):
         output = "\n".join(str(line) for line in output)  # a log as lines (k8s_log's log_lines)
@@ -20,5 +22,5 @@ def sysbench_summary(output, name=None):
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"sysbench_summary": sysbench_summary}

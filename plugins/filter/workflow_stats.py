@@ -3,10 +3,12 @@
 """The workflow_stats filter; documentation in workflow_stats.yml."""
 
 
+from typing import Any, Callable, Iterable
+
 from ansible.errors import AnsibleFilterError
 
 
-def workflow_stats(received, host, value, play_hosts, first=False):
+def workflow_stats(received: object, host: str, value: object, play_hosts: Iterable[str] | None, first: bool = False) -> dict[str, Any]:
     """What one host publishes under a per-cluster set_stats key (aggregate: true) in an AWX workflow.
 
     AWX hands a job its workflow's earlier artifacts as extra vars and keeps only the newest job's value of each
@@ -27,5 +29,5 @@ def workflow_stats(received, host, value, play_hosts, first=False):
 
 
 class FilterModule:
-    def filters(self):
+    def filters(self) -> dict[str, Callable[..., Any]]:
         return {"workflow_stats": workflow_stats}

@@ -173,6 +173,7 @@ import re
 import stat
 import tempfile
 from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable, Mapping
 
 from ansible.errors import AnsibleError, AnsibleParserError
 from ansible.module_utils.common.text.converters import to_native
@@ -190,13 +191,13 @@ EXPIRY_MARGIN = timedelta(minutes=5)
 ERRORS_SHOWN = 5
 
 
-def longest_literal(pattern):
+def longest_literal(pattern: str) -> str:
     """The longest run of a shell pattern without wildcards: what the API's substring `name` filter can take."""
     parts = re.split(r"[*?\[\]]", pattern)
     return max(parts, key=len) if parts else ""
 
 
-def tags_dict(tags):
+def tags_dict(tags: Iterable[Any] | None) -> dict[str, str]:
     """ACK's [{key, value}] -> {key: value}."""
     out = {}
     for t in tags or []:
@@ -205,14 +206,14 @@ def tags_dict(tags):
     return out
 
 
-def states_of(filters):
+def states_of(filters: Mapping[str, Any]) -> list[str]:
     state = filters.get("state", "running")
     if state is None:
         return []
     return [str(s) for s in (state if isinstance(state, list) else [state])]
 
 
-def matches(cluster, filters):
+def matches(cluster: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
     """Whether a DescribeClustersV1 item passes every filter (the API filters only some, and name loosely)."""
     if filters.get("name") and not fnmatch.fnmatchcase(str(cluster.get("name", "")), str(filters["name"])):
         return False
@@ -229,7 +230,7 @@ def matches(cluster, filters):
     return True
 
 
-def host_vars(cluster):
+def host_vars(cluster: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "ack_cluster_id": str(cluster.get("cluster_id", "")),
         "ack_cluster_name": str(cluster.get("name", "")),
@@ -243,12 +244,12 @@ def host_vars(cluster):
     }
 
 
-def addon_versions(addons):
+def addon_versions(addons: Mapping[str, Any] | None) -> dict[str, str]:
     """ListClusterAddonInstances' addons ({name: {version, state}}) -> {name: version} of the installed ones."""
     return {str(name): str(a["version"]) for name, a in (addons or {}).items() if isinstance(a, dict) and a.get("version")}
 
 
-def write_private(path, text):
+def write_private(path: str, text: str) -> None:
     """Write `text` to `path` with mode 0600 from the first byte: a 0600 temporary file beside it, then a rename."""
     directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
@@ -267,7 +268,7 @@ def write_private(path, text):
         raise
 
 
-def private_dir(path):
+def private_dir(path: str) -> None:
     """Create `path` and any missing parent with mode 0700 (os.makedirs gives parents the umask's mode)."""
     missing = []
     head = path
@@ -282,7 +283,7 @@ def private_dir(path):
                 raise AnsibleError("kubeconfig_dir %s cannot be created: %s" % (path, e.strerror or to_native(e)))
 
 
-def refuse_shared(path):
+def refuse_shared(path: str) -> None:
     """Refuse a kubeconfig_dir others can write to, or a kubeconfig in it others can read (AnsibleError, with the fix).
 
     Whoever can write the directory can swap a kubeconfig for one that sends the play to their own API server; a
@@ -306,14 +307,14 @@ def refuse_shared(path):
                                    % (file, "others" if fmode & 0o007 else "its group", fmode, file))
 
 
-def parse_expiration(text):
+def parse_expiration(text: object) -> datetime | None:
     try:
         return datetime.strptime(str(text), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     except (TypeError, ValueError):
         return None
 
 
-def kubeconfigs_usable(listing, now=None):
+def kubeconfigs_usable(listing: Iterable[Mapping[str, Any]], now: datetime | None = None) -> bool:
     """A cached listing is only reused while every kubeconfig it points at is there and not about to expire."""
     now = now or datetime.now(timezone.utc)
     for item in listing:
@@ -328,12 +329,12 @@ def kubeconfigs_usable(listing, now=None):
     return True
 
 
-def unique_names(records, hostnames):
+def unique_names(records: list[dict[str, Any]], hostnames: str | None) -> list[str]:
     """Host names: ids as they are, or sanitised names with `_<cluster_id>` on every cluster sharing a name."""
     if hostnames == "cluster_id":
         return [r["cluster"]["cluster_id"] for r in records]
     names = [host_name(r["cluster"].get("name") or r["cluster"]["cluster_id"]) for r in records]
-    counts = {}
+    counts: dict[str, int] = {}
     for n in names:
         counts[n] = counts.get(n, 0) + 1
     return [n if counts[n] == 1 else "%s_%s" % (n, r["cluster"]["cluster_id"]) for n, r in zip(names, records)]
@@ -345,7 +346,7 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
     CONFIG_SUFFIXES = (".ack.yml", ".ack.yaml")
 
     # options ------------------------------------------------------------------------------------
-    def _filters(self):
+    def _filters(self) -> dict[str, Any]:
         filters = self.get_option("filters") or {}
         if not isinstance(filters, dict):
             raise AnsibleParserError("filters must be a dict with any of %s" % ", ".join(FILTER_KEYS))
@@ -359,7 +360,7 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
             raise AnsibleParserError("filters.state must be a state or a list of states, e.g. running")
         return filters
 
-    def _query(self):
+    def _query(self) -> dict[str, Any]:
         minutes = self.get_option("kubeconfig_minutes")
         if minutes is not None and not 15 <= int(minutes) <= 4320:
             raise AnsibleParserError("kubeconfig_minutes must be between 15 and 4320, got %s" % minutes)
@@ -375,7 +376,7 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
             "addon_versions": bool(self.get_option("addon_versions")),
         }
 
-    def _client(self, query):
+    def _client(self, query: Mapping[str, Any]) -> AliyunClient:
         params = {
             "region": query["regions"][0] if query["regions"] else None,
             "cs_endpoint": query["endpoint"] or None,
@@ -394,21 +395,21 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
             raise AnsibleError("storageperf.k8s.ack: %s" % e.msg)
 
     # the listing ----------------------------------------------------------------------------------
-    def _list_region(self, client, region, filters):
+    def _list_region(self, client: AliyunClient, region: str | None, filters: Mapping[str, Any]) -> list[dict[str, Any]]:
         literal = longest_literal(str(filters["name"])) if filters.get("name") else ""
         return list_clusters(client, region=region or None, name=literal or None,
                              cluster_type=str(filters["cluster_type"]) if filters.get("cluster_type") else None,
                              cluster_spec=str(filters["cluster_spec"]) if filters.get("cluster_spec") else None)
 
-    def _per_cluster(self, client, query, clusters):
+    def _per_cluster(self, client: AliyunClient, query: Mapping[str, Any], clusters: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Kubeconfigs and addon versions, one cluster at a time on the client's thread pool."""
         directory = query["kubeconfig_dir"]
         if query["fetch_kubeconfig"]:
             private_dir(directory)
 
-        def one(cluster):
+        def one(cluster: dict[str, Any]) -> dict[str, Any]:
             cid = cluster["cluster_id"]
-            out = {}
+            out: dict[str, Any] = {}
             if query["fetch_kubeconfig"]:
                 doc = user_kubeconfig(client, cid, private_ip=query["kubeconfig_private_ip"],
                                       minutes=query["kubeconfig_minutes"] or None)
@@ -426,9 +427,9 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
             shown = "; ".join("%s (%s): %s" % (c.get("name"), c["cluster_id"], e.msg) for c, e in failed[:ERRORS_SHOWN])
             raise AnsibleError("storageperf.k8s.ack: %d of %d clusters could not be read: %s%s"
                                % (len(failed), len(clusters), shown, " ..." if len(failed) > ERRORS_SHOWN else ""))
-        return [r for _c, r, _e in results]
+        return [r for _c, r, _e in results]  # type: ignore[misc]  # no error: every item has its result
 
-    def _fetch(self, query):
+    def _fetch(self, query: Mapping[str, Any]) -> list[dict[str, Any]]:
         client = self._client(query)
         filters = query["filters"]
         seen, clusters = set(), []
@@ -449,7 +450,7 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
                 "tags")
         return [dict(e, cluster={k: c.get(k) for k in keep}) for c, e in zip(clusters, extra)]
 
-    def parse(self, inventory, loader, path, cache=True):
+    def parse(self, inventory: Any, loader: Any, path: str, cache: bool = True) -> None:
         super().parse(inventory, loader, path)
         self._read_config_data(path)
         query = self._query()

@@ -90,6 +90,7 @@ cache_timeout: 3600
 
 import fnmatch
 import os
+from typing import Any, Iterable, Mapping
 
 import yaml  # an ansible-core dependency
 from ansible.errors import AnsibleParserError
@@ -99,14 +100,14 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructa
 from ansible_collections.storageperf.k8s.plugins.plugin_utils.cluster_inventory import ClusterInventory, host_name
 
 
-def default_kubeconfigs(environ=None):
+def default_kubeconfigs(environ: Mapping[str, str] | None = None) -> list[str]:
     """What kubectl reads: the KUBECONFIG list, else ~/.kube/config."""
     env = os.environ if environ is None else environ
     listed = [p for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
     return listed or [os.path.join(os.path.expanduser("~"), ".kube", "config")]
 
 
-def _named(items, what, path):
+def _named(items: object, what: str, path: str) -> dict[str, dict[str, Any]]:
     """{name: body} of a kubeconfig list such as clusters (each entry {name, cluster})."""
     if items is None:
         return {}
@@ -125,7 +126,7 @@ def _named(items, what, path):
     return out
 
 
-def read_contexts(path):
+def read_contexts(path: str) -> list[dict[str, str]]:
     """[{context, cluster, server, namespace}] of one kubeconfig file, in file order; bad files raise naming the
     file and what is wrong."""
     try:
@@ -161,7 +162,7 @@ def read_contexts(path):
     return out
 
 
-def unique_names(names):
+def unique_names(names: Iterable[str]) -> list[str]:
     """The same names with clashes numbered _2, _3... after the first, never clashing with another name."""
     taken = set()
     out = []
@@ -175,7 +176,7 @@ def unique_names(names):
     return out
 
 
-def _signature(path):
+def _signature(path: str) -> list[int] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -188,7 +189,7 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
     NAME = "storageperf.k8s.kubeconfig"
     CONFIG_SUFFIXES = (".kubeconfig.yml", ".kubeconfig.yaml")
 
-    def _paths(self, source):
+    def _paths(self, source: str) -> list[str]:
         configured = self.get_option("kubeconfigs")
         if configured:
             base = os.path.dirname(os.path.abspath(source))
@@ -203,7 +204,7 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
                 out.append(os.path.normpath(p))
         return out
 
-    def _list(self, paths, patterns, source):
+    def _list(self, paths: list[str], patterns: list[str], source: str) -> list[dict[str, str]]:
         found = []
         for path in paths:
             if not self.get_option("kubeconfigs") and not os.path.exists(path):
@@ -219,7 +220,7 @@ class InventoryModule(ClusterInventory, BaseInventoryPlugin, Constructable, Cach
                 found.append(entry)
         return found
 
-    def parse(self, inventory, loader, path, cache=True):
+    def parse(self, inventory: Any, loader: Any, path: str, cache: bool = True) -> None:
         super().parse(inventory, loader, path)
         self._read_config_data(path)
         paths = self._paths(path)

@@ -23,7 +23,7 @@ BENCHMARK = PL.BENCHMARK
 TITLE = "GlusterFS: peer handshake after a glusterd restart, against volume count"
 # Seed 003 (gluster-users, 2019-03-29): glusterd_add_volumes_to_export_dict() on a 16 vCPU, 32 GB, 3-node
 # cluster at about 2000 volumes, before and after the multi-threaded export (GlusterFS 7).
-SEED_REFERENCE = [
+SEED_REFERENCE: list[dict] = [
     {"mode": "seed: glusterd before the fix (reported)", "volumes": 2000, "handshake_seconds": 450.0},
     {"mode": "seed: glusterd 7 threaded export (reported)", "volumes": 2000, "handshake_seconds": 138.0},
 ]

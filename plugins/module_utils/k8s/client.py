@@ -8,13 +8,14 @@ included, goes through the collection's request policy (common/request_policy.py
 backoff with jitter on 5xx and resets, a per-run retry budget, unreachable as a state); failures become
 K8sError with a message that says what to fix.
 """
-
+from __future__ import annotations
 
 import copy
 import json
 import os
 import threading
 import time
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import request_policy as rp
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.auth import register as register_auth
@@ -35,6 +36,8 @@ except ImportError as e:  # pragma: no cover - reported through missing_required
     HAS_K8S = False
     K8S_IMPORT_ERROR = e
 
+T = TypeVar("T")
+
 
 if HAS_K8S:
     class _RunDiscoverer(LazyDiscoverer):
@@ -46,11 +49,11 @@ if HAS_K8S:
         file, and every fork rewrites it in place at once. One module run pays a few discovery requests instead.
         """
 
-        def __init__(self, client, cache_file=None):
+        def __init__(self, client: Any, cache_file: str | None = None) -> None:
             # a path that is never created: the base class reads it only if it exists, and _write_cache is off
             LazyDiscoverer.__init__(self, client, cache_file=os.path.join(os.devnull, "storageperf-discovery"))
 
-        def _write_cache(self):
+        def _write_cache(self) -> None:
             pass
 
     class _PolicyApiClient(k8s_client.ApiClient):
@@ -59,12 +62,12 @@ if HAS_K8S:
         call_api is where the generated APIs, the dynamic client (discovery too) and Client._call all meet, so a
         storm of 429 or 500 is ridden out request by request instead of failing a whole discovery."""
 
-        storageperf_policy = None
+        storageperf_policy: rp.RequestPolicy = None  # type: ignore[assignment]  # Client sets it before any call
 
-        def call_api(self, method, url, header_params=None, body=None, post_params=None, _request_timeout=None):
+        def call_api(self, method: str, url: str, header_params: Any = None, body: Any = None, post_params: Any = None, _request_timeout: Any = None) -> Any:
             streaming = "watch=true" in url
 
-            def send():
+            def send() -> Any:
                 resp = k8s_client.ApiClient.call_api(self, method, url, header_params=header_params, body=body,
                                                      post_params=post_params, _request_timeout=_request_timeout)
                 if not streaming:
@@ -74,7 +77,7 @@ if HAS_K8S:
             what = "%s %s" % (method, url.split("?", 1)[0].replace(self.configuration.host, "", 1) or "/")
             return self.storageperf_policy.call(send, _judge, self.configuration.host, what)
 
-    def _judge(resp, exc):
+    def _judge(resp: Any, exc: BaseException | None) -> rp.Verdict:
         if exc is not None:
             if isinstance(exc, (urllib3.exceptions.HTTPError, OSError)):
                 return rp.Verdict(answered=False, retry=True)
@@ -122,7 +125,7 @@ PATCH_CONTENT_TYPES = {
 class K8sError(StoragePerfError):
     """A Kubernetes failure with a message meant for the person running the play."""
 
-    def __init__(self, msg, status=None, reason=None, body=None, **details):
+    def __init__(self, msg: str, status: int | None = None, reason: str | None = None, body: Any = None, **details: Any) -> None:
         super().__init__(msg, status=status, reason=reason, **details)
         self.msg = msg
         self.status = status
@@ -134,11 +137,11 @@ class K8sUnreachable(K8sError):
     """The API server stopped answering (request_policy.ServerUnreachable); since is its last answer (UTC)."""
 
 
-def _env_bool(value):
+def _env_bool(value: object) -> bool:
     return str(value).lower() in ("1", "true", "yes", "on")
 
 
-def auth_params(params):
+def auth_params(params: Mapping[str, Any]) -> dict[str, Any]:
     """Module options merged over the K8S_AUTH_* environment."""
     out = {}
     for key in K8S_AUTH_ARG_SPEC:
@@ -155,7 +158,7 @@ def auth_params(params):
     return out
 
 
-def build_configuration(params):
+def build_configuration(params: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     """A kubernetes Configuration from host/api_key, or from a kubeconfig (file or dict)."""
     p = auth_params(params)
     cfg = k8s_client.Configuration()
@@ -201,7 +204,7 @@ def build_configuration(params):
     return cfg, p
 
 
-def _status_body(exc):
+def _status_body(exc: BaseException) -> dict[str, Any]:
     body = getattr(exc, "body", None)
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
@@ -214,7 +217,7 @@ def _status_body(exc):
 class Client:
     """Requests against one API server, with retries and a request counter."""
 
-    def __init__(self, params, sleep=time.sleep, pool_maxsize=None):
+    def __init__(self, params: Mapping[str, Any], sleep: Callable[[float], None] = time.sleep, pool_maxsize: int | None = None) -> None:
         if not HAS_K8S:
             raise K8sError("the kubernetes Python library is required on the host that runs this module: pip install kubernetes")
         self.configuration, self.params = build_configuration(params)
@@ -225,25 +228,26 @@ class Client:
         self.api_client = _PolicyApiClient(self.configuration)
         # one Health per Client and its siblings: the run's retry budget and whether its server still answers
         self.health = rp.Health()
-        self.api_client.storageperf_policy = rp.RequestPolicy(self.health, attempts=self.params.get("api_retries"),
+        # ignore: auth_params always sets api_retries, which get() cannot know
+        self.api_client.storageperf_policy = rp.RequestPolicy(self.health, attempts=self.params.get("api_retries"),  # type: ignore[arg-type]
                                                               sleep=sleep, system="the Kubernetes API")
         self._dynamic = None
         self._sleep = sleep
-        self._resources = {}
+        self._resources: dict[tuple[str, str], Any] = {}
         # the counters are shared by threads that use one Client (the bench engine counts its own requests)
         self._count_lock = threading.Lock()
         self.requests = 0
 
     @property
-    def retried(self):
+    def retried(self) -> int:
         """Retries sent by this Client and its siblings (they share one budget)."""
         return self.health.retries
 
     @property
-    def host(self):
+    def host(self) -> str:
         return self.configuration.host
 
-    def sibling(self):
+    def sibling(self) -> Client:
         """This Client's connection and discovery with its own request counters, for background work (the run's
         Lease renewals) whose requests must not count against the bench engine's measured steps."""
         other = copy.copy(self)
@@ -252,16 +256,16 @@ class Client:
         return other
 
     @property
-    def dynamic(self):
+    def dynamic(self) -> Any:
         if self._dynamic is None:
-            def discover():
+            def discover() -> Any:
                 return DynamicClient(self.api_client, discoverer=_RunDiscoverer)
 
             self._dynamic = self._with_retries(discover, "discovery")
         return self._dynamic
 
     # error handling ---------------------------------------------------------------------------
-    def _explain(self, exc, what):
+    def _explain(self, exc: BaseException, what: str) -> K8sError:
         status = getattr(exc, "status", None)
         body = _status_body(exc)
         message = body.get("message") or getattr(exc, "reason", "") or str(exc)
@@ -274,7 +278,7 @@ class Client:
         return K8sError("%s failed (%s %s): %s" % (what, status, body.get("reason", ""), message), status,
                         body.get("reason"), body)
 
-    def _with_retries(self, call, what):
+    def _with_retries(self, call: Callable[[], T], what: str) -> T:
         """call(), counted as one request; the request policy retries each HTTP exchange inside it."""
         with self._count_lock:
             self.requests += 1
@@ -296,19 +300,21 @@ class Client:
                            "server is up, and the CA (ca_cert / validate_certs)." % (self.host, what, e))
 
     # raw requests -----------------------------------------------------------------------------
-    def request(self, method, path, body=None, query=None, content_type=None, what=None):
+    def request(self, method: str, path: str, body: Any = None, query: Mapping[str, Any] | None = None, content_type: str | None = None,
+                what: str | None = None) -> Any:
         """One REST call; returns the decoded JSON body (dict) or None for an empty body."""
         query_params = [(k, v) for k, v in (query or {}).items() if v is not None]
         timeout = self.params.get("request_timeout")
 
-        def call():
+        def call() -> Any:
             resp = self._call(method, path, query_params, body, content_type, timeout)
             data = resp.read()
             return json.loads(data) if data else None
 
         return self._with_retries(call, what or "%s %s" % (method, path))
 
-    def _call(self, method, path, query_params, body=None, content_type=None, timeout=None):
+    def _call(self, method: str, path: str, query_params: Iterable[tuple[str, Any]], body: Any = None, content_type: str | None = None,
+              timeout: float | None = None) -> Any:
         """One HTTP exchange through the kubernetes library's transport (auth, TLS, proxies)."""
         headers = {"Accept": "application/json", "Content-Type": content_type or "application/json"}
         method, url, headers, body, post = self.api_client.param_serialize(
@@ -322,7 +328,7 @@ class Client:
         return resp
 
     # resources --------------------------------------------------------------------------------
-    def resource(self, api_version, kind):
+    def resource(self, api_version: str, kind: str) -> Any:
         # cached: a lookup the dynamic client answers from memory is not an API request and must not count as one
         cached = self._resources.get((api_version, kind))
         if cached is not None:
@@ -336,7 +342,7 @@ class Client:
             raise K8sError("the API server does not serve %s %s: is its CRD installed?" % (api_version, kind), 404,
                            "NotFound")
 
-    def has_resource(self, api_version, kind):
+    def has_resource(self, api_version: str, kind: str) -> bool:
         try:
             self.resource(api_version, kind)
             return True
@@ -345,7 +351,7 @@ class Client:
                 return False
             raise
 
-    def path(self, api_version, kind, namespace=None, name=None, subresource=None):
+    def path(self, api_version: str, kind: str, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
         res = self.resource(api_version, kind)
         group, _, version = api_version.rpartition("/")
         base = "/apis/%s/%s" % (group, version) if group else "/api/%s" % version
@@ -358,7 +364,7 @@ class Client:
             base += "/" + subresource
         return base
 
-    def get(self, api_version, kind, name, namespace=None, missing_ok=False):
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None, missing_ok: bool = False) -> dict[str, Any] | None:
         try:
             return self.request("GET", self.path(api_version, kind, namespace, name),
                                 what="get %s %s" % (kind, _qualified(namespace, name)))
@@ -367,9 +373,11 @@ class Client:
                 return None
             raise
 
-    def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None, limit=500):
+    def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None, field_selector: str | None = None,
+             limit: int = 500) -> tuple[list[dict[str, Any]], str | None]:
         """All items across pages, and the list's resourceVersion."""
-        items, token, rv = [], None, None
+        items: list[dict[str, Any]] = []
+        token, rv = None, None
         path = self.path(api_version, kind, namespace)
         while True:
             doc = self.request("GET", path, query={"labelSelector": label_selector, "fieldSelector": field_selector,
@@ -381,25 +389,26 @@ class Client:
             if not token:
                 return items, rv
 
-    def create(self, body, namespace=None, dry_run=False):
+    def create(self, body: dict[str, Any], namespace: str | None = None, dry_run: bool = False) -> Any:
         ns = namespace or body.get("metadata", {}).get("namespace")
         return self.request("POST", self.path(body["apiVersion"], body["kind"], ns), body=body,
                             query={"dryRun": "All" if dry_run else None, "fieldManager": "storageperf"},
                             what="create %s %s" % (body["kind"], _qualified(ns, body.get("metadata", {}).get("name"))))
 
-    def replace(self, body, dry_run=False):
+    def replace(self, body: dict[str, Any], dry_run: bool = False) -> Any:
         md = body["metadata"]
         return self.request("PUT", self.path(body["apiVersion"], body["kind"], md.get("namespace"), md["name"]),
                             body=body, query={"dryRun": "All" if dry_run else None, "fieldManager": "storageperf"},
                             what="replace %s %s" % (body["kind"], _qualified(md.get("namespace"), md["name"])))
 
-    def patch(self, api_version, kind, name, patch, namespace=None, patch_type="merge", subresource=None, dry_run=False):
+    def patch(self, api_version: str, kind: str, name: str, patch: Any, namespace: str | None = None, patch_type: str = "merge",
+              subresource: str | None = None, dry_run: bool = False) -> Any:
         return self.request("PATCH", self.path(api_version, kind, namespace, name, subresource), body=patch,
                             query={"dryRun": "All" if dry_run else None, "fieldManager": "storageperf"},
                             content_type=PATCH_CONTENT_TYPES[patch_type],
                             what="patch %s %s" % (kind, _qualified(namespace, name)))
 
-    def delete(self, api_version, kind, name, namespace=None, propagation="Background", missing_ok=True):
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None, propagation: str = "Background", missing_ok: bool = True) -> Any:
         try:
             return self.request("DELETE", self.path(api_version, kind, namespace, name),
                                 body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation},
@@ -409,11 +418,12 @@ class Client:
                 return None
             raise
 
-    def server_version(self):
+    def server_version(self) -> dict[str, Any]:
         return self.request("GET", "/version", what="server version")
 
-    def watch(self, api_version, kind, namespace=None, label_selector=None, field_selector=None,
-              resource_version=None, timeout_seconds=60, bookmarks=True, on_open=None):
+    def watch(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None, field_selector: str | None = None,
+              resource_version: str | None = None, timeout_seconds: int = 60, bookmarks: bool = True,
+              on_open: Callable[[Any], object] | None = None) -> Iterator[tuple[str | None, dict[str, Any], float]]:
         """Yield (type, object, monotonic receive time) from one watch request until it ends.
 
         The receive time is taken when the event's line arrives, before decoding, so that every
@@ -447,11 +457,11 @@ class Client:
             resp.release_conn()
 
 
-def _qualified(namespace, name):
+def _qualified(namespace: str | None, name: object) -> str:
     return "%s/%s" % (namespace, name) if namespace else str(name)
 
 
-def client_from_module(module, pool_maxsize=None):
+def client_from_module(module: Any, pool_maxsize: int | None = None) -> Client:  # type: ignore[return]  # fail_json exits
     """A Client for an AnsibleModule whose argument_spec includes K8S_AUTH_ARG_SPEC; fails the module clearly."""
     if not HAS_K8S:
         from ansible.module_utils.basic import missing_required_lib

@@ -12,18 +12,22 @@ missing flags at the end, and never touches, reorders or re-spells any other arg
 Every flag this module manages takes a value; boolean flags (`--leader-election`) are never
 managed, so `--flag value` is unambiguous for them.
 """
-
+from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
+if TYPE_CHECKING:  # annotations only: importing the client pulls in the kubernetes library
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 
 class ContainerArgsError(StoragePerfError):
     """A Deployment or container that cannot be edited as asked; the message says what to fix."""
 
 
-def _match(token, flag):
+def _match(token: object, flag: str) -> tuple[str, str | None] | None:
     """How `token` spells `flag` (name without dashes): ("eq", value), ("sep", None) or None."""
     if not isinstance(token, str) or not token.startswith("-") or token in ("-", "--"):
         return None
@@ -34,7 +38,7 @@ def _match(token, flag):
     return ("eq", value) if eq else ("sep", None)
 
 
-def find_flag(args, flag):
+def find_flag(args: Iterable[Any] | None, flag: str) -> list[tuple[int, int, Any]]:
     """Occurrences of `flag` in args: a list of (start index, token count, value or None)."""
     out = []
     i = 0
@@ -58,13 +62,13 @@ def find_flag(args, flag):
     return out
 
 
-def get_flag(args, flag):
+def get_flag(args: Iterable[Any] | None, flag: str) -> Any:
     """The value Go would parse for `flag` (the last occurrence), or None when absent."""
     found = find_flag(args, flag)
     return found[-1][2] if found else None
 
 
-def same_value(a, b):
+def same_value(a: Any, b: Any) -> bool:
     """Whether two flag values mean the same: numbers compare by value ("75" == "75.0"), else text."""
     if a is None or b is None:
         return a is None and b is None
@@ -74,7 +78,7 @@ def same_value(a, b):
         return str(a) == str(b)
 
 
-def format_value(value):
+def format_value(value: object) -> str:
     """A flag value as a Go program expects it: 75.0 -> "75", 7.5 -> "7.5", True -> "true"."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -83,7 +87,7 @@ def format_value(value):
     return str(value)
 
 
-def set_flags(args, wanted):
+def set_flags(args: Iterable[Any] | None, wanted: Mapping[str, Any]) -> list[Any]:
     """Return a new args list with `wanted` ({flag: value, or None to remove}) applied.
 
     A flag already set to an equal value (in any spelling, without later duplicates) is left exactly as
@@ -111,12 +115,12 @@ def set_flags(args, wanted):
     return out
 
 
-def current_values(args, flags):
+def current_values(args: Iterable[Any] | None, flags: Iterable[str]) -> dict[str, Any]:
     """{flag: value or None} for each flag name."""
     return {f: get_flag(args, f) for f in flags}
 
 
-def _args_field(container, flags):
+def _args_field(container: dict[str, Any], flags: Iterable[str]) -> str:
     """Where the flags of a container live: "args", or "command" when they are written there instead."""
     command = container.get("command") or []
     if not container.get("args") and any(find_flag(command[1:], f) for f in flags):
@@ -124,13 +128,13 @@ def _args_field(container, flags):
     return "args"
 
 
-def container_flags(container, flags):
+def container_flags(container: dict[str, Any], flags: Iterable[str]) -> dict[str, Any]:
     """{flag: value} as the program in `container` sees them (command and args together)."""
     tokens = list((container.get("command") or [])[1:]) + list(container.get("args") or [])
     return current_values(tokens, flags)
 
 
-def edit_container(container, wanted):
+def edit_container(container: dict[str, Any], wanted: Mapping[str, Any]) -> tuple[dict[str, Any], str, list[Any], list[Any]]:
     """(new container dict, field edited, old list, new list) with `wanted` applied to its flags."""
     field = _args_field(container, list(wanted))
     new = copy.deepcopy(container)
@@ -143,7 +147,8 @@ def edit_container(container, wanted):
     return new, field, old, new["args"]
 
 
-def pick_container(deployment, names, image_hint=None, only_fallback=False):
+def pick_container(deployment: dict[str, Any], names: Sequence[str], image_hint: str | None = None,
+                   only_fallback: bool = False) -> tuple[int, dict[str, Any]]:
     """(index, container) of a Deployment to edit: by name (first of `names`), else by image, else the only one."""
     containers = deployment.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []
     md = deployment.get("metadata", {})
@@ -163,7 +168,7 @@ def pick_container(deployment, names, image_hint=None, only_fallback=False):
                                 ", ".join(c.get("name", "?") for c in containers) or "none"))
 
 
-def image_basename(image):
+def image_basename(image: str | None) -> str:
     """registry.k8s.io/sig-storage/csi-provisioner:v5.2.0@sha256:.. -> csi-provisioner."""
     if not image:
         return ""
@@ -171,7 +176,7 @@ def image_basename(image):
     return last.split(":", 1)[0]
 
 
-def container_json_patch(index, container, field, new_list):
+def container_json_patch(index: int, container: dict[str, Any], field: str, new_list: list[Any]) -> list[dict[str, Any]]:
     """A JSON patch that replaces one container's args (or command), guarded by a test of its name.
 
     The test makes the patch fail (422) instead of editing the wrong container when someone reordered the
@@ -183,7 +188,7 @@ def container_json_patch(index, container, field, new_list):
             {"op": op, "path": base + "/" + field, "value": new_list}]
 
 
-def args_diff_text(name, field, values):
+def args_diff_text(name: str, field: str, values: Iterable[Any]) -> str:
     """A container's arg list as YAML-like lines, for Ansible's --diff."""
     return "%s.%s:\n%s" % (name, field, "".join("  - %s\n" % v for v in values))
 
@@ -192,7 +197,7 @@ def args_diff_text(name, field, values):
 OPERATOR_HINTS = ("app", "controller.csi.trident.netapp.io")
 
 
-def operator_managed(deployment):
+def operator_managed(deployment: dict[str, Any]) -> bool:
     md = deployment.get("metadata", {})
     labels = md.get("labels") or {}
     return bool(md.get("ownerReferences")) or labels.get(OPERATOR_HINTS[0]) == OPERATOR_HINTS[1]
@@ -211,7 +216,7 @@ TUNING_FLAGS = (("worker_threads", "worker-threads"), ("kube_api_qps", "kube-api
 UPSTREAM_RATE_DEFAULTS = {"kube_api_qps": "5", "kube_api_burst": "10"}
 
 
-def validate_tuning(settings, where="", current=None):
+def validate_tuning(settings: Mapping[str, Any], where: str = "", current: Mapping[str, Any] | None = None) -> list[str]:
     """Errors (strings naming the field and the fix) for worker threads, QPS and burst.
 
     `settings` holds the wanted values by option name (None = leave as is); `current` the values the
@@ -246,31 +251,31 @@ def validate_tuning(settings, where="", current=None):
     return errors
 
 
-def _number(value):
+def _number(value: str | float | None) -> float | None:
     try:
         return float(value) if value is not None else None
     except (TypeError, ValueError):
         return None
 
 
-def _fmt(value):
+def _fmt(value: str | float | None) -> str:
     return format_value(float(value)) if value is not None else "unset"
 
 
-def tuning_wanted(settings, state):
+def tuning_wanted(settings: Mapping[str, Any], state: str) -> dict[str, Any]:
     """{flag: value or None} for set_flags: the given settings (state present), or removal of all (absent)."""
     if state == "absent":
         return {flag: None for _, flag in TUNING_FLAGS}
     return {flag: settings[opt] for opt, flag in TUNING_FLAGS if settings.get(opt) is not None}
 
 
-def tuning_values(container):
+def tuning_values(container: dict[str, Any]) -> dict[str, Any]:
     """The three tuning flags of a container by option name, as strings (None = unset, the program's default)."""
     values = container_flags(container, [flag for _, flag in TUNING_FLAGS])
     return {opt: values[flag] for opt, flag in TUNING_FLAGS}
 
 
-def running_values(deployment, container_name):
+def running_values(deployment: dict[str, Any], container_name: str) -> dict[str, Any] | None:
     """The tuning flags of a named container in a (rolled-out) Deployment."""
     for c in deployment.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []:
         if c.get("name") == container_name:
@@ -278,7 +283,7 @@ def running_values(deployment, container_name):
     return None
 
 
-def plan_edits(deployment, edits):
+def plan_edits(deployment: dict[str, Any], edits: Iterable[tuple[tuple[int, dict[str, Any]], Mapping[str, Any]]]) -> list[dict[str, Any]]:
     """Per container: [{index, name, field, old, new, before, after, changed}] for edits [(container, wanted)]."""
     plan = []
     for (index, container), wanted in edits:
@@ -288,7 +293,7 @@ def plan_edits(deployment, edits):
     return plan
 
 
-def apply_plan(client, deployment, plan, check_mode=False):
+def apply_plan(client: Client, deployment: dict[str, Any], plan: list[dict[str, Any]], check_mode: bool = False) -> Any:
     """Send one JSON patch with every changed container (guarded by resourceVersion); return the result.
 
     In check mode the patch goes with dryRun=All, so the API server still validates it (admission, schema).
@@ -304,7 +309,7 @@ def apply_plan(client, deployment, plan, check_mode=False):
                         patch_type="json", dry_run=check_mode)
 
 
-def plan_diff(plan):
+def plan_diff(plan: list[dict[str, Any]]) -> dict[str, str]:
     """Ansible diff (before/after text) of every planned container."""
     return {"before": "".join(args_diff_text(p["name"], p["field"], p["old"]) for p in plan),
             "after": "".join(args_diff_text(p["name"], p["field"], p["new"]) for p in plan)}

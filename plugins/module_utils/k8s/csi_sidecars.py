@@ -5,7 +5,11 @@
 Several containers of one Deployment go through the tuning engine (k8s/tuning.py) in one patch; a sidecar is
 picked by container name, else by image base name, because drivers name them freely ("attacher").
 """
+from __future__ import annotations
 
+from typing import Any, Callable, Mapping
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
     TUNING_FLAGS,
     ContainerArgsError,
@@ -19,7 +23,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.tuning import 
 )
 
 
-def refuse_sidecars(sidecars, state):
+def refuse_sidecars(sidecars: list[dict[str, Any]], state: str) -> None:
     """Before any request: the list not empty, each sidecar once, and (state present) valid values set in each."""
     names = [s["name"] for s in sidecars]
     if not names:
@@ -38,8 +42,8 @@ def refuse_sidecars(sidecars, state):
         raise ContainerArgsError("; ".join(errors), errors=errors)
 
 
-def _find(name, namespace):
-    def find(client):
+def _find(name: str, namespace: str) -> Callable[[Client], dict[str, Any]]:
+    def find(client: Client) -> dict[str, Any]:
         dep = client.get("apps/v1", "Deployment", name, namespace=namespace, missing_ok=True)
         if dep is None:
             raise ContainerArgsError("Deployment %s/%s not found: give the name and namespace of the CSI controller "
@@ -48,20 +52,21 @@ def _find(name, namespace):
     return find
 
 
-def _report(outcome):
+def _report(outcome: dict[str, Any]) -> dict[str, Any]:
     result = dict(changed=outcome["changed"], rollout=outcome["rollout"], sidecars=outcome["containers"])
     if "diff" in outcome:
         result["diff"] = outcome["diff"]
     return result
 
 
-def tune_sidecars(client, params, check_mode=False, diff=False, warn=None):
+def tune_sidecars(client: Client, params: Mapping[str, Any], check_mode: bool = False, diff: bool = False,
+                  warn: Callable[[str], object] | None = None) -> dict[str, Any]:
     """Set (state present) or remove (absent) the listed sidecars' flags in one patch; wait; check."""
     refuse_sidecars(params["sidecars"], params["state"])
     targets = [Tunable(s["name"], lambda dep, s=s: pick_container(dep, [s["name"]], image_hint=s["name"]), s,
                        where="sidecars[%s]" % s["name"]) for s in params["sidecars"]]
 
-    def warn_operator(dep, outcome):
+    def warn_operator(dep: dict[str, Any], outcome: dict[str, Any]) -> None:
         if warn is not None and outcome["changed"] and operator_managed(dep):
             md = dep["metadata"]
             warn("Deployment %s/%s is managed by an operator (ownerReferences or Trident labels); it may revert these "

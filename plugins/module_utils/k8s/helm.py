@@ -9,14 +9,18 @@ labelled owner=helm, name=<release>, status=<deployed|superseded|failed|...>, ve
 pkg/storage/driver/util.go encodeRelease). The JSON holds name, namespace, version, info.status,
 chart.metadata{name,version,appVersion}, chart.values (the chart's defaults) and config (the user's values).
 """
-
+from __future__ import annotations
 
 import base64
 import binascii
 import gzip
 import json
+from typing import TYPE_CHECKING, Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
+if TYPE_CHECKING:  # annotations only: importing the client pulls in the kubernetes library
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -26,7 +30,7 @@ class HelmError(StoragePerfError):
     pass
 
 
-def decode_release(data):
+def decode_release(data: str | bytes) -> Any:
     """The release JSON from a Secret's `data.release` (as the API returns it: base64 text)."""
     try:
         raw = base64.b64decode(data)
@@ -39,18 +43,18 @@ def decode_release(data):
         raise HelmError("not a Helm 3 release payload (%s)" % e) from e
 
 
-def encode_release(release):
+def encode_release(release: dict[str, Any]) -> str:
     """The `data.release` value Helm writes for a release dict (inverse of decode_release)."""
     helm_payload = base64.b64encode(gzip.compress(json.dumps(release).encode("utf-8")))
     return base64.b64encode(helm_payload).decode("ascii")
 
 
-def merged_values(release):
+def merged_values(release: dict[str, Any]) -> dict[str, Any]:
     """Effective values: the chart's defaults with the user's config merged over them (as helm does)."""
     return _merge(dict((release.get("chart") or {}).get("values") or {}), release.get("config") or {})
 
 
-def _merge(base, over):
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in over.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict):
@@ -60,13 +64,13 @@ def _merge(base, over):
     return out
 
 
-def list_releases(client, namespace, chart_name=None):
+def list_releases(client: Client, namespace: str | None, chart_name: str | None = None) -> list[dict[str, Any]]:
     """The latest deployed revision of each release in namespace (optionally only of one chart), decoded.
 
     Each item: {name, namespace, revision, status, chart, chart_version, app_version, values, config}.
     """
     items, _ = client.list("v1", "Secret", namespace=namespace, label_selector="owner=helm")
-    latest = {}
+    latest: dict[str, dict[str, Any]] = {}
     for secret in items:
         if secret.get("type") != RELEASE_SECRET_TYPE or not (secret.get("data") or {}).get("release"):
             continue
@@ -92,7 +96,7 @@ def list_releases(client, namespace, chart_name=None):
     return sorted(latest.values(), key=lambda r: r["name"])
 
 
-def upgrade_command(release, chart_ref, sets):
+def upgrade_command(release: dict[str, Any], chart_ref: str, sets: dict[str, Any]) -> str:
     """The `helm upgrade` that persists `sets` ({key: value}) in a release, keeping its other values."""
     args = " ".join("--set %s=%s" % (k, json.dumps(v) if not isinstance(v, str) else v) for k, v in sorted(sets.items()))
     return "helm upgrade %s %s -n %s --reuse-values --version %s %s" % (

@@ -6,15 +6,17 @@
 resourceVersion until the predicate holds or the deadline passes. A watch that ends (server
 timeout, 410 Gone) is restarted from a fresh read, so no change is missed.
 """
-
+from __future__ import annotations
 
 import time
+from typing import Any, Callable
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import WaitTimeout  # noqa: F401 (re-exported)
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client, K8sError
 
 
-def wait_for(client, api_version, kind, name, namespace, predicate, timeout, what="the expected state"):
+def wait_for(client: Client, api_version: str, kind: str, name: str, namespace: str | None, predicate: Callable[[dict[str, Any] | None], object],
+             timeout: float, what: str = "the expected state") -> dict[str, Any] | None:
     """Return the first version of the object for which predicate(obj) is true (obj may be None: deleted)."""
     deadline = time.monotonic() + timeout
     last = None
@@ -48,11 +50,11 @@ def wait_for(client, api_version, kind, name, namespace, predicate, timeout, wha
     raise WaitTimeout("%s %s did not reach %s within %s s" % (kind, _qualified(namespace, name), what, timeout), last)
 
 
-def _qualified(namespace, name):
+def _qualified(namespace: str | None, name: str) -> str:
     return "%s/%s" % (namespace, name) if namespace else name
 
 
-def rollout_status(deployment):
+def rollout_status(deployment: dict[str, Any] | None) -> tuple[bool, str]:
     """(done, message) for a Deployment, by the rules of `kubectl rollout status`."""
     if not deployment:
         return False, "the Deployment is gone"
@@ -76,13 +78,15 @@ def rollout_status(deployment):
     return True, "successfully rolled out"
 
 
-def wait_for_rollout(client, name, namespace, timeout, extra=None):
+def wait_for_rollout(client: Client, name: str, namespace: str | None, timeout: float,
+                     extra: Callable[[dict[str, Any] | None], object] | None = None) -> dict[str, Any]:
     """Wait until the Deployment is rolled out (and extra(deployment) holds, if given); return it."""
-    def done(obj):
+    def done(obj: dict[str, Any] | None) -> object:
         return rollout_status(obj)[0] and (extra is None or extra(obj))
 
     try:
-        return wait_for(client, "apps/v1", "Deployment", name, namespace, done, timeout, "a finished rollout")
+        # ignore: done() holds for no None (a Deployment that is gone is not rolled out)
+        return wait_for(client, "apps/v1", "Deployment", name, namespace, done, timeout, "a finished rollout")  # type: ignore[return-value]
     except WaitTimeout as e:
         e.msg += ": %s" % rollout_status(e.last)[1]
         raise

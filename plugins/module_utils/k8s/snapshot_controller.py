@@ -5,8 +5,12 @@
 Shared by snapshot_controller_tuning (which edits its flags through `tune`) and the tuning advisor (which
 only reads them).
 """
+from __future__ import annotations
+
+from typing import Any, Mapping
 
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
     TUNING_FLAGS,
     ContainerArgsError,
@@ -23,7 +27,7 @@ class SnapshotControllerMissing(ContainerArgsError):
     """No snapshot-controller Deployment where one was looked for (as opposed to an ambiguous one)."""
 
 
-def find_deployment(client, name, namespace):
+def find_deployment(client: Client, name: str | None, namespace: str | None) -> dict[str, Any]:
     """The snapshot-controller Deployment: by name, else by label, else kube-system/snapshot-controller."""
     if name:
         ns = namespace or FALLBACK[0]
@@ -48,7 +52,7 @@ def find_deployment(client, name, namespace):
     return dep
 
 
-def pick_snapshot_container(deployment, container=None):
+def pick_snapshot_container(deployment: dict[str, Any], container: str | None = None) -> tuple[int, dict[str, Any]]:
     """(index, container): the named one, else the snapshot-controller by name or image, else the only one."""
     if container:
         return pick_container(deployment, [container])
@@ -56,7 +60,7 @@ def pick_snapshot_container(deployment, container=None):
 
 
 # the snapshot_controller_tuning module ------------------------------------------------------------------
-def _report(outcome):
+def _report(outcome: dict[str, Any]) -> dict[str, Any]:
     """The module's result: one container, its settings at the top level."""
     result = dict(changed=outcome["changed"], rollout=outcome["rollout"])
     if outcome["deployment"]:
@@ -70,7 +74,7 @@ def _report(outcome):
     return result
 
 
-def tune(client, params, check_mode=False, diff=False):
+def tune(client: Client, params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> dict[str, Any]:
     """Set (state present) or remove (absent) the snapshot-controller's workers, QPS and burst; wait; check."""
     settings = {opt: params[opt] for opt, _ in TUNING_FLAGS}
     target = Tunable(CONTAINER, lambda dep: pick_snapshot_container(dep, params["container"]), settings)

@@ -3,13 +3,18 @@
 """The Kubernetes storage facts of a cluster (the cluster_info module): what a storage preflight needs to know.
 
 Kubernetes API only; the ACK side of a cluster is ack/cluster.py (ack_cluster_info)."""
+from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: importing the client pulls in the kubernetes library
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 SNAPSHOT_KINDS = ("VolumeSnapshot", "VolumeSnapshotContent", "VolumeSnapshotClass")
 TRIDENT_KINDS = ("TridentOrchestrator", "TridentBackendConfig")
 
 
-def _node(n):
+def _node(n: dict[str, Any]) -> dict[str, Any]:
     md, st = n.get("metadata", {}), n.get("status", {})
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in st.get("conditions") or [])
     return {
@@ -24,7 +29,7 @@ def _node(n):
     }
 
 
-def _storage_class(sc):
+def _storage_class(sc: dict[str, Any]) -> dict[str, Any]:
     ann = sc.get("metadata", {}).get("annotations") or {}
     return {
         "name": sc["metadata"]["name"],
@@ -38,7 +43,7 @@ def _storage_class(sc):
     }
 
 
-def _csi_driver(d):
+def _csi_driver(d: dict[str, Any]) -> dict[str, Any]:
     spec = d.get("spec", {})
     return {
         "name": d["metadata"]["name"],
@@ -49,7 +54,7 @@ def _csi_driver(d):
     }
 
 
-def _csi_node_limits(csinodes):
+def _csi_node_limits(csinodes: list[dict[str, Any]]) -> dict[str, dict[str, int | None]]:
     """node -> {driver: allocatable volume count}; a missing count means no limit was published."""
     out = {}
     for cn in csinodes:
@@ -58,12 +63,12 @@ def _csi_node_limits(csinodes):
     return out
 
 
-def _snapshot_class(c):
+def _snapshot_class(c: dict[str, Any]) -> dict[str, Any]:
     return {"name": c["metadata"]["name"], "driver": c.get("driver"), "deletion_policy": c.get("deletionPolicy"),
             "parameters": c.get("parameters") or {}}
 
 
-def gather(client, include_nodes=True):
+def gather(client: Client, include_nodes: bool = True) -> dict[str, Any]:
     """The cluster_info result: versions, nodes, storage classes, CSI drivers, snapshot and Trident support."""
     version = client.server_version()
     snapshot_crds = {k: client.has_resource("snapshot.storage.k8s.io/v1", k) for k in SNAPSHOT_KINDS}

@@ -13,10 +13,13 @@ Every failure (a ContainerArgsError for refused settings, whose details list eve
 the K8sError/WaitTimeout met on the way) carries the partial result, so the module reports what it planned or
 did before it failed.
 """
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError, WaitTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT, retry
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client, K8sError
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args import (
     ContainerArgsError,
     apply_plan,
@@ -40,14 +43,14 @@ class Tunable:
     """One container to tune: key names it in the result, pick(deployment) -> (index, container),
     settings holds the wanted values by option name (None = leave as is), where prefixes its messages."""
 
-    def __init__(self, key, pick, settings, where=""):
+    def __init__(self, key: str, pick: Callable[..., tuple[int, dict[str, Any]]], settings: Mapping[str, Any], where: str = "") -> None:
         self.key = key
         self.pick = pick
         self.settings = settings
         self.where = where
 
 
-def refuse_settings(tunables, state):
+def refuse_settings(tunables: Iterable[Tunable], state: str) -> None:
     """Fail before any request on values that are wrong whatever the container holds now."""
     if state != "present":
         return
@@ -56,7 +59,7 @@ def refuse_settings(tunables, state):
         raise ContainerArgsError("; ".join(errors), errors=errors)
 
 
-def is_conflict(exc):
+def is_conflict(exc: BaseException) -> bool:
     return isinstance(exc, K8sError) and exc.status in CONFLICT_STATUSES
 
 
@@ -68,13 +71,15 @@ class DeploymentTuning:
     result; on_patched(deployment, outcome) runs once the patch is accepted, before the wait.
     """
 
-    def __init__(self, client, find, tunables, state, check_mode=False, diff=False, report=dict, on_patched=None):
+    def __init__(self, client: Client, find: Callable[[Client], dict[str, Any]], tunables: list[Tunable], state: str, check_mode: bool = False,
+                 diff: bool = False, report: Callable[[dict[str, Any]], dict[str, Any]] = dict,
+                 on_patched: Callable[[dict[str, Any], dict[str, Any]], object] | None = None) -> None:
         self.client, self.find, self.tunables, self.state = client, find, tunables, state
         self.check_mode, self.diff = check_mode, diff
         self.report, self.on_patched = report, on_patched
-        self.outcome = dict(changed=False, rollout="skipped", deployment=None, containers={})
+        self.outcome: dict[str, Any] = dict(changed=False, rollout="skipped", deployment=None, containers={})
 
-    def _plan_and_patch(self):
+    def _plan_and_patch(self) -> dict[str, Any]:
         dep = self.find(self.client)
         md = dep["metadata"]
         self.outcome["deployment"] = dict(namespace=md["namespace"], name=md["name"])
@@ -94,7 +99,7 @@ class DeploymentTuning:
         apply_plan(self.client, dep, plan, check_mode=self.check_mode)
         return dep
 
-    def _check_running(self, deployment):
+    def _check_running(self, deployment: dict[str, Any]) -> None:
         """Read the values back from the rolled-out Deployment; refuse when something rewrote them."""
         reverted = []
         for step in self.outcome["containers"].values():
@@ -105,7 +110,7 @@ class DeploymentTuning:
             raise ContainerArgsError("after the rollout %s: something else (the Deployment's operator, GitOps) "
                                      "rewrote its arguments" % "; ".join(reverted))
 
-    def run(self, wait=True, wait_timeout=DEFAULT_WAIT_TIMEOUT):
+    def run(self, wait: bool = True, wait_timeout: float = DEFAULT_WAIT_TIMEOUT) -> dict[str, Any]:
         """The module's result; a StoragePerfError raised on the way carries it as its partial result."""
         try:
             dep = retry(self._plan_and_patch, is_conflict, PATCH_ATTEMPTS, first=0.01, cap=0.1)

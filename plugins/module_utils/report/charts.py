@@ -6,10 +6,11 @@ Every function returns a list of {"id", "title", "png": base64 text, "alt"} and 
 when there is nothing to draw or matplotlib is missing (HAS_MATPLOTLIB tells which), so the
 HTML report still renders its tables on a host without matplotlib.
 """
-
+from __future__ import annotations
 
 import base64
 import io
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
@@ -17,6 +18,10 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.document im
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import format_metric, metric_info, metric_keys
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import step_label
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.tables import is_operation
+
+if TYPE_CHECKING:  # annotations only: matplotlib is optional
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 try:
     import matplotlib
@@ -53,20 +58,20 @@ MAX_WIDTH_IN = 7.8
 PAD_IN = 0.1  # savefig's padding around the tight box, on each side
 
 
-def series_style(i):
+def series_style(i: int) -> dict[str, Any]:
     """Line style and marker of the i-th series (its colour is PALETTE[i])."""
     return {"linestyle": LINESTYLES[i % len(LINESTYLES)], "marker": MARKERS[i % len(MARKERS)]}
 
 
-def _min_font(fig):
+def _min_font(fig: Figure) -> None:
     import matplotlib.text
 
     for text in fig.findobj(matplotlib.text.Text):
-        if text.get_fontsize() < MIN_FONT_PT:
+        if text.get_fontsize() < MIN_FONT_PT:  # type: ignore[operator]  # a Text's size in points
             text.set_fontsize(MIN_FONT_PT)
 
 
-def fit(fig):
+def fit(fig: Figure) -> float:
     """Every text at MIN_FONT_PT or more, and the figure narrowed until its saved image is MAX_WIDTH_IN wide at most.
 
     Narrowing takes the excess off the figure's width: axes shrink, text keeps its size; a figure laid out by the
@@ -84,11 +89,11 @@ def fit(fig):
     return width
 
 
-def _saved_width(fig):
-    return fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * PAD_IN
+def _saved_width(fig: Figure) -> float:
+    return fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * PAD_IN  # type: ignore[attr-defined]  # Agg canvas
 
 
-def _narrow(fig):
+def _narrow(fig: Figure) -> float:
     gain = 1.0  # how much of a cut in the figure's width the saved image loses (the axes' share of the width)
     width = _saved_width(fig)
     for _ in range(8):
@@ -109,11 +114,11 @@ def _narrow(fig):
     return width
 
 
-def _turn_crowded_ticklabels(fig):
+def _turn_crowded_ticklabels(fig: Figure) -> bool:
     """x tick labels that touch their neighbours (many clusters' names) turned by 30 degrees, or upright if need be."""
     turned = False
     for rotation in (30, 90):
-        renderer = fig.canvas.get_renderer()
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg canvas
         crowded = [ax for ax in fig.axes if ax.get_visible() and ax.axison and _touching(ax, renderer)]
         if not crowded:
             break
@@ -127,47 +132,47 @@ def _turn_crowded_ticklabels(fig):
     return turned
 
 
-def _touching(ax, renderer):
+def _touching(ax: Axes, renderer: Any) -> bool:
     lo, hi = sorted(ax.get_xlim())
     boxes = sorted((t.get_window_extent(renderer) for t in ax.get_xticklabels()
                     if t.get_text().strip() and lo <= t.get_position()[0] <= hi), key=lambda b: b.x0)
     return any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
 
 
-def _fewer_legend_columns(fig):
+def _fewer_legend_columns(fig: Figure) -> bool:
     """One column less for the first legend whose right edge is past MAX_WIDTH_IN from the image's left edge."""
-    renderer = fig.canvas.get_renderer()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg canvas
     left = fig.get_tightbbox(renderer).x0 - PAD_IN
     for made in list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]:
-        right = made.get_window_extent(renderer).x1 / fig.dpi
+        right = made.get_window_extent(renderer).x1 / fig.dpi  # type: ignore[union-attr]  # legends that exist
         if getattr(made, "columns", 1) > 1 and right - left > MAX_WIDTH_IN - PAD_IN:
-            made.fewer_columns()
+            made.fewer_columns()  # type: ignore[union-attr]  # set by legend()
             fig.draw_without_rendering()
             return True
     return False
 
 
-def _png(fig):
+def _png(fig: Figure) -> str:
     _min_font(fig)
     data = _save(fig)
     # most charts fit as drawn: laid out once, by savefig; one too wide (its PNG's IHDR width) or with crowded tick
     # labels (the layout savefig left) is fitted and saved again
     if int.from_bytes(data[16:20], "big") > MAX_WIDTH_IN * DPI + 2 or \
-            any(ax.get_visible() and ax.axison and _touching(ax, fig.canvas.get_renderer()) for ax in fig.axes):
+            any(ax.get_visible() and ax.axison and _touching(ax, fig.canvas.get_renderer()) for ax in fig.axes):  # type: ignore[attr-defined]
         fit(fig)
         data = _save(fig)
     plt.close(fig)
     return base64.b64encode(data).decode("ascii")
 
 
-def _save(fig):
+def _save(fig: Figure) -> bytes:
     buf = io.BytesIO()
     # no Software/date metadata: the same document renders to the same bytes (idempotent writes)
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", pad_inches=PAD_IN, metadata={"Software": None})
     return buf.getvalue()
 
 
-def legend(owner, ncol, handles=None, labels=None, **kw):
+def legend(owner: Any, ncol: int, handles: Sequence[Any] | None = None, labels: Sequence[str] | None = None, **kw: Any) -> Any:
     """owner.legend() in ncol columns, which fit() cuts to fewer while the legend is wider than the image may be."""
     if handles is None:
         handles, labels = owner.get_legend_handles_labels()
@@ -177,13 +182,13 @@ def legend(owner, ncol, handles=None, labels=None, **kw):
     return made
 
 
-def _legend_above(ax, entries):
+def _legend_above(ax: Axes, entries: int) -> None:
     # Outside the axes, above the plot area: inside it a legend covers bars and their value labels.
     # savefig(bbox_inches="tight") grows the image to keep it.
     legend(ax, min(entries, 4), loc="lower left", bbox_to_anchor=(0.0, 1.01), frameon=False, borderaxespad=0.0)
 
 
-def _style(ax):
+def _style(ax: Axes) -> None:
     ax.spines["top"].set_visible(False)
     ax.spines["right"].set_visible(False)
     ax.grid(axis="both", color="#e5e7eb", linewidth=0.8)
@@ -195,7 +200,7 @@ NICE_SECONDS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 1
                 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 
 
-def nice_step(vmax, ticks=5):
+def nice_step(vmax: float, ticks: int = 5) -> float:
     """The smallest nice spacing that puts at most `ticks` ticks on 0..vmax."""
     for step in NICE_SECONDS:
         if vmax / step <= ticks:
@@ -203,14 +208,14 @@ def nice_step(vmax, ticks=5):
     return NICE_SECONDS[-1] * max(1, int(vmax / NICE_SECONDS[-1] / ticks) + 1)
 
 
-def _duration_axis(axis, vmax=None, ticks=5):
+def _duration_axis(axis: Any, vmax: float | None = None, ticks: int = 5) -> None:
     if vmax:
         axis.set_major_locator(MultipleLocator(nice_step(vmax, ticks)))
     axis.set_major_formatter(FuncFormatter(
         lambda v, _pos: "0" if abs(v) < 1e-12 else (_tick(v) if v > 0 else "")))
 
 
-def duration_unit(vmax):
+def duration_unit(vmax: float) -> str:
     """The unit a duration axis's ticks mostly read in (stats.format_duration: 500ms, 5.0s, 2m, 1h)."""
     for limit, unit in ((1.0, "ms"), (60.0, "s"), (3600.0, "min")):
         if vmax < limit:
@@ -218,13 +223,13 @@ def duration_unit(vmax):
     return "h"
 
 
-def _tick(v):
+def _tick(v: float) -> str:
     # "2m" reads better than "2m 00s" on an axis
     text = stats.format_duration(v)
     return text[:-4] if text.endswith(" 00s") else text
 
 
-def step_bars(doc):
+def step_bars(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Median wall time per step, one bar per variant, min-max whiskers across repetitions."""
     if not HAS_MATPLOTLIB:
         return []
@@ -266,11 +271,11 @@ def step_bars(doc):
              "alt": "Horizontal bars: median wall time of each step for each variant"}]
 
 
-def latency_cdf(doc):
+def latency_cdf(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Distribution of per-object latencies: one panel per step, one CDF line per variant."""
     if not HAS_MATPLOTLIB:
         return []
-    series = {}  # step -> [(variant index, variant name, sorted latencies)]
+    series: dict[str, list[tuple[int, str, list[float]]]] = {}  # step -> [(variant index, variant name, sorted latencies)]
     for i, v in enumerate(doc.get("variants", [])):
         for n in step_names(doc):
             lats = []
@@ -312,7 +317,7 @@ def latency_cdf(doc):
              "alt": "Cumulative distribution of per-object latency per step and variant"}]
 
 
-def parameter_lines(doc):
+def parameter_lines(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Metric vs parameter (e.g. handshake time vs volume count): steps carrying `parameter`.
 
     One chart per parameter name; y is the step's wall time and, in further charts, each
@@ -320,7 +325,7 @@ def parameter_lines(doc):
     """
     if not HAS_MATPLOTLIB:
         return []
-    points = {}  # param name -> {(variant idx, variant, series): [(x, summary)]}
+    points: dict[str, dict[tuple[int, str, str], list[tuple[Any, dict[str, Any]]]]] = {}  # param name -> {(variant idx, variant, series): [(x, summary)]}
     for i, (vname, steps) in enumerate(summaries(doc)):
         for s in steps.values():
             p = s.get("parameter")
@@ -346,7 +351,7 @@ def parameter_lines(doc):
                         label=label, linewidth=1.8, **series_style(i))
             kind = "duration" if y == "wall_s" else metric_info(y)[1]
             if kind == "duration":
-                _duration_axis(ax.yaxis, max([b for ln in ax.get_lines() for b in ln.get_ydata()] or [1]))
+                _duration_axis(ax.yaxis, max([b for ln in ax.get_lines() for b in ln.get_ydata()] or [1]))  # type: ignore[type-var, arg-type, union-attr]
             else:
                 ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p, y=y: format_metric(y, v)))
             ylabel = "wall time" if y == "wall_s" else metric_info(y)[0]
@@ -360,7 +365,7 @@ def parameter_lines(doc):
     return out
 
 
-def _same_as_wall(key, lines):
+def _same_as_wall(key: str, lines: dict[Any, list[tuple[Any, dict[str, Any]]]]) -> bool:
     """A metric that repeats the wall time (handshake_s of a handshake step) gets no second chart."""
     for pts in lines.values():
         for _, s in pts:
@@ -370,7 +375,7 @@ def _same_as_wall(key, lines):
     return True
 
 
-def metric_bars(doc):
+def metric_bars(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """fio/sysbench style: the primary metrics of metric steps, one bar group per step."""
     if not HAS_MATPLOTLIB:
         return []
@@ -416,7 +421,7 @@ def metric_bars(doc):
              "alt": "Bars of %s per step and variant" % ", ".join(metric_info(k)[0] for k in keys)}]
 
 
-def sweep_lines(doc):
+def sweep_lines(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Rate against N for each variant of a sweep: the whole lifecycle first, then one panel per step.
 
     A line that stays level or rises as N grows is seed 002's claim (the rate holds at 1000 volumes).
@@ -424,7 +429,7 @@ def sweep_lines(doc):
     block = sweep_block(doc)
     if not HAS_MATPLOTLIB or not block:
         return []
-    panels = [(None, S.LIFECYCLE, S.LIFECYCLE_UNIT)]
+    panels: list[tuple[str | None, str, str]] = [(None, S.LIFECYCLE, S.LIFECYCLE_UNIT)]
     for name, label in S.step_order(block)[:MAX_CDF_PANELS - 1]:
         units = [s.get("unit") for p in block["points"] for s in p["steps"] if s["name"] == name and s.get("unit")]
         panels.append((name, label, units[0] if units else "obj"))
@@ -436,7 +441,7 @@ def sweep_lines(doc):
     cols = min(2, len(panels))  # two panels a row, as the CDF's: within MAX_WIDTH_IN for paper
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.8, 2.7 * rows + 0.6), squeeze=False)
-    for k, (name, label, unit) in enumerate(panels):
+    for k, (name, label, unit) in enumerate(panels):  # type: ignore[assignment]  # name: None for the lifecycle
         ax = axes[k // cols][k % cols]
         for i, base in enumerate(block["variants"]):
             pts = S.series(block, base, name)
@@ -465,7 +470,7 @@ def sweep_lines(doc):
                     "variant" % block["parameter"]}]
 
 
-def all_charts(doc):
+def all_charts(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Every chart that applies to this document, in report order."""
     out = []
     for fn in (sweep_lines, step_bars, metric_bars, latency_cdf, parameter_lines):

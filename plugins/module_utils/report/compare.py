@@ -21,9 +21,10 @@ Speedup keys take "baseline_variant"/"candidate_variant" (default: first and sec
 Values are medians over repetitions. A key that matches nothing fails, and no tolerances at all is bad
 input: a check that checks nothing must not pass silently.
 """
-
+from __future__ import annotations
 
 import fnmatch
+from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import step_names, summaries
@@ -48,7 +49,7 @@ NO_TOLERANCES = ("tolerances is empty, so the comparison would check nothing and
                  "baseline_file; keys and limits in docs/results.md, 'Comparing runs')")
 
 
-def parse_tolerances(tolerances):
+def parse_tolerances(tolerances: object) -> dict[str, dict[str, Any]]:
     """Validate and normalise {key: {limit: number}}; raises ToleranceError naming the bad key, or when empty."""
     if not tolerances and isinstance(tolerances, (dict, type(None))):
         raise ToleranceError(NO_TOLERANCES)
@@ -66,7 +67,7 @@ def parse_tolerances(tolerances):
                 key, ", ".join(repr(u) for u in unknown), ", ".join(LIMIT_KEYS + OPTION_KEYS)))
         if not any(k in spec for k in LIMIT_KEYS):
             raise ToleranceError("tolerances[%r] sets no limit; give one of %s" % (key, ", ".join(LIMIT_KEYS)))
-        clean = {}
+        clean: dict[str, Any] = {}
         for k, v in spec.items():
             if k in OPTION_KEYS:
                 clean[k] = str(v)
@@ -83,23 +84,23 @@ def parse_tolerances(tolerances):
     return out
 
 
-def split_key(key):
+def split_key(key: str) -> dict[str, Any]:
     """'concurrency on/publish.p99' -> {"variant": "concurrency on", "step": "publish", "field": "p99"}."""
     variant, rest = (key.split("/", 1) + [None])[:2] if "/" in key else (None, key)
     if variant is not None and rest is None:
         rest = ""
-    if "." in rest:
-        step, field = rest.rsplit(".", 1)
+    if "." in rest:  # type: ignore[operator]  # "/" in key: split gave two parts
+        step, field = rest.rsplit(".", 1)  # type: ignore[union-attr]
     else:
         step, field = None, rest
     return {"variant": variant, "step": step, "field": field}
 
 
-def _median(spread):
+def _median(spread: dict[str, Any] | None) -> float | None:
     return spread["median"] if spread else None
 
 
-def step_value(step_summary, field):
+def step_value(step_summary: dict[str, Any] | None, field: str) -> float | None:
     """A step summary's median for a field, or None."""
     if step_summary is None:
         return None
@@ -113,12 +114,12 @@ def step_value(step_summary, field):
     return _median((step_summary.get("metrics") or {}).get(field))
 
 
-def _variant_pair(doc, spec):
+def _variant_pair(doc: dict[str, Any], spec: dict[str, Any]) -> tuple[str | None, str | None]:
     first, second = default_pair(doc)
     return spec.get("baseline_variant") or first, spec.get("candidate_variant") or second
 
 
-def speedups(doc, baseline_variant=None, candidate_variant=None):
+def speedups(doc: dict[str, Any], baseline_variant: str | None = None, candidate_variant: str | None = None) -> dict[str, Any] | None:
     """In-document comparison: {"baseline", "candidate", "steps": [{step, label, baseline_s,
     candidate_s, speedup}], "overall": ratio of the sums over steps ok in both}."""
     summ = dict(summaries(doc))
@@ -150,13 +151,13 @@ HEADLINES = {
 OVERALL_WORDS = "overall"
 
 
-def headline(doc, baseline_variant=None, candidate_variant=None):
+def headline(doc: dict[str, Any], baseline_variant: str | None = None, candidate_variant: str | None = None) -> dict[str, Any] | None:
     """{"speedup": ratio or None, "text": "~4.7× pod startup", "step": step name or None} or None
     when the document has fewer than two variants."""
     sp = speedups(doc, baseline_variant, candidate_variant)
     if not sp:
         return None
-    step, words = HEADLINES.get(doc.get("benchmark"), (None, OVERALL_WORDS))
+    step, words = HEADLINES.get(doc.get("benchmark"), (None, OVERALL_WORDS))  # type: ignore[arg-type]  # get(None): the default
     if step is None:
         ratio = sp["overall"]
     else:
@@ -165,13 +166,13 @@ def headline(doc, baseline_variant=None, candidate_variant=None):
     return {"speedup": ratio, "text": text, "step": step}
 
 
-def _doc_value(doc, field, spec):
+def _doc_value(doc: dict[str, Any] | None, field: str, spec: dict[str, Any]) -> float | None:
     if doc is None:
         return None
     if field == "speedup":
         base, cand = _variant_pair(doc, spec)
         s = speedups(doc, base, cand)
-        return s and s["overall"]
+        return s and s["overall"]  # type: ignore[return-value]  # speedups() gives None or a filled dict
     if field == "sum_wall_s":
         # one figure per document: the candidate variant's sum (default: the last variant)
         summ = summaries(doc)
@@ -182,7 +183,7 @@ def _doc_value(doc, field, spec):
     return None
 
 
-def _step_speedup(doc, step, spec):
+def _step_speedup(doc: dict[str, Any] | None, step: str, spec: dict[str, Any]) -> float | None:
     if doc is None:
         return None
     base, cand = _variant_pair(doc, spec)
@@ -195,7 +196,7 @@ def _step_speedup(doc, step, spec):
     return None
 
 
-def format_value(field, value):
+def format_value(field: str, value: float | None) -> str:
     if value is None:
         return stats.DASH
     if field == "speedup":
@@ -209,7 +210,7 @@ def format_value(field, value):
     return format_metric(field, value)
 
 
-def format_limit(field, spec):
+def format_limit(field: str, spec: dict[str, Any]) -> str:
     parts = []
     if "max_increase_pct" in spec:
         parts.append("≤ +%g%%" % spec["max_increase_pct"])
@@ -222,7 +223,7 @@ def format_limit(field, spec):
     return ", ".join(parts)
 
 
-def _judge(field, spec, base, cand, have_baseline):
+def _judge(field: str, spec: dict[str, Any], base: float | None, cand: float | None, have_baseline: bool) -> tuple[bool, str]:
     """(passed, reason) for one value against its limits."""
     if cand is None:
         return False, "no value in the candidate"
@@ -243,18 +244,20 @@ def _judge(field, spec, base, cand, have_baseline):
     return (not reasons), "; ".join(reasons)
 
 
-def key_matches(scope, variant, step):
+def key_matches(scope: dict[str, Any], variant: str, step: str) -> bool:
     """Whether a split tolerance key (split_key) applies to this variant's step: shell wildcards on both."""
     return ((scope["variant"] is None or fnmatch.fnmatchcase(variant, scope["variant"]))
             and scope["step"] is not None and fnmatch.fnmatchcase(step, scope["step"]))
 
 
-def judge(key, variant, step, field, spec, base, cand):
+def judge(key: str, variant: str | None, step: str | None, field: str, spec: dict[str, Any], base: float | None,
+          cand: float | None) -> dict[str, Any]:
     """One verdict row for a value against its baseline value, as compare() judges it (history.py's regressions)."""
     return _row(key, variant, step, field, spec, base, cand, True)
 
 
-def _row(key, variant, step, field, spec, base, cand, have_baseline):
+def _row(key: str, variant: str | None, step: str | None, field: str, spec: dict[str, Any], base: float | None,
+         cand: float | None, have_baseline: bool) -> dict[str, Any]:
     passed, reason = _judge(field, spec, base, cand, have_baseline)
     metric = "%s%s.%s" % (variant + "/" if variant else "", step, field) if step else field
     return {
@@ -267,7 +270,7 @@ def _row(key, variant, step, field, spec, base, cand, have_baseline):
     }
 
 
-def compare(baseline_doc, candidate_doc, tolerances):
+def compare(baseline_doc: dict[str, Any] | None, candidate_doc: dict[str, Any], tolerances: object) -> dict[str, Any]:
     """Check the candidate against the tolerances; returns the verdict.
 
     baseline_doc may be None: then only absolute limits (min/max) and in-document speedups
@@ -277,7 +280,7 @@ def compare(baseline_doc, candidate_doc, tolerances):
     specs = parse_tolerances(tolerances)
     have_baseline = baseline_doc is not None
     cand_summ = summaries(candidate_doc)
-    base_summ = dict(summaries(baseline_doc)) if have_baseline else {}
+    base_summ = dict(summaries(baseline_doc)) if have_baseline else {}  # type: ignore[arg-type]  # have_baseline: not None
     rows = []
     for key, spec in specs.items():
         scope = split_key(key)
@@ -319,7 +322,7 @@ def compare(baseline_doc, candidate_doc, tolerances):
     return {
         "passed": not failures, "failed": bool(failures), "checks": len(rows), "failures": len(failures),
         "rows": rows, "message": message,
-        "baseline": baseline_doc.get("run_id") if have_baseline else None,
+        "baseline": baseline_doc.get("run_id") if have_baseline else None,  # type: ignore[union-attr]
         "candidate": candidate_doc.get("run_id"),
         "benchmark": candidate_doc.get("benchmark"),
     }

@@ -15,13 +15,14 @@ Typical use by a benchmark::
 A run that breaks half way calls finalize(doc, status="failed", reason=str(exc)) and
 write_atomic() all the same: partial results are results.
 """
-
+from __future__ import annotations
 
 import datetime
 import json
 import os
 import re
 import tempfile
+from typing import Any, Iterable
 import uuid
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats, sweep
@@ -36,20 +37,20 @@ BROKEN_STEP = BROKEN_STEP_STATUSES
 _STATUS_ORDER = BROKEN_STEP_STATUSES + ("skipped", "ok")
 
 
-def now_iso():
+def now_iso() -> str:
     """UTC now as ISO 8601 with microseconds and a Z: 2025-01-02T03:04:05.123456Z."""
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def new_run_id(benchmark, when=None):
+def new_run_id(benchmark: str, when: datetime.datetime | None = None) -> str:
     """<benchmark>-<UTC yyyymmddThhmmssZ>-<6 hex>: sortable by time, unique across hosts."""
     when = when or datetime.datetime.now(datetime.timezone.utc)
     return "%s-%s-%s" % (re.sub(r"[^a-z0-9_]", "_", benchmark.lower()),
                          when.strftime("%Y%m%dT%H%M%SZ"), uuid.uuid4().hex[:6])
 
 
-def new_result(benchmark, run_id=None, parameters=None, cluster=None, components=None,
-               title=None, started=None):
+def new_result(benchmark: str, run_id: str | None = None, parameters: dict[str, Any] | None = None, cluster: dict[str, Any] | None = None,
+               components: dict[str, Any] | None = None, title: str | None = None, started: str | None = None) -> dict[str, Any]:
     """A fresh document with status 'interrupted' until finalize() says otherwise.
 
     Starting as 'interrupted' means a document written mid-run (or left behind by a killed
@@ -72,7 +73,8 @@ def new_result(benchmark, run_id=None, parameters=None, cluster=None, components
     return doc
 
 
-def add_variant(doc, name, settings=None, sweep_point=None):
+def add_variant(doc: dict[str, Any], name: str, settings: dict[str, Any] | None = None,
+                sweep_point: dict[str, Any] | None = None) -> dict[str, Any]:
     """Append a variant (e.g. 'concurrency off', a StorageClass name); returns it.
 
     sweep_point {variant, parameter, value} marks it as one size of a scaling sweep (report/sweep.py).
@@ -87,20 +89,20 @@ def add_variant(doc, name, settings=None, sweep_point=None):
     return variant
 
 
-def is_measured(variant):
+def is_measured(variant: dict[str, Any]) -> bool:
     """False for a variant of reference figures copied from a source (settings.measured false: the gluster
     benchmark's seed rows); metrics and the history, which follow measurements, leave it out."""
     return (variant.get("settings") or {}).get("measured", True) is not False
 
 
-def measured_only(doc):
+def measured_only(doc: dict[str, Any]) -> dict[str, Any]:
     """The document without its reference variants: what readers across clusters compare (fleet_report)."""
     if all(is_measured(v) for v in doc.get("variants", [])):
         return doc
     return dict(doc, variants=[v for v in doc["variants"] if is_measured(v)])
 
 
-def get_variant(doc, name):
+def get_variant(doc: dict[str, Any], name: str) -> dict[str, Any]:
     for v in doc["variants"]:
         if v["name"] == name:
             return v
@@ -108,7 +110,7 @@ def get_variant(doc, name):
                    % (name, doc.get("run_id"), ", ".join(v["name"] for v in doc["variants"])))
 
 
-def add_run(variant, started=None):
+def add_run(variant: dict[str, Any], started: str | None = None) -> dict[str, Any]:
     """Append a repetition (numbered from 1) to a variant; returns it."""
     run = {"repetition": len(variant["runs"]) + 1, "status": "interrupted",
            "started": started or now_iso(), "finished": None, "steps": []}
@@ -116,9 +118,12 @@ def add_run(variant, started=None):
     return run
 
 
-def add_step(run, name, status="ok", count=None, wall_s=None, unit=None, rate=None,
-             latency=None, objects=None, errors=None, unfinished=None, api_requests=None,
-             metrics=None, reason=None, label=None, parameter=None, started=None):
+def add_step(run: dict[str, Any], name: str, status: str = "ok", count: int | None = None, wall_s: float | None = None,
+             unit: str | None = None, rate: float | None = None, latency: dict[str, Any] | None = None,
+             objects: list[dict[str, Any]] | None = None, errors: list[dict[str, Any]] | None = None,
+             unfinished: list[str] | None = None, api_requests: int | None = None,
+             metrics: dict[str, Any] | None = None, reason: str | None = None, label: str | None = None,
+             parameter: dict[str, Any] | None = None, started: str | None = None) -> dict[str, Any]:
     """Append a step to a run and return it.
 
     rate defaults to count / wall_s; latency defaults to the summary of the objects'
@@ -127,7 +132,7 @@ def add_step(run, name, status="ok", count=None, wall_s=None, unit=None, rate=No
     """
     if status not in STEP_STATUSES:
         raise ValueError("step %r: status must be one of %s, got %r" % (name, ", ".join(STEP_STATUSES), status))
-    step = {"name": name, "status": status}
+    step: dict[str, Any] = {"name": name, "status": status}
     if label:
         step["label"] = label
     if reason:
@@ -163,14 +168,14 @@ def add_step(run, name, status="ok", count=None, wall_s=None, unit=None, rate=No
     return step
 
 
-def _object_timing(obj):
+def _object_timing(obj: dict[str, Any]) -> dict[str, Any]:
     out = dict(obj)
     if out.get("latency") is None and out.get("start") is not None and out.get("end") is not None:
         out["latency"] = out["end"] - out["start"]
     return out
 
 
-def finish_run(run, status=None, finished=None):
+def finish_run(run: dict[str, Any], status: str | None = None, finished: str | None = None) -> dict[str, Any]:
     """Close one repetition: status from its steps unless given."""
     if status is None:
         status = "failed" if any(s["status"] in BROKEN_STEP for s in run["steps"]) else "ok"
@@ -181,7 +186,8 @@ def finish_run(run, status=None, finished=None):
     return run
 
 
-def finalize(doc, status=None, finished=None, reason=None):
+def finalize(doc: dict[str, Any], status: str | None = None, finished: str | None = None,
+             reason: str | None = None) -> dict[str, Any]:
     """Close the document: finished time, status, and every variant's summary.
 
     status defaults to 'failed' when any step failed or timed out, else 'ok'. Open runs
@@ -210,7 +216,7 @@ def finalize(doc, status=None, finished=None, reason=None):
     return doc
 
 
-def step_names(doc):
+def step_names(doc: dict[str, Any]) -> list[str]:
     """Step names in first-seen order across all variants and runs (table row order)."""
     seen = []
     for v in doc.get("variants", []):
@@ -221,12 +227,13 @@ def step_names(doc):
     return seen
 
 
-def summarize_variant(variant):
+def summarize_variant(variant: dict[str, Any]) -> dict[str, Any]:
     """{"steps": [step summary ...], "sum_wall_s": sum of median step times}.
 
     Figures are taken from repetitions whose step status is ok; a step that failed in
     every repetition still gets a summary (runs, ok_runs, status, errors) without numbers.
     """
+    by_name: dict[str, list[dict[str, Any]]]
     order, by_name = [], {}
     for run in variant.get("runs", []):
         for s in run.get("steps", []):
@@ -264,7 +271,7 @@ def summarize_variant(variant):
     return {"steps": summaries, "sum_wall_s": sum(medians) if medians else None}
 
 
-def _keys(dicts):
+def _keys(dicts: Iterable[dict[str, Any] | None]) -> list[str]:
     keys = []
     for d in dicts:
         for k in (d or {}):
@@ -273,7 +280,7 @@ def _keys(dicts):
     return keys
 
 
-def _spreads(keys, dicts):
+def _spreads(keys: Iterable[str], dicts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     dicts = list(dicts)
     out = {}
     for k in keys:
@@ -283,7 +290,7 @@ def _spreads(keys, dicts):
     return out
 
 
-def step_summary(variant, name):
+def step_summary(variant: dict[str, Any], name: str) -> dict[str, Any] | None:
     """The summary of step `name` in a finalized variant, or None."""
     summary = variant.get("summary") or summarize_variant(variant)
     for s in summary["steps"]:
@@ -293,7 +300,7 @@ def step_summary(variant, name):
 
 
 # --- reading summaries, stored or not ------------------------------------------------------
-def summaries(doc):
+def summaries(doc: dict[str, Any]) -> list[tuple[str, dict[str, dict[str, Any]]]]:
     """[(variant name, {step name: step summary})] using stored summaries or computing them."""
     out = []
     for v in doc.get("variants", []):
@@ -302,7 +309,7 @@ def summaries(doc):
     return out
 
 
-def ensure_summaries(doc):
+def ensure_summaries(doc: dict[str, Any]) -> dict[str, Any]:
     """Documents written mid-run have no summaries yet: add them to a copy, status untouched."""
     if all("summary" in v for v in doc.get("variants", [])):
         return doc
@@ -311,7 +318,7 @@ def ensure_summaries(doc):
     return copy
 
 
-def sweep_block(doc):
+def sweep_block(doc: dict[str, Any]) -> dict[str, Any] | None:
     """The document's sweep block: stored by finalize(), computed for a document written mid-run, or None."""
     block = doc.get("sweep") or None
     if block is None and sweep.is_sweep(doc):
@@ -320,12 +327,12 @@ def sweep_block(doc):
 
 
 # --- files ------------------------------------------------------------------------------
-def dumps(doc):
+def dumps(doc: Any) -> str:
     """Canonical JSON text of a document (stable key order, so rewrites are byte-identical)."""
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_text_atomic(path, text):
+def write_text_atomic(path: str, text: str) -> bool:
     """Write text to path through a temp file in the same directory and os.replace.
 
     Readers never see a half-written file; returns True when the content changed.
@@ -356,11 +363,11 @@ def write_text_atomic(path, text):
     return True
 
 
-def result_path(reports_dir, run_id):
+def result_path(reports_dir: str, run_id: str) -> str:
     return os.path.join(reports_dir, run_id, RESULT_FILE)
 
 
-def write_atomic(doc, reports_dir, check=True):
+def write_atomic(doc: dict[str, Any], reports_dir: str, check: bool = True) -> str:
     """Write <reports_dir>/<run_id>/result.json atomically and return its path.
 
     Validates first (check=False skips it, e.g. when writing an emergency partial result
@@ -373,7 +380,7 @@ def write_atomic(doc, reports_dir, check=True):
     return path
 
 
-def load(path_or_dir, check=True):
+def load(path_or_dir: str, check: bool = True) -> dict[str, Any]:
     """Read a result document from a result.json path or a run directory holding one."""
     path = path_or_dir
     if os.path.isdir(path):

@@ -12,11 +12,12 @@ loses the one broken cluster would say the fleet is fine. Figures come from the 
 summaries (document.summarize_variant) and compare.speedups; fleet_render.py turns the document
 into tables, Markdown and HTML.
 """
-
+from __future__ import annotations
 
 import json
 import os
 import re
+from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import speedups
@@ -44,7 +45,7 @@ class FleetInputError(StoragePerfError, ValueError):
 
 
 # --- input ------------------------------------------------------------------------------
-def check_entries(entries):
+def check_entries(entries: object) -> list[dict[str, Any]]:
     """Validate the entry list before anything is read or written; returns clean copies."""
     if not isinstance(entries, list) or not entries:
         raise FleetInputError("entries must be a non-empty list of {cluster, path, document, error}")
@@ -78,7 +79,7 @@ def check_entries(entries):
     return out
 
 
-def detect_kind(doc):
+def detect_kind(doc: object) -> str | None:
     if isinstance(doc, dict) and "tunings" in doc:
         return "advice"
     if isinstance(doc, dict) and "variants" in doc:
@@ -86,7 +87,7 @@ def detect_kind(doc):
     return None
 
 
-def _read(path):
+def _read(path: str) -> tuple[Any, str | None]:
     try:
         with open(path, "rb") as f:
             return json.loads(f.read().decode("utf-8")), None
@@ -96,7 +97,7 @@ def _read(path):
         return None, "%s is not valid JSON: %s" % (path, e)
 
 
-def load_entries(entries):
+def load_entries(entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any, str | None]]:
     """[(entry, document or None, load error or None)]: unreadable files become errors, not exceptions."""
     out = []
     for e in entries:
@@ -115,7 +116,7 @@ def load_entries(entries):
 
 
 # --- building -----------------------------------------------------------------------------
-def build_fleet(entries, name, kind=None, title=None):
+def build_fleet(entries: object, name: str, kind: str | None = None, title: str | None = None) -> dict[str, Any]:
     """The validated fleet document for these entries (see module docstring)."""
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise FleetInputError("name %r must be a directory name: letters, digits, '.', '_' and '-', "
@@ -123,7 +124,7 @@ def build_fleet(entries, name, kind=None, title=None):
     if kind is not None and kind not in KINDS:
         raise FleetInputError("kind must be one of %s, got %r" % (", ".join(KINDS), kind))
     loaded = load_entries(check_entries(entries))
-    kinds = sorted({detect_kind(d) for _, d, _ in loaded if d is not None})
+    kinds = sorted({detect_kind(d) for _, d, _ in loaded if d is not None})  # type: ignore[type-var]  # load_entries: a kind each
     if kind is None:
         if len(kinds) > 1:
             raise FleetInputError("the entries mix result documents and advice documents (%s); "
@@ -137,7 +138,7 @@ def build_fleet(entries, name, kind=None, title=None):
                 e["path"] or "document", "n" if kind == "bench" else "", detect_kind(doc), kind)
         row = (_bench_row if kind == "bench" else _advice_row)(e, doc, err)
         rows.append(row)
-    fleet = {"fleet_schema_version": FLEET_SCHEMA_VERSION, "kind": kind, "name": name, "clusters": rows}
+    fleet: dict[str, Any] = {"fleet_schema_version": FLEET_SCHEMA_VERSION, "kind": kind, "name": name, "clusters": rows}
     if kind == "bench":
         _bench_columns(fleet, [d for _, d, _ in loaded if d is not None and detect_kind(d) == "bench"])
     else:
@@ -147,7 +148,7 @@ def build_fleet(entries, name, kind=None, title=None):
     return validate_fleet(fleet)
 
 
-def _base_row(e, doc, err):
+def _base_row(e: dict[str, Any], doc: dict[str, Any] | None, err: str | None) -> dict[str, Any]:
     row = {"cluster": e["cluster"], "status": "ok", "error": err or e["error"], "source": e["path"]}
     cluster = (doc or {}).get("cluster") or {}
     for key in ("server", "version"):
@@ -156,7 +157,7 @@ def _base_row(e, doc, err):
     return row
 
 
-def _bench_row(e, doc, err):
+def _bench_row(e: dict[str, Any], doc: dict[str, Any] | None, err: str | None) -> dict[str, Any]:
     row = _base_row(e, doc, err)
     if doc is None:
         row["status"] = "error"
@@ -192,7 +193,7 @@ def _bench_row(e, doc, err):
     return row
 
 
-def _step_figures(name, s, seed=None):
+def _step_figures(name: str, s: dict[str, Any] | None, seed: dict[str, Any] | None = None) -> dict[str, Any]:
     if s is None:
         return {"name": name, "status": "missing", "wall_s": None, "rate": None, "text": stats.DASH}
     out = {"name": name, "status": s.get("status", "ok"),
@@ -208,7 +209,7 @@ def _step_figures(name, s, seed=None):
     return out
 
 
-def _bench_columns(fleet, docs):
+def _bench_columns(fleet: dict[str, Any], docs: list[dict[str, Any]]) -> None:
     variants, steps, labels, benchmarks = [], [], {}, []
     for doc in map(measured_only, docs):
         if doc.get("benchmark") not in benchmarks:
@@ -225,7 +226,7 @@ def _bench_columns(fleet, docs):
     fleet["steps"] = [{"name": n, "label": labels[n]} for n in steps]
 
 
-def _advice_row(e, doc, err):
+def _advice_row(e: dict[str, Any], doc: dict[str, Any] | None, err: str | None) -> dict[str, Any]:
     row = _base_row(e, doc, err)
     if doc is None:
         row["status"] = "error"
@@ -250,8 +251,8 @@ def _advice_row(e, doc, err):
             cell["expected_speedup"] = float(speedup)
         apply = t.get("apply") if isinstance(t.get("apply"), dict) else {}
         for key in ("command", "rollout_command"):  # what applies it (advice/commands.py), for the advisor section
-            if apply.get(key):
-                cell[key] = str(apply[key])
+            if apply.get(key):  # type: ignore[union-attr]  # a dict, checked above
+                cell[key] = str(apply[key])  # type: ignore[index]
         if t.get("apply_with"):
             cell["apply_with"] = str(t["apply_with"])
         cells.append(cell)
@@ -262,7 +263,7 @@ def _advice_row(e, doc, err):
     return row
 
 
-def _advice_columns(fleet):
+def _advice_columns(fleet: dict[str, Any]) -> None:
     names = []
     for row in fleet["clusters"]:
         for t in row.get("tunings") or []:
@@ -271,7 +272,7 @@ def _advice_columns(fleet):
     fleet["tunings"] = names
 
 
-def _default_title(fleet):
+def _default_title(fleet: dict[str, Any]) -> str:
     n = len(fleet["clusters"])
     if fleet["kind"] == "advice":
         return "Tuning advice across %d cluster%s" % (n, "" if n == 1 else "s")
@@ -280,7 +281,7 @@ def _default_title(fleet):
     return "%s across %d cluster%s" % (what, n, "" if n == 1 else "s")
 
 
-def _summary(fleet):
+def _summary(fleet: dict[str, Any]) -> dict[str, Any]:
     rows = fleet["clusters"]
     failed = [r["cluster"] for r in rows if r["status"] != "ok"]
     out = {"clusters": len(rows), "ok": len(rows) - len(failed), "failed": len(failed), "failed_clusters": failed}

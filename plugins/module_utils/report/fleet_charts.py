@@ -7,6 +7,9 @@ their slot, labelled, so a gap is never mistaken for a fast cluster). advice: pe
 tunings counted by state as one stacked bar. Same return shape as charts.py: a list of
 {"id", "title", "png", "alt"}, empty without matplotlib.
 """
+from __future__ import annotations
+
+from typing import Any
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import charts as C
@@ -18,7 +21,7 @@ STATE_LABELS = {"on": "on", "available": "available", "blocked": "blocked", "not
 STATE_COLOURS = {"on": "#009e73", "available": "#e69f00", "blocked": "#d55e00", "not_applicable": "#c4c8cf"}
 
 
-def sums_bars(fleet):
+def sums_bars(fleet: dict[str, Any]) -> list[dict[str, Any]]:
     if not HAS_MATPLOTLIB or fleet["kind"] != "bench":
         return []
     variants = fleet.get("variants") or []
@@ -60,7 +63,7 @@ def sums_bars(fleet):
              "alt": "Grouped bars: per cluster, the sum of the median step times of each variant"}]
 
 
-def state_bars(fleet):
+def state_bars(fleet: dict[str, Any]) -> list[dict[str, Any]]:
     if not HAS_MATPLOTLIB or fleet["kind"] != "advice" or not fleet["clusters"]:
         return []
     rows = fleet["clusters"]
@@ -87,5 +90,5 @@ def state_bars(fleet):
              "alt": "Stacked bars: per cluster, how many tunings are on, available, blocked or not applicable"}]
 
 
-def all_charts(fleet):
+def all_charts(fleet: dict[str, Any]) -> list[dict[str, Any]]:
     return sums_bars(fleet) + state_bars(fleet)

@@ -7,9 +7,10 @@
 Tables use tables.py's cell model and render.py's Markdown/HTML table functions inside render.py's
 page shell, so a fleet page looks and reads like a run's report.html.
 """
-
+from __future__ import annotations
 
 import os
+from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render as AR
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
@@ -26,7 +27,7 @@ STATE_TEXT = {"on": "on", "available": "available", "blocked": "blocked", "not_a
 
 
 # --- tables (tables.py cell model) ------------------------------------------------------------
-def _status_cell(row):
+def _status_cell(row: dict[str, Any]) -> dict[str, Any]:
     text = row["status"]
     if row.get("error"):
         text += ": " + row["error"]
@@ -35,7 +36,7 @@ def _status_cell(row):
     return cell(text, "" if row["status"] == "ok" else "fail")
 
 
-def sums_table(fleet):
+def sums_table(fleet: dict[str, Any]) -> dict[str, Any]:
     """Cluster | Status | <variant> sum ... | <last> vs <first>: one row per cluster, failed ones included."""
     variants = fleet.get("variants") or []
     ratio = len(variants) >= 2
@@ -60,7 +61,7 @@ def sums_table(fleet):
                     "Sum of the median step times per variant."}
 
 
-def steps_table(fleet):
+def steps_table(fleet: dict[str, Any]) -> dict[str, Any] | None:
     """Cluster | Step | <variant> ... | speedup: every step's time and rate on every cluster."""
     variants = fleet.get("variants") or []
     steps = fleet.get("steps") or []
@@ -95,7 +96,7 @@ def steps_table(fleet):
             "note": "Median over repetitions: wall time of the whole batch · objects per second."}
 
 
-def cluster_time_table(fleet):
+def cluster_time_table(fleet: dict[str, Any]) -> dict[str, Any] | None:
     """Cluster | Step | <variant> · cluster time [| seed | ours ÷ seed] ...: the step times of every cluster that ran
     scaled (a twin: its row carries time_scale), as bench reports show them; None when no cluster did."""
     variants = fleet.get("variants") or []
@@ -126,7 +127,7 @@ def cluster_time_table(fleet):
             "left": 2, "note": T.SCALED_NOTE + (T.SEED_NOTE if seeded else "")}
 
 
-def _cluster_time_sum(figures, variants, seeded, scale):
+def _cluster_time_sum(figures: dict[str, Any], variants: list[str], seeded: list[bool], scale: float) -> list[dict[str, Any]]:
     """The cluster's sum of step times (its sums-table figure, sum_wall_s) in cluster time, and the seed's sum over the
     same steps when every one of them has a seed figure."""
     row = [cell("", "sum"), cell("Sum of step times", "sum")]
@@ -140,7 +141,7 @@ def _cluster_time_sum(figures, variants, seeded, scale):
     return row
 
 
-def advice_table(fleet):
+def advice_table(fleet: dict[str, Any]) -> dict[str, Any]:
     """Cluster x tuning: the state in each cell, [n] pointing at the cell's reasons in advice_notes()."""
     tunings = fleet.get("tunings") or []
     headers = ["Cluster", "Status"] + [humanize(t) for t in tunings]
@@ -168,7 +169,7 @@ def advice_table(fleet):
                     "(see the reasons) · n/a: does not apply to this cluster."}
 
 
-def advice_notes(fleet):
+def advice_notes(fleet: dict[str, Any]) -> list[tuple[int, str, str, str, str]]:
     """[(n, cluster, tuning, state, reasons text)] in the numbering of advice_table()."""
     out, n = [], 0
     for r in fleet["clusters"]:
@@ -183,13 +184,13 @@ def advice_notes(fleet):
     return out
 
 
-def fleet_tables(fleet):
+def fleet_tables(fleet: dict[str, Any]) -> list[dict[str, Any]]:
     if fleet["kind"] == "advice":
         return [advice_table(fleet)]
     return [t for t in (sums_table(fleet), steps_table(fleet), cluster_time_table(fleet)) if t]
 
 
-def clusters_facts(fleet):
+def clusters_facts(fleet: dict[str, Any]) -> dict[str, Any]:
     """Cluster | API server | version | source: where each row's figures came from."""
     rows = [[cell(r["cluster"]), cell(r.get("server") or stats.DASH), cell(r.get("version") or stats.DASH),
              cell(r.get("run_id") or stats.DASH), cell(r.get("source") or stats.DASH)] for r in fleet["clusters"]]
@@ -198,7 +199,7 @@ def clusters_facts(fleet):
 
 
 # --- rendering --------------------------------------------------------------------------------
-def _headline(fleet):
+def _headline(fleet: dict[str, Any]) -> str:
     s = fleet["summary"]
     text = "%d cluster%s · %d ok · %d failed" % (s["clusters"], "" if s["clusters"] == 1 else "s", s["ok"], s["failed"])
     if s["failed_clusters"]:
@@ -206,7 +207,7 @@ def _headline(fleet):
     return text
 
 
-def to_markdown(fleet, history=None):
+def to_markdown(fleet: dict[str, Any], history: str | None = None) -> str:
     out = ["# %s" % fleet["title"], "", "Fleet report `%s` · %s" % (fleet["name"], _headline(fleet)), ""]
     if history:  # the link line to <reports_dir>/history/history.html (docs/history.md)
         out += ["History and regressions of every cluster: [history](%s)" % history, ""]
@@ -223,7 +224,7 @@ def to_markdown(fleet, history=None):
     return "\n".join(out).rstrip() + "\n"
 
 
-def _actionable(fleet):
+def _actionable(fleet: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """[(cluster, tuning cell)] that can be applied or are blocked, with a command or apply_with to say how."""
     if fleet["kind"] != "advice":
         return []
@@ -232,7 +233,7 @@ def _actionable(fleet):
             for t in r.get("tunings") or [] if t["state"] in AR.ACTIONABLE and AR.commands(t)]
 
 
-def apply_markdown(fleet):
+def apply_markdown(fleet: dict[str, Any]) -> list[str]:
     """The advisor section: per cluster and tuning, the expected gain and the commands that apply it."""
     todo = _actionable(fleet)
     if not todo:
@@ -258,7 +259,7 @@ FLEET_CSS = ("ol.reasons{padding-left:22px}ol.reasons li{margin:2px 0}"
              + AR.ADVICE_CSS)
 
 
-def _cards(fleet):
+def _cards(fleet: dict[str, Any]) -> str:
     s = fleet["summary"]
     cards = [("clusters", str(s["clusters"])), ("ok", str(s["ok"])), ("failed", str(s["failed"]))]
     if fleet["kind"] == "advice":
@@ -267,7 +268,7 @@ def _cards(fleet):
                    for k, v in cards)
 
 
-def to_html(fleet, charts=True, history=None):
+def to_html(fleet: dict[str, Any], charts: bool = True, history: str | None = None) -> str:
     status = "ok" if fleet["summary"]["failed"] == 0 else "failed"
     body = ["<main>", "<h1>%s</h1>" % R.esc(fleet["title"]),
             '<p class="sub"><span class="badge %s">%s</span> fleet report <code>%s</code> · %s</p>' % (
@@ -305,11 +306,11 @@ def to_html(fleet, charts=True, history=None):
     return R.page_html(fleet["title"], body, extra_css=FLEET_CSS)
 
 
-def render_fleet(fleet, history=None):
+def render_fleet(fleet: dict[str, Any], history: str | None = None) -> dict[str, str]:
     return {"json": dumps(fleet), "markdown": to_markdown(fleet, history), "html": to_html(fleet, history=history)}
 
 
-def write_fleet(fleet, reports_dir, check_mode=False):
+def write_fleet(fleet: dict[str, Any], reports_dir: str, check_mode: bool = False) -> dict[str, dict[str, Any]]:
     """Write <reports_dir>/<name>/fleet.json|fleet.md|fleet.html atomically (only what changed).
 
     Returns {format: {"path", "changed"}}; in check mode nothing is written and changed says
@@ -320,7 +321,7 @@ def write_fleet(fleet, reports_dir, check_mode=False):
                          check_mode=check_mode)
 
 
-def table_lines(fleet):
+def table_lines(fleet: dict[str, Any]) -> list[str]:
     """The main table as Markdown lines, for the role's debug output and set_stats."""
     table = fleet_tables(fleet)[0]
     return R.table_markdown(dict(table, title="", note="")).splitlines()

@@ -7,9 +7,10 @@ builds it, docs/fleet.md describes it, docs/fleet.schema.json is generated from 
 (``python -m ...report.fleet_schema``; a unit test fails when the file is stale). The checker is
 schema.py's, so a fleet document is validated the same way with or without jsonschema.
 """
-
+from __future__ import annotations
 
 import json
+from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema as S
 
@@ -157,12 +158,12 @@ class FleetValidationError(S.DocumentValidationError):
     described_in = "docs/fleet.md"
 
 
-def validate_fleet(doc, use_jsonschema=None):
+def validate_fleet(doc: dict[str, Any], use_jsonschema: bool | None = None) -> dict[str, Any]:
     """Raise FleetValidationError naming every bad field; return the doc when it is valid."""
     return S.check_against(FLEET_SCHEMA, doc, FleetValidationError, use_jsonschema)
 
 
-def schema_json():
+def schema_json() -> str:
     """The schema as the text of docs/fleet.schema.json."""
     return json.dumps(FLEET_SCHEMA, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 

@@ -13,10 +13,11 @@ would fail for the same two values. The default tolerance is the one compare's o
 {"*.wall_s": {"max_increase_pct": 10}}. Failed and interrupted runs are shown but never baselines; a run
 with no earlier ok run has no baseline and is not judged. docs/history.md says why this baseline.
 """
-
+from __future__ import annotations
 
 import json
 import os
+from typing import Any, Hashable
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
@@ -37,7 +38,7 @@ ROW_KEYS = ("key", "field", "baseline", "candidate", "change_pct", "limit", "sta
 
 
 # --- input ------------------------------------------------------------------------------
-def find_results(reports_dir):
+def find_results(reports_dir: str) -> list[dict[str, Any]]:
     """[{"cluster", "source"}] of <reports_dir>/<cluster>/<run_id>/result.json, sorted by path.
 
     Two directory levels and no deeper: the reports directory also holds fleet reports (fleet.json) and the
@@ -56,14 +57,14 @@ def find_results(reports_dir):
     return out
 
 
-def _subdirs(path):
+def _subdirs(path: str) -> list[str]:
     try:
         return sorted(e.path for e in os.scandir(path) if e.is_dir() and not e.name.startswith("."))
     except OSError:
         return []
 
 
-def read_entry(entry):
+def read_entry(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
     """(document, None) or (None, why it cannot be used): a bad file is a problem row, never an exception."""
     doc = entry.get("document")
     if doc is None and entry.get("error"):
@@ -79,7 +80,7 @@ def read_entry(entry):
     return (doc, None) if not _problem(doc) else (None, _problem(doc))
 
 
-def _problem(doc):
+def _problem(doc: object) -> str | None:
     """What history needs of a document, checked without the full schema (about 4 ms a document with it:
     documents were validated when written, and hundreds are read here)."""
     if not isinstance(doc, dict):
@@ -95,7 +96,7 @@ def _problem(doc):
     return None
 
 
-def check_tolerances(tolerances):
+def check_tolerances(tolerances: object) -> dict[str, dict[str, Any]]:
     """compare's parsed tolerances, step-level ones only: history compares a variant's step with earlier runs."""
     specs = C.parse_tolerances(DEFAULT_TOLERANCES if tolerances is None else tolerances)
     for key in specs:
@@ -108,17 +109,19 @@ def check_tolerances(tolerances):
     return specs
 
 
-def check_baseline_runs(baseline_runs):
+def check_baseline_runs(baseline_runs: object) -> int:
     if isinstance(baseline_runs, bool) or not isinstance(baseline_runs, int) or baseline_runs < 1:
         raise C.ToleranceError("baseline_runs must be a whole number of runs, at least 1, got %r" % (baseline_runs,))
     return baseline_runs
 
 
 # --- building ---------------------------------------------------------------------------
-def build_history(entries, tolerances=None, baseline_runs=DEFAULT_BASELINE_RUNS, source=None):
+def build_history(entries: list[dict[str, Any]], tolerances: object = None, baseline_runs: object = DEFAULT_BASELINE_RUNS,
+                  source: dict[str, Any] | None = None) -> dict[str, Any]:
     """The history document of these entries ({"cluster", "source", "document"?, "error"?} each)."""
     specs = check_tolerances(tolerances)
     baseline_runs = check_baseline_runs(baseline_runs)
+    series: dict[tuple[Hashable, ...], dict[str, Any]]
     series, problems, seen, documents = {}, [], set(), 0
     for entry in entries:
         doc, error = read_entry(entry)
@@ -150,7 +153,7 @@ def build_history(entries, tolerances=None, baseline_runs=DEFAULT_BASELINE_RUNS,
             "series": out, "problems": problems}
 
 
-def _series_key(cluster, doc, variant):
+def _series_key(cluster: str, doc: dict[str, Any], variant: dict[str, Any]) -> tuple[tuple[Hashable, ...], dict[str, Any]]:
     sweep = variant.get("sweep") or {}
     name = sweep.get("variant") or variant["name"]  # a sweep point joins the plain runs of its size
     params = doc.get("parameters") or {}
@@ -165,12 +168,12 @@ def _series_key(cluster, doc, variant):
     return (cluster, doc["benchmark"], name, size), head
 
 
-def _sort_key(key):
+def _sort_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
     cluster, benchmark, variant, size = key
     return (cluster, benchmark, variant, -1 if size is None else size)
 
 
-def _point(doc, variant, source):
+def _point(doc: dict[str, Any], variant: dict[str, Any], source: str | None) -> dict[str, Any]:
     summ = variant.get("summary") or {}
     steps = {s["name"]: s for s in summ.get("steps") or []}
     point = {"run_id": doc["run_id"], "started": doc.get("started") or "", "finished": doc.get("finished"),
@@ -183,7 +186,7 @@ def _point(doc, variant, source):
     return point
 
 
-def _judge_series(series, specs, baseline_runs):
+def _judge_series(series: dict[str, Any], specs: dict[str, dict[str, Any]], baseline_runs: int) -> dict[str, Any]:
     runs = sorted(series["runs"], key=lambda r: (r["started"], r["run_id"]))
     names, labels = [], {}
     for i, run in enumerate(runs):
@@ -207,7 +210,8 @@ def _judge_series(series, specs, baseline_runs):
                 regressions=sum(1 for st in runs[-1]["steps"] if st["regression"]))
 
 
-def _judge_step(variant, name, summ, previous, specs):
+def _judge_step(variant: str, name: str, summ: dict[str, Any], previous: list[dict[str, Any]],
+                specs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     wall = summ.get("wall_s") or {}
     rate = summ.get("rate") or {}
     out = {"name": name, "status": summ.get("status", "ok"), "wall_s": wall.get("median"), "rate": rate.get("median"),
@@ -233,7 +237,7 @@ def _judge_step(variant, name, summ, previous, specs):
     return out
 
 
-def _regressions(series, run):
+def _regressions(series: dict[str, Any], run: dict[str, Any]) -> list[dict[str, Any]]:
     """One entry per broken check of this run: what AWX alerts on."""
     out = []
     for st in run["steps"]:

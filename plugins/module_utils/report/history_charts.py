@@ -7,6 +7,9 @@ A step flagged as a regression is ringed in red; a run that failed or was interr
 axis, so a gap is never mistaken for a fast run. Same return shape as charts.py: [{"id", "title", "png",
 "alt"}], empty without matplotlib.
 """
+from __future__ import annotations
+
+from typing import Any
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import charts as C
@@ -19,12 +22,12 @@ MAX_TICKS = 8
 REGRESSION = "#b91c1c"  # the pages' fail colour (render.CSS --fail), not one of the steps' palette
 
 
-def _when(started):
+def _when(started: str | None) -> str:
     # "2026-06-20T09:00:00.000000Z" -> "06-20 09:00": the year is the same on almost every axis
     return started[5:16].replace("T", " ") if started else "?"
 
 
-def trend(series):
+def trend(series: dict[str, Any]) -> dict[str, Any]:
     runs = series["runs"]
     fig, ax = C.plt.subplots(figsize=(C.MAX_WIDTH_IN, 3.4))
     xs = list(range(len(runs)))
@@ -67,7 +70,7 @@ def trend(series):
                    "red crosses failed runs"}
 
 
-def all_charts(history):
+def all_charts(history: dict[str, Any]) -> dict[str, Any]:
     """The trend charts, series with regressions first, at most MAX_CHARTS; {"charts", "left_out"}."""
     if not HAS_MATPLOTLIB:
         return {"charts": [], "left_out": 0}

@@ -7,9 +7,10 @@
 Tables use tables.py's cell model and render.py's Markdown/HTML table functions inside render.py's page
 shell, as fleet_render.py does, so the history reads like a run's report.html and the fleet report.
 """
-
+from __future__ import annotations
 
 import os
+from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
@@ -23,17 +24,17 @@ FILENAMES = {"json": "history.json", "markdown": "history.md", "html": "history.
 FLAG = "▲"
 
 
-def _size_text(series):
+def _size_text(series: dict[str, Any]) -> str:
     return stats.DASH if series["size"] is None else "%s %s" % (series["size"], series["size_parameter"] or "")
 
 
-def _series_title(series):
+def _series_title(series: dict[str, Any]) -> str:
     return "%s · %s · %s%s" % (series["cluster"], series["benchmark"], series["variant"],
                                "" if series["size"] is None else " · " + _size_text(series))
 
 
 # --- tables (tables.py cell model) ------------------------------------------------------------
-def regressions_table(history):
+def regressions_table(history: dict[str, Any]) -> dict[str, Any]:
     """Cluster | Benchmark | Variant | Size | Run | Step | Baseline | Latest | Change | Limit: what AWX alerts on."""
     rows = [[cell(r["cluster"]), cell(r["benchmark"]), cell(r["variant"]),
              cell(stats.DASH if r["size"] is None else str(r["size"])), cell(r["run_id"]),
@@ -52,15 +53,15 @@ def regressions_table(history):
                         b["method"], b["runs"], _tolerances_text(history["tolerances"]))}
 
 
-def _fmt(regression, which):
+def _fmt(regression: dict[str, Any], which: str) -> str:
     return format_value(regression["field"], regression[which])
 
 
-def _tolerances_text(specs):
+def _tolerances_text(specs: dict[str, dict[str, Any]]) -> str:
     return "; ".join("%s %s" % (k, format_limit(split_key(k)["field"], v)) for k, v in sorted(specs.items()))
 
 
-def series_table(series):
+def series_table(series: dict[str, Any]) -> dict[str, Any]:
     """Run | Started | Status | <step> ...: every run of one series, oldest first, the flagged cells marked."""
     steps = series["steps"]
     rows = []
@@ -81,7 +82,7 @@ def series_table(series):
                     "baseline beyond the tolerance (the change follows)." % FLAG}
 
 
-def cluster_time_table(series):
+def cluster_time_table(series: dict[str, Any]) -> dict[str, Any] | None:
     """Run | Time scale | <step> · cluster time ...: the runs of this series that ran scaled (a twin's), each step as
     cluster time, as a bench report shows it; with the seed's figure as the last row and each cell's ours ÷ seed in
     brackets where the step repeats a seed's measurement. None when no run of the series ran scaled."""
@@ -89,7 +90,7 @@ def cluster_time_table(series):
     if not runs:
         return None
     steps = series["steps"]
-    seeds = {}
+    seeds: dict[str, float] = {}
     for run in runs:
         seeds.update((s["name"], s["seed_s"]) for s in run["steps"] if s.get("seed_s"))
     rows = []
@@ -113,7 +114,7 @@ def cluster_time_table(series):
             "note": T.SCALED_NOTE + (T.SEED_NOTE + " In brackets: ours ÷ seed." if seeds else "")}
 
 
-def _step_cell(s):
+def _step_cell(s: dict[str, Any] | None) -> dict[str, Any]:
     if s is None:
         return cell(stats.DASH, "missing")
     if s["regression"]:
@@ -123,7 +124,7 @@ def _step_cell(s):
     return cell(s["text"], "" if s["status"] == "ok" else ("fail" if s["status"] in ("failed", "timeout") else "skip"))
 
 
-def problems_table(history):
+def problems_table(history: dict[str, Any]) -> dict[str, Any] | None:
     rows = [[cell(p.get("cluster") or stats.DASH), cell(p.get("source") or stats.DASH), cell(p["error"], "fail")]
             for p in history["problems"]]
     return {"id": "history-problems", "title": "Documents left out", "left": 3, "rows": rows,
@@ -131,11 +132,11 @@ def problems_table(history):
 
 
 # --- rendering --------------------------------------------------------------------------------
-def _n(count, word):
+def _n(count: int, word: str) -> str:
     return "%d %s%s" % (count, word, "" if count == 1 or word.endswith("s") else "s")
 
 
-def _headline(history):
+def _headline(history: dict[str, Any]) -> str:
     s = history["summary"]
     n = _n
     return "%s · %s · %s · %s (%d failed) · %s in the latest runs" % (
@@ -143,7 +144,7 @@ def _headline(history):
         s["failed_runs"], n(s["regressions"], "regression"))
 
 
-def to_markdown(history):
+def to_markdown(history: dict[str, Any]) -> str:
     out = ["# %s" % history["title"], "", _headline(history), "", R.table_markdown(regressions_table(history))]
     for s in history["series"]:
         out += [R.table_markdown(t) for t in (series_table(s), cluster_time_table(s)) if t]
@@ -153,7 +154,7 @@ def to_markdown(history):
     return "\n".join(out).rstrip() + "\n"
 
 
-def _cards(history):
+def _cards(history: dict[str, Any]) -> str:
     s = history["summary"]
     cards = [("regressions (latest runs)", s["regressions"]), ("series", s["series"]), ("runs", s["runs"]),
              ("failed runs", s["failed_runs"]), ("clusters", s["clusters"]), ("documents", s["documents"])]
@@ -161,13 +162,13 @@ def _cards(history):
                    for k, v in cards)
 
 
-def to_html(history, charts=True):
+def to_html(history: dict[str, Any], charts: bool = True) -> str:
     status = "ok" if not history["summary"]["regressions"] else "failed"
     body = ["<main>", "<h1>%s</h1>" % R.esc(history["title"]),
             '<p class="sub"><span class="badge %s">%s</span> %s</p>' % (
                 status, "no regression" if status == "ok" else "regression", R.esc(_headline(history))),
             '<div class="cards">%s</div>' % _cards(history)]
-    drawn = {"charts": [], "left_out": 0}
+    drawn: dict[str, Any] = {"charts": [], "left_out": 0}
     if charts:
         from ansible_collections.storageperf.k8s.plugins.module_utils.report import history_charts
 
@@ -182,7 +183,7 @@ def to_html(history, charts=True):
         body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
         if "chart-" + s["id"] in by_id:
             body += R.figures_html([by_id["chart-" + s["id"]]])[1:]  # the figure without another "Charts" heading
-        table = cluster_time_table(s)
+        table = cluster_time_table(s)  # type: ignore[assignment]  # None: no section
         if table:
             body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
     if drawn["left_out"]:
@@ -202,11 +203,11 @@ HISTORY_CSS = ('td.ok{color:var(--ok);font-weight:600}table[id^="history-"] th,t
                '{white-space:normal;overflow-wrap:anywhere}')
 
 
-def render_history(history, charts=True):
+def render_history(history: dict[str, Any], charts: bool = True) -> dict[str, str]:
     return {"json": dumps(history), "markdown": to_markdown(history), "html": to_html(history, charts=charts)}
 
 
-def write_history(history, output_dir, check_mode=False, charts=True):
+def write_history(history: dict[str, Any], output_dir: str, check_mode: bool = False, charts: bool = True) -> dict[str, dict[str, Any]]:
     """Write <output_dir>/history.json|history.md|history.html atomically (only what changed).
 
     Returns {format: {"path", "changed"}}; in check mode nothing is written and changed says whether it would be.
@@ -214,7 +215,7 @@ def write_history(history, output_dir, check_mode=False, charts=True):
     return R.write_texts(render_history(history, charts=charts), output_dir, FILENAMES, check_mode=check_mode)
 
 
-def history_link(reports_dir, from_dir):
+def history_link(reports_dir: str, from_dir: str) -> str | None:
     """The relative link from a report in from_dir to <reports_dir>/history/history.html, or None when there is none."""
     target = os.path.join(reports_dir, DIRNAME, FILENAMES["html"])
     if not os.path.isfile(target):
@@ -222,6 +223,6 @@ def history_link(reports_dir, from_dir):
     return os.path.relpath(target, from_dir).replace(os.sep, "/")
 
 
-def table_lines(history):
+def table_lines(history: dict[str, Any]) -> list[str]:
     """The regressions table as Markdown lines, for the playbook's debug output."""
     return R.table_markdown(dict(regressions_table(history), title="", note="")).splitlines()

@@ -5,12 +5,12 @@
 CI systems (Jenkins, GitLab, GitHub test reporters, AWX artifacts) show each threshold as
 a test; the failure message names the metric, the values and the limit.
 """
-
-
+from __future__ import annotations
+from typing import Any
 import xml.etree.ElementTree as ET
 
 
-def to_junit(verdict, suite_name=None):
+def to_junit(verdict: dict[str, Any], suite_name: str | None = None) -> str:
     """JUnit XML text (UTF-8 declaration included) for a verdict."""
     name = suite_name or "storageperf.k8s compare %s" % (verdict.get("benchmark") or "")
     suites = ET.Element("testsuites", name=name.strip(), tests=str(verdict["checks"]),

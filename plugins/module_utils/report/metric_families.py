@@ -14,6 +14,9 @@ than into the duration family, so that summing or comparing durations never mixe
 Variants of reference figures copied from a seed (settings.measured false, gluster) are not measurements and are
 left out.
 """
+from __future__ import annotations
+
+from typing import Any, overload
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare
@@ -51,38 +54,48 @@ FAMILIES = {  # name -> (unit, extra labels beyond cluster/benchmark/run_id, hel
 BASE_LABELS = ("cluster", "benchmark", "run_id")
 
 
-def label_names(name):
+def label_names(name: str) -> tuple[str, ...]:
     return BASE_LABELS + FAMILIES[name][1]
 
 
-def _median(spread):
+@overload
+def _median(spread: None) -> None:
+    ...
+
+
+@overload
+def _median(spread: dict[str, Any]) -> float:
+    ...
+
+
+def _median(spread: dict[str, Any] | None) -> float | None:
     return None if not spread else spread.get("median")
 
 
-def _measured(doc):
+def _measured(doc: dict[str, Any]) -> list[str]:
     """Names of the variants that hold measurements (not a seed's reference figures)."""
     return [v["name"] for v in doc.get("variants", []) if is_measured(v)]
 
 
-def _speedup_samples(doc, base, measured):
+def _speedup_samples(doc: dict[str, Any], base: dict[str, Any], measured: list[str]) -> list[tuple[dict[str, Any], float]]:
     """(labels, ratio) of every measured variant against its baseline (the first variant; in a sweep the
     first variant at the same size): the same pairs as the report's ratio columns."""
     variants = doc.get("variants", [])
-    out = []
+    out: list[tuple[dict[str, Any], float]] = []
     for i, j in enumerate(sweep.baselines(doc)):
         b, c = variants[j]["name"], variants[i]["name"]
         if i == j or b not in measured or c not in measured:
             continue
         sp = compare.speedups(doc, b, c)
-        rows = [(r["step"], r["speedup"]) for r in sp["steps"]] + [(OVERALL_STEP, sp["overall"])]
+        rows = [(r["step"], r["speedup"]) for r in sp["steps"]] + [(OVERALL_STEP, sp["overall"])]  # type: ignore[index]  # two variants
         out.extend((dict(base, step=step, baseline=b, variant=c), ratio) for step, ratio in rows if ratio is not None)
     return out
 
 
-def families(doc, cluster):
+def families(doc: dict[str, Any], cluster: str) -> list[dict[str, Any]]:
     """The metric families of one result document measured on `cluster` (the inventory host name)."""
     base = {"cluster": str(cluster), "benchmark": doc["benchmark"], "run_id": doc["run_id"]}
-    samples = {name: [] for name in FAMILIES}
+    samples: dict[str, list[tuple[dict[str, Any], float]]] = {name: [] for name in FAMILIES}
     measured = _measured(doc)
     for variant, steps in summaries(doc):
         if variant not in measured:
@@ -110,6 +123,6 @@ def families(doc, cluster):
             for name in FAMILIES]
 
 
-def grouping_key(doc, cluster):
+def grouping_key(doc: dict[str, Any], cluster: object) -> dict[str, str]:
     """The Pushgateway grouping key (beside job=storageperf) of the document's push."""
     return {"cluster": str(cluster), "benchmark": doc["benchmark"]}

@@ -4,6 +4,9 @@
 
 The comparison (compare.py), the tables (tables.py) and the charts (charts.py) read the same registry.
 """
+from __future__ import annotations
+
+from typing import Any, Iterable, overload
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
@@ -30,7 +33,7 @@ PRIMARY_METRICS = ("iops", "tps", "qps", "bw_bytes", "handshake_s")
 BELOW_SUFFIX = "_below_s"
 
 
-def metric_info(key):
+def metric_info(key: str) -> tuple[str, str, str | None]:
     """(label, kind, better) for a metric key; unknown keys are guessed from their suffix."""
     if key in METRICS:
         return METRICS[key]
@@ -54,11 +57,21 @@ DURATION_KINDS = ("duration", "below", "duration_ns")
 _COLUMN_UNITS = (("µs", 1e-6), ("ms", 0.001), ("s", 1.0), ("min", 60.0))
 
 
-def _seconds(key, value):
+@overload
+def _seconds(key: str, value: None) -> None:
+    ...
+
+
+@overload
+def _seconds(key: str, value: float) -> float:
+    ...
+
+
+def _seconds(key: str, value: float | None) -> float | None:
     return None if value is None else (value / 1e9 if metric_info(key)[1] == "duration_ns" else float(value))
 
 
-def column_unit(key, values):
+def column_unit(key: str, values: Iterable[float | None]) -> str | None:
     """The one unit of a duration metric's column ("µs", "ms", "s" or "min"), or None for other metrics."""
     if metric_info(key)[1] not in DURATION_KINDS:
         return None
@@ -67,7 +80,7 @@ def column_unit(key, values):
     return "µs" if 0 < top < 0.001 else "ms" if top < 1.0 else "s" if top < 600 else "min"
 
 
-def column_label(key, unit):
+def column_label(key: str, unit: str | None) -> str:
     """The column header: the metric's label, its unit in parentheses ("attach max (ms)", not "attach max s")."""
     label = metric_info(key)[0]
     if not unit:
@@ -78,7 +91,7 @@ def column_label(key, unit):
     return "%s (%s)" % (label, unit)
 
 
-def format_in_unit(key, value, unit):
+def format_in_unit(key: str, value: float | None, unit: str | None) -> str:
     """A duration metric in its column's unit ("417 ms"); other metrics as format_metric writes them."""
     if not unit or value is None:
         return format_metric(key, value)
@@ -88,7 +101,7 @@ def format_in_unit(key, value, unit):
     return "%s%s %s" % ("< " if metric_info(key)[1] == "below" else "", text, unit)
 
 
-def format_metric(key, value):
+def format_metric(key: str, value: float | None) -> str:
     kind = metric_info(key)[1]
     if kind == "duration":
         return stats.format_duration(value)
@@ -101,7 +114,7 @@ def format_metric(key, value):
     return stats.format_number(value)
 
 
-def better_ratio(key, baseline, candidate):
+def better_ratio(key: str, baseline: float | None, candidate: float | None) -> float | None:
     """How many times better the candidate is for this metric (>1 = better), or None."""
     better = metric_info(key)[2]
     if better == "higher":
@@ -111,7 +124,7 @@ def better_ratio(key, baseline, candidate):
     return None
 
 
-def metric_keys(doc):
+def metric_keys(doc: dict[str, Any]) -> list[str]:
     keys = []
     for _, steps in summaries(doc):
         for s in steps.values():
@@ -122,7 +135,7 @@ def metric_keys(doc):
     return known + [k for k in keys if k not in known]
 
 
-def primary_metric(keys):
+def primary_metric(keys: Iterable[str]) -> str | None:
     for k in PRIMARY_METRICS:
         if k in keys:
             return k

@@ -7,9 +7,10 @@ from the environment only (STORAGEPERF_PUSHGATEWAY_USERNAME / _PASSWORD), never 
 the URL, so that no secret reaches a log, an AWX job's arguments or a report. A push that fails is returned as
 an error text for the caller to warn with: a Pushgateway that is down never costs a benchmark its run.
 """
-
+from __future__ import annotations
 
 import os
+from typing import Any, Callable, Iterator
 
 from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
@@ -34,7 +35,7 @@ PASSWORD_ENV = "STORAGEPERF_PUSHGATEWAY_PASSWORD"  # nosec: the name of a variab
 TEXTFILE = "metrics.prom"  # node-exporter's textfile collector reads *.prom
 
 
-def check_url(url):
+def check_url(url: str | None) -> str:
     """Refuse a Pushgateway URL that cannot work, naming metrics_pushgateway_url; '' means no push."""
     url = (url or "").strip()
     if not url:
@@ -57,7 +58,7 @@ def check_url(url):
     return url.rstrip("/")
 
 
-def check(url):
+def check(url: str | None) -> str:
     """The URL as used ('' for no push) after check_url, and prometheus-client importable: before anything runs."""
     url = check_url(url)
     if not HAS_PROMETHEUS_CLIENT:
@@ -66,7 +67,7 @@ def check(url):
     return url
 
 
-def export(doc, run_dir, cluster, url, timeout, check_mode=False):
+def export(doc: dict[str, Any], run_dir: str, cluster: str, url: str, timeout: float, check_mode: bool = False) -> dict[str, Any]:
     """metrics.prom of a result document into run_dir, and the same families pushed to url (checked by check()).
 
     A push that fails is a warning (result["warnings"]), never a failure: the run and the text file stay.
@@ -95,10 +96,10 @@ def export(doc, run_dir, cluster, url, timeout, check_mode=False):
 class _Families:
     """A collector that yields fixed families: the registry holds exactly what the document says."""
 
-    def __init__(self, families):
+    def __init__(self, families: list[dict[str, Any]]) -> None:
         self._families = families
 
-    def collect(self):
+    def collect(self) -> Iterator[Any]:
         for fam in self._families:
             gauge = GaugeMetricFamily(fam["name"], fam["help"], labels=list(fam["labels"]), unit=fam["unit"])
             for labels, value in fam["samples"]:
@@ -106,34 +107,34 @@ class _Families:
             yield gauge
 
 
-def registry(families):
+def registry(families: list[dict[str, Any]]) -> Any:
     reg = CollectorRegistry(auto_describe=False)
     reg.register(_Families(families))
     return reg
 
 
-def openmetrics_text(families):
+def openmetrics_text(families: list[dict[str, Any]]) -> str:
     """The OpenMetrics text of the families (gauges only, so Prometheus' text-format parsers read it too)."""
     return openmetrics_latest(registry(families)).decode("utf-8")
 
 
-def write_textfile(directory, families):
+def write_textfile(directory: str, families: list[dict[str, Any]]) -> tuple[str, bool]:
     """metrics.prom in the directory, through a temp file and rename; (path, changed)."""
     path = os.path.join(directory, TEXTFILE)
     return path, D.write_text_atomic(path, openmetrics_text(families))
 
 
-def _handler():
+def _handler() -> Callable[..., Any]:
     username, password = os.environ.get(USERNAME_ENV), os.environ.get(PASSWORD_ENV)
     if not username:
         return default_handler
 
-    def handler(url, method, timeout, headers, data):
+    def handler(url: str, method: str, timeout: float | None, headers: list[tuple[str, str]], data: bytes) -> Callable[[], None]:
         return basic_auth_handler(url, method, timeout, headers, data, username, password or "")
     return handler
 
 
-def push(url, families, grouping_key, job, timeout):
+def push(url: str, families: list[dict[str, Any]], grouping_key: dict[str, str], job: str, timeout: float) -> str:
     """PUT the families into the group job/<grouping key> (replacing that group only). '' or the error text."""
     try:
         push_to_gateway(url, job=job, registry=registry(families), grouping_key=grouping_key, timeout=timeout,

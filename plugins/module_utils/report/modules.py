@@ -8,10 +8,12 @@ StoragePerfError naming the option to fix. What they share is here once: reading
 given by an option, turning a write error into a message naming where and what to check, and saying
 which files were written.
 """
+from __future__ import annotations
 
 import contextlib
 import datetime
 import os
+from typing import Any, Iterator, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare as C
@@ -30,7 +32,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.verdict_tex
 
 # shared -------------------------------------------------------------------------------------------
 @contextlib.contextmanager
-def writing(what, hint=None):
+def writing(what: str, hint: str | None = None) -> Iterator[None]:
     """An OSError while writing becomes a StoragePerfError saying what could not be written and what to check."""
     try:
         yield
@@ -38,7 +40,7 @@ def writing(what, hint=None):
         raise StoragePerfError("%s: %s" % (what, e), hint=hint) from e
 
 
-def written(files):
+def written(files: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The result keys of what write_texts() wrote: paths per format, changed_files, changed."""
     changed_files = sorted(f for f, w in files.items() if w["changed"])
     return {"paths": {f: w["path"] for f, w in files.items()}, "changed_files": changed_files,
@@ -46,7 +48,7 @@ def written(files):
 
 
 # bench_report ---------------------------------------------------------------------------------------
-def _report_dir(p, doc):
+def _report_dir(p: Mapping[str, Any], doc: dict[str, Any]) -> str:
     if p["output_dir"]:
         return os.path.abspath(p["output_dir"])
     if p["reports_dir"]:
@@ -58,7 +60,7 @@ def _report_dir(p, doc):
                            "(files go to <output_dir>/ or <reports_dir>/<run_id>/)")
 
 
-def bench_report(p, check_mode=False):
+def bench_report(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
     """Render a result document (p["result"] path or p["document"]) as p["formats"] next to it or into a directory."""
     try:
         doc = D.load(p["result"]) if p["result"] else validate(p["document"])
@@ -77,17 +79,17 @@ def bench_report(p, check_mode=False):
 
 
 # bench_compare --------------------------------------------------------------------------------------
-def _load(option, path):
+def _load(option: str, path: str) -> dict[str, Any]:
     try:
         return D.load(path)
     except ValueError as e:  # unreadable, not JSON, or a ResultValidationError (with its problems)
         raise StoragePerfError("%s: %s" % (option, e), problems=getattr(e, "problems", [])) from e
 
 
-def bench_compare(p, check_mode=False):
+def bench_compare(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
     """Judge a candidate run (against a baseline run, or its own variants) by tolerances; optionally write JUnit."""
     docs = {name: _load(name, p[name]) if p[name] is not None else None for name in ("baseline", "candidate")}
-    verdict = C.compare(docs["baseline"], docs["candidate"], p["tolerances"])
+    verdict = C.compare(docs["baseline"], docs["candidate"], p["tolerances"])  # type: ignore[arg-type]  # candidate is required
     result = dict(changed=False, verdict="fail" if verdict["failed"] else "pass",
                   failed_checks=verdict["failed"], checks=verdict["checks"], failures=verdict["failures"],
                   rows=verdict["rows"], message=verdict["message"], lines=verdict_lines(verdict))
@@ -100,11 +102,11 @@ def bench_compare(p, check_mode=False):
 
 
 # fleet_report ---------------------------------------------------------------------------------------
-def default_fleet_name():
+def default_fleet_name() -> str:
     return "fleet-" + datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def fleet_report(p, check_mode=False):
+def fleet_report(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
     """Put every cluster's entry side by side in <reports_dir>/<name>/fleet.json|md|html."""
     name = p["name"] or default_fleet_name()
     try:
@@ -120,14 +122,14 @@ def fleet_report(p, check_mode=False):
 
 
 # reports_upload -------------------------------------------------------------------------------------
-def _s3_upload():
+def _s3_upload() -> Any:
     # boto3 (s3_upload imports it) takes about 0.1 s to import: only the modules that talk to S3 pay for it
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload
 
     return s3_upload
 
 
-def reports_upload(p, check_mode=False, diff=False):
+def reports_upload(p: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> dict[str, Any]:
     """Upload the files of a report directory that the bucket lacks or holds in another version."""
     s3 = _s3_upload().client_from_params(p)
     result = _s3_upload().sync(s3, p["src"], p["bucket"], p["prefix"], check_mode=check_mode, endpoint_url=p["endpoint_url"])
@@ -140,7 +142,7 @@ def reports_upload(p, check_mode=False, diff=False):
 
 
 # bench_history --------------------------------------------------------------------------------------
-def bench_history(p, check_mode=False):
+def bench_history(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
     """Every result document of reports_dir (and of the bucket) in time order, regressions flagged; history.*."""
     reports_dir = os.path.abspath(p["reports_dir"]) if p["reports_dir"] else None
     if not p["bucket"] and not (reports_dir and os.path.isdir(reports_dir)):
@@ -169,7 +171,7 @@ def bench_history(p, check_mode=False):
 
 
 # metrics_push ---------------------------------------------------------------------------------------
-def metrics_push(p, check_mode=False):
+def metrics_push(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
     """Write <run dir>/metrics.prom from a result document and push the same families to a Pushgateway.
 
     Without p["result"] only the URL and the library are checked. bench_plan checks and bench_finish writes

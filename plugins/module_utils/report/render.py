@@ -7,10 +7,11 @@
 
 The HTML page has no external references: inline CSS, charts as base64 PNG (charts.py).
 """
-
+from __future__ import annotations
 
 import os
 from html import escape as _escape
+from typing import Any, Iterable
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
@@ -25,20 +26,20 @@ MIN_CHART_TEXT_PX = 9.0 * 110 / 72.0  # charts.MIN_TEXT_PX (charts.py imports ma
 FILENAMES = {"json": RESULT_FILE, "markdown": "report.md", "html": "report.html"}
 
 
-def esc(text):
+def esc(text: object) -> str:
     return _escape(str(text), quote=True)
 
 
-def title_of(doc):
+def title_of(doc: dict[str, Any]) -> str:
     return doc.get("title") or "%s benchmark" % humanize(doc.get("benchmark", "result"))
 
 
 # --- Markdown ---------------------------------------------------------------------------
-def _md_escape(text):
+def _md_escape(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def table_markdown(table):
+def table_markdown(table: dict[str, Any]) -> str:
     lines = []
     if table.get("title"):
         lines += ["### " + table["title"], ""]
@@ -56,7 +57,7 @@ def table_markdown(table):
     return "\n".join(lines) + "\n"
 
 
-def to_markdown(doc):
+def to_markdown(doc: dict[str, Any]) -> str:
     doc = ensure_summaries(doc)
     out = ["# %s" % title_of(doc), ""]
     status = doc.get("status", "")
@@ -82,11 +83,11 @@ def to_markdown(doc):
     return "\n".join(out).rstrip() + "\n"
 
 
-def _span(doc):
+def _span(doc: dict[str, Any]) -> str:
     try:
         import datetime
 
-        def parse(s):
+        def parse(s: str) -> datetime.datetime:
             return datetime.datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S")
 
         secs = (parse(doc["finished"]) - parse(doc["started"])).total_seconds()
@@ -133,7 +134,7 @@ figure,tr,.card{break-inside:avoid}h2{break-after:avoid}a{color:inherit}}
 """
 
 
-def table_html(table, cls=""):
+def table_html(table: dict[str, Any], cls: str = "") -> str:
     # a table wider than the page scrolls inside its own box, so the page itself never overflows on screen (the
     # metrics table turns instead of growing past four figures: tables.WIDE_METRIC_COLUMNS)
     parts = ['<div class="scroll"><table class="%s" id="%s">' % (esc((cls + " left%d" % table.get("left", 1)).strip()), esc(table.get("id", "")))]
@@ -149,14 +150,14 @@ def table_html(table, cls=""):
     return "\n".join(parts)
 
 
-def _cell_html(c):
+def _cell_html(c: dict[str, Any]) -> str:
     # a row's own header (the turned metrics table's "clat mean (µs)"): its unit is its row's, as a th's is its column's
     if "rowhead" in c.get("cls", "").split():
         return '<th scope="row" class="%s">%s</th>' % (esc(c["cls"]), esc(c["text"]))
     return '<td class="%s">%s</td>' % (esc(c.get("cls", "")), esc(c["text"]))
 
 
-def _cards(doc):
+def _cards(doc: dict[str, Any]) -> str:
     cards = []
     variants = summaries(doc)
     table = T.operations_table(doc)
@@ -175,7 +176,7 @@ def _cards(doc):
                    for k, v in cards)
 
 
-def to_html(doc, charts=True):
+def to_html(doc: dict[str, Any], charts: bool = True) -> str:
     doc = ensure_summaries(doc)
     status = doc.get("status", "interrupted")
     body = ["<main>", "<h1>%s</h1>" % esc(title_of(doc)),
@@ -207,7 +208,7 @@ def to_html(doc, charts=True):
     return page_html(title_of(doc), body)
 
 
-def figures_html(chart_list):
+def figures_html(chart_list: list[dict[str, Any]]) -> list[str]:
     """The "Charts" section: each chart (charts.py shape) as an embedded PNG figure."""
     if not chart_list:
         return []
@@ -220,7 +221,7 @@ def figures_html(chart_list):
     return out
 
 
-def page_html(title, body, extra_css=""):
+def page_html(title: str, body: Iterable[str], extra_css: str = "") -> str:
     """The self-contained page shell (inline CSS, no external references) around body parts."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -229,7 +230,7 @@ def page_html(title, body, extra_css=""):
 
 
 # --- all formats ------------------------------------------------------------------------
-def render(doc, formats=FORMATS):
+def render(doc: dict[str, Any], formats: Iterable[str] = FORMATS) -> dict[str, str]:
     """{format: text} for the requested formats (json, markdown, html)."""
     bad = [f for f in formats if f not in FORMATS]
     if bad:
@@ -245,7 +246,7 @@ def render(doc, formats=FORMATS):
     return out
 
 
-def write_reports(doc, output_dir, formats=FORMATS, check_mode=False):
+def write_reports(doc: dict[str, Any], output_dir: str, formats: Iterable[str] = FORMATS, check_mode: bool = False) -> dict[str, dict[str, Any]]:
     """Render and write each format into output_dir atomically.
 
     Returns {format: {"path": ..., "changed": bool}}; in check mode nothing is written and
@@ -254,7 +255,7 @@ def write_reports(doc, output_dir, formats=FORMATS, check_mode=False):
     return write_texts(render(doc, formats), output_dir, FILENAMES, check_mode=check_mode)
 
 
-def write_texts(texts, output_dir, filenames, check_mode=False):
+def write_texts(texts: dict[str, str], output_dir: str, filenames: dict[str, str], check_mode: bool = False) -> dict[str, dict[str, Any]]:
     """Write {format: text} into output_dir as filenames[format], atomically and only what changed.
 
     Returns {format: {"path": ..., "changed": bool}}; in check mode nothing is written and changed says

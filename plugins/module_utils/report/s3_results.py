@@ -9,15 +9,16 @@ Every key under the prefix that ends in <cluster>/<run_id>/result.json is a run,
 (compare.yml uploads runs under <prefix>/<fleet report name>/<cluster>/<run_id>/, so the same run can be there
 twice: history.py keeps one per cluster and run id).
 """
-
+from __future__ import annotations
 
 import json
+from typing import Any, Callable
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import RESULT_FILE
 
 
-def find_results(s3, bucket, prefix="", endpoint_url=None):
+def find_results(s3: Any, bucket: str, prefix: str = "", endpoint_url: str | None = None) -> list[dict[str, Any]]:
     """One entry per result.json under prefix, sorted by key; a document that cannot be read is an entry with its error."""
     top = prefix.strip("/") + "/" if prefix and prefix.strip("/") else ""
     out = []
@@ -27,7 +28,8 @@ def find_results(s3, bucket, prefix="", endpoint_url=None):
     return out
 
 
-def json_objects(s3, bucket, top, wanted, endpoint_url=None, parse=True):
+def json_objects(s3: Any, bucket: str, top: str, wanted: Callable[[str], bool], endpoint_url: str | None = None,
+                 parse: bool = True) -> list[dict[str, Any]]:
     """[{"key", "source", "document" (or "text" when not parse) | "error"}] of the keys under top that wanted(key)
     accepts, sorted; UploadError when the bucket cannot be listed (rollout/document.py reads its records so too)."""
     kwargs = {"Bucket": bucket}

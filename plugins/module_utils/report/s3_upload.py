@@ -8,11 +8,12 @@ returns a secret. Idempotent: an object whose content is already in the bucket i
 by its ETag (the MD5 of a single-part upload) or, where a store computes ETags differently (KMS,
 some S3-compatible servers), by the sha256 this code stores in the object's metadata.
 """
-
+from __future__ import annotations
 
 import hashlib
 import mimetypes
 import os
+from typing import Any, Mapping
 
 from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
@@ -43,7 +44,7 @@ class UploadError(StoragePerfError):
     """Why the upload cannot go on, phrased for the person running it (never with a credential)."""
 
 
-def local_files(src):
+def local_files(src: str) -> list[tuple[str, str]]:
     """[(relative posix path, absolute path)] of every regular file under src, sorted, dotfiles left out.
 
     Dotfiles are the atomic writer's temp files (.result.json.XXXX): half-written, never reports.
@@ -60,7 +61,7 @@ def local_files(src):
     return out
 
 
-def digests(path):
+def digests(path: str) -> tuple[str, str]:
     try:  # md5 is what S3 ETags are, not a security check; FIPS hosts allow it only when told so
         md5 = hashlib.md5(usedforsecurity=False)
     except TypeError:
@@ -73,12 +74,12 @@ def digests(path):
     return md5.hexdigest(), sha.hexdigest()
 
 
-def object_key(prefix, rel):
+def object_key(prefix: str, rel: str) -> str:
     prefix = (prefix or "").strip("/")
     return "%s/%s" % (prefix, rel) if prefix else rel
 
 
-def client_from_params(p):
+def client_from_params(p: Mapping[str, Any]) -> Any:
     """The S3 client of a module's bucket options (S3_ARG_SPEC plus bucket), after checking them."""
     if not HAS_BOTO3:
         raise StoragePerfError(missing_required_lib("boto3") + " Install it with: pip install --no-deps -r "
@@ -88,7 +89,8 @@ def client_from_params(p):
     return client(p["endpoint_url"], p["region"], p["profile"], p["addressing_style"], p["signature_version"])
 
 
-def client(endpoint_url=None, region=None, profile=None, addressing_style="auto", signature_version=None):
+def client(endpoint_url: str | None = None, region: str | None = None, profile: str | None = None, addressing_style: str = "auto",
+           signature_version: str | None = None) -> Any:
     """An S3 client from boto3's credential chain.
 
     Checksums only "when required": boto3 >= 1.36 adds CRC trailers to every upload by default,
@@ -108,7 +110,7 @@ def client(endpoint_url=None, region=None, profile=None, addressing_style="auto"
     return session.client("s3", endpoint_url=endpoint_url or None, config=botocore.config.Config(**cfg))
 
 
-def error_text(exc, bucket, endpoint_url):
+def error_text(exc: BaseException, bucket: str, endpoint_url: str | None) -> str:
     """Why a call to the bucket failed, phrased for the person running it (never with a credential)."""
     where = "bucket %r%s" % (bucket, (" at " + endpoint_url) if endpoint_url else "")
     if isinstance(exc, botocore.exceptions.NoCredentialsError):
@@ -128,7 +130,7 @@ def error_text(exc, bucket, endpoint_url):
     return "%s: %s" % (where, exc)
 
 
-def _remote(s3, bucket, prefix):
+def _remote(s3: Any, bucket: str, prefix: str) -> dict[str, str]:
     """{key: ETag without quotes, lower case} of the objects under prefix."""
     out = {}
     kwargs = {"Bucket": bucket}
@@ -140,7 +142,7 @@ def _remote(s3, bucket, prefix):
     return out
 
 
-def sync(s3, src, bucket, prefix="", check_mode=False, endpoint_url=None):
+def sync(s3: Any, src: str, bucket: str, prefix: str = "", check_mode: bool = False, endpoint_url: str | None = None) -> dict[str, Any]:
     """Upload what is missing or different; returns {"uploaded": [keys], "unchanged": [keys], "diff": {...}}."""
     if not os.path.isdir(src):
         raise UploadError("src %s is not a directory; give a run's or a fleet report's directory" % src)
@@ -172,12 +174,12 @@ def sync(s3, src, bucket, prefix="", check_mode=False, endpoint_url=None):
     return {"uploaded": uploaded, "unchanged": unchanged, "diff": {"before": before, "after": after}}
 
 
-def _stored_sha(s3, bucket, key):
+def _stored_sha(s3: Any, bucket: str, key: str) -> str | None:
     head = s3.head_object(Bucket=bucket, Key=key)
     return (head.get("Metadata") or {}).get(META_SHA256)
 
 
-def _b64(md5_hex):
+def _b64(md5_hex: str) -> str:
     import base64
     import binascii
 

@@ -6,10 +6,11 @@ docs/result.schema.json is generated from RESULT_SCHEMA (``python -m ...report.s
 or tests/unit/plugins/module_utils/test_report_schema.py, which fails when it is stale).
 Human documentation of every field: docs/results.md.
 """
-
+from __future__ import annotations
 
 import json
 import re
+from typing import Any, Iterator, Sequence
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
@@ -40,7 +41,7 @@ _ISO = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"}
 _ISO_OR_NULL = dict(_ISO, type=["string", "null"])
 
 
-def _nullable(schema):
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return dict(schema, type=[schema["type"], "null"])
 
 
@@ -306,7 +307,7 @@ class DocumentValidationError(StoragePerfError, ValueError):
     what = "document"
     described_in = "docs/results.md"
 
-    def __init__(self, problems):
+    def __init__(self, problems: list[str]) -> None:
         self.problems = list(problems)
         shown = "; ".join(self.problems[:5])
         more = " (and %d more)" % (len(self.problems) - 5) if len(self.problems) > 5 else ""
@@ -319,7 +320,7 @@ class ResultValidationError(DocumentValidationError):
     what = "result document"
 
 
-def field_path(parts):
+def field_path(parts: Sequence[str | int]) -> str:
     """['variants', 0, 'runs'] -> 'variants[0].runs' (the way docs/results.md names fields)."""
     out = ""
     for p in parts:
@@ -330,7 +331,7 @@ def field_path(parts):
     return out or "(document)"
 
 
-def validate(doc, use_jsonschema=None):
+def validate(doc: dict[str, Any], use_jsonschema: bool | None = None) -> dict[str, Any]:
     """Raise ResultValidationError naming every bad field; return the doc when it is valid.
 
     Uses jsonschema when installed, else the built-in checker for the same schema subset
@@ -340,12 +341,12 @@ def validate(doc, use_jsonschema=None):
     return check_against(RESULT_SCHEMA, doc, ResultValidationError, use_jsonschema)
 
 
-def _path_order(err):
+def _path_order(err: Any) -> list[tuple[bool, str | int]]:
     # positions sort as numbers, names as text; one level is never both (a list or an object)
     return [(isinstance(p, str), p) for p in err.absolute_path]
 
 
-def check_against(schema, doc, error, use_jsonschema=None):
+def check_against(schema: dict[str, Any], doc: Any, error: type[DocumentValidationError], use_jsonschema: bool | None = None) -> Any:
     """Raise error(problems) naming every field of doc that schema refuses; return doc when it is valid."""
     if use_jsonschema is None:
         use_jsonschema = HAS_JSONSCHEMA
@@ -360,7 +361,7 @@ def check_against(schema, doc, error, use_jsonschema=None):
     return doc
 
 
-def problems(doc):
+def problems(doc: Any) -> list[str]:
     """All validation problems as a list of strings (empty when valid)."""
     try:
         validate(doc)
@@ -369,7 +370,7 @@ def problems(doc):
     return []
 
 
-def _short(err):
+def _short(err: Any) -> str:
     # oneOf errors from jsonschema are long; the best sub-error names the real problem
     if err.validator == "oneOf" and err.context:
         best = jsonschema.exceptions.best_match(err.context)
@@ -389,7 +390,7 @@ _TYPES = {
 }
 
 
-def _check(value, schema, path):
+def _check(value: Any, schema: dict[str, Any], path: list[str | int]) -> Iterator[str]:
     if "oneOf" in schema:
         results = [list(_check(value, s, path)) for s in schema["oneOf"]]
         if not any(not r for r in results):
@@ -439,7 +440,7 @@ def _check(value, schema, path):
                 yield p
 
 
-def schema_json():
+def schema_json() -> str:
     """The schema as the text of docs/result.schema.json."""
     return json.dumps(RESULT_SCHEMA, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 

@@ -13,6 +13,9 @@ A step has a seed figure only where the run is the seed's own experiment: the sa
 storage class (seed 002's tables are per backend driver, and the twin names its classes after them), and a variant
 whose settings are the seed's OFF or ON. Anything else gets None, never the nearest figure.
 """
+from __future__ import annotations
+
+from typing import Any
 
 
 # seed 000: scale 0 -> 28 pods x 2 disks on one node, `date` around `kubectl rollout status` (3 min 19 s, 37 s)
@@ -53,21 +56,21 @@ SNAPSHOT_CONTROLLER_STEPS = ("create_snapshot", "delete_snapshot")
 UNTUNED_SNAPSHOT_CONTROLLER = ("upstream defaults", "as it is")
 
 
-def _whole(value):
+def _whole(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _volumes(doc, variant):
+def _volumes(doc: dict[str, Any], variant: dict[str, Any]) -> int | None:
     sweep = variant.get("sweep") or {}
     if sweep.get("value") is not None:
         return _whole(sweep["value"]) if (sweep.get("parameter") or "volumes") == "volumes" else None
     return _whole((doc.get("parameters") or {}).get("volumes"))
 
 
-def _seed002(doc, variant, step):
+def _seed002(doc: dict[str, Any], variant: dict[str, Any], step: str) -> dict[str, Any] | None:
     key = SEED002_STEPS.get(step)
     driver = (doc.get("parameters") or {}).get("storage_class")
-    table = SEED002.get(_volumes(doc, variant), {}).get(driver) or {}
+    table = SEED002.get(_volumes(doc, variant), {}).get(driver) or {}  # type: ignore[arg-type]  # get(None): no row
     settings = variant.get("settings") or {}
     on = settings.get("enableConcurrency")
     if key not in table or not isinstance(on, bool):
@@ -75,10 +78,10 @@ def _seed002(doc, variant, step):
     if on and step in SNAPSHOT_CONTROLLER_STEPS and settings.get("snapshotController") in UNTUNED_SNAPSHOT_CONTROLLER:
         return None
     return {"seconds": float(table[key][1 if on else 0]), "seed": "002",
-            "text": "seed 002, %s, %d volumes, concurrency %s" % (driver, _volumes(doc, variant), "on" if on else "off")}
+            "text": "seed 002, %s, %d volumes, concurrency %s" % (driver, _volumes(doc, variant), "on" if on else "off")}  # type: ignore[str-format]
 
 
-def _seed000(doc, variant, step):
+def _seed000(doc: dict[str, Any], variant: dict[str, Any], step: str) -> dict[str, Any] | None:
     params = doc.get("parameters") or {}
     if step != "scale_up" or _whole(params.get("replicas")) != SEED000_REPLICAS \
             or _whole(params.get("volumes_per_pod", SEED000_DISKS_PER_POD)) != SEED000_DISKS_PER_POD:
@@ -98,14 +101,14 @@ def _seed000(doc, variant, step):
 SEEDS = {"csi_lifecycle": _seed002, "attach_stress": _seed000}
 
 
-def time_scale(doc):
+def time_scale(doc: dict[str, Any]) -> float | None:
     """The time scale the cluster ran its latencies at (a simulator's, bench/runner.py), or None on a real cluster:
     cluster time = wall time / time scale, the figure a seed's is set beside."""
     scale = (doc.get("cluster") or {}).get("time_scale")
     return float(scale) if isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale > 0 else None
 
 
-def seed_figure(doc, variant, step):
+def seed_figure(doc: dict[str, Any], variant: object, step: str) -> dict[str, Any] | None:
     """{"seconds", "seed", "text"} of the seed's measurement this step of this variant repeats, or None."""
-    find = SEEDS.get(doc.get("benchmark"))
+    find = SEEDS.get(doc.get("benchmark"))  # type: ignore[arg-type]  # get(None): no seed
     return find(doc, variant, step) if find and isinstance(variant, dict) else None

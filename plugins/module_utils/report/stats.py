@@ -6,15 +6,16 @@ Percentiles use linear interpolation between closest ranks (Hyndman & Fan type 7
 default of numpy.percentile and Excel PERCENTILE.INC): p0 is the minimum, p100 the maximum,
 and the result never decreases as p grows. With one sample every percentile is that sample.
 """
-
+from __future__ import annotations
 
 import math
+from typing import Any, Iterable
 
 LATENCY_KEYS = ("min", "p50", "p90", "p99", "max", "mean")
 SPREAD_KEYS = ("n", "median", "min", "max", "q1", "q3")
 
 
-def _clean(values):
+def _clean(values: Iterable[Any] | None) -> list[float]:
     """Finite numbers only: None, NaN and inf (a step that never finished) are not samples."""
     out = []
     for v in values or ():
@@ -29,11 +30,12 @@ def _clean(values):
     return out
 
 
-def percentile(values, p, presorted=False):
+def percentile(values: Iterable[Any] | None, p: float, presorted: bool = False) -> float | None:
     """The p-th percentile (0 <= p <= 100) by linear interpolation; None when there are no samples."""
     if not 0 <= p <= 100:
         raise ValueError("percentile p must be within 0..100, got %r" % (p,))
-    data = values if presorted else sorted(_clean(values))
+    # ignore: presorted callers pass the sorted list of floats they made
+    data: list[float] = values if presorted else sorted(_clean(values))  # type: ignore[assignment]
     if not data:
         return None
     if len(data) == 1:
@@ -46,11 +48,11 @@ def percentile(values, p, presorted=False):
     return min(max(data[lo] + (data[hi] - data[lo]) * frac, data[lo]), data[hi])
 
 
-def median(values):
+def median(values: Iterable[Any] | None) -> float | None:
     return percentile(values, 50)
 
 
-def summary(values):
+def summary(values: Iterable[Any] | None) -> dict[str, Any] | None:
     """Latency summary {min, p50, p90, p99, max, mean} of samples in seconds; None if empty."""
     data = sorted(_clean(values))
     if not data:
@@ -66,7 +68,7 @@ def summary(values):
     }
 
 
-def spread(values):
+def spread(values: Iterable[Any] | None) -> dict[str, Any] | None:
     """Median and spread of one figure across repetitions: {n, median, min, max, q1, q3}; None if empty."""
     data = sorted(_clean(values))
     if not data:
@@ -81,7 +83,7 @@ def spread(values):
     }
 
 
-def ratio(baseline, candidate):
+def ratio(baseline: float | None, candidate: float | None) -> float | None:
     """candidate / baseline, or None when either is missing or the baseline is zero."""
     if baseline is None or candidate is None:
         return None
@@ -94,12 +96,12 @@ def ratio(baseline, candidate):
     return c / b
 
 
-def speedup(baseline_seconds, candidate_seconds):
+def speedup(baseline_seconds: float | None, candidate_seconds: float | None) -> float | None:
     """How many times faster the candidate is: baseline time / candidate time."""
     return ratio(candidate_seconds, baseline_seconds)
 
 
-def change_pct(baseline, candidate):
+def change_pct(baseline: float | None, candidate: float | None) -> float | None:
     """Relative change in percent from baseline to candidate; None when undefined."""
     r = ratio(baseline, candidate)
     return None if r is None else (r - 1.0) * 100.0
@@ -111,7 +113,7 @@ def change_pct(baseline, candidate):
 DASH = "—"
 
 
-def format_duration(seconds):
+def format_duration(seconds: float | None) -> str:
     """Seconds as the seed writes them.
 
     >= 1 h: ``5h 00m 52s`` (``1h 41m`` when the seconds are zero); >= 1 min: ``6m 57s``;
@@ -145,7 +147,7 @@ def format_duration(seconds):
     return "%s%ds" % (sign, sec)
 
 
-def format_number(value, digits=2):
+def format_number(value: float | None, digits: int = 2) -> str:
     """A plain number: thousands with k/M suffixes (92.0k), small ones with `digits` decimals."""
     if value is None:
         return DASH
@@ -164,7 +166,7 @@ def format_number(value, digits=2):
     return "%.*f" % (digits, v)
 
 
-def format_rate(per_second, unit="obj"):
+def format_rate(per_second: float | None, unit: str | None = "obj") -> str:
     """Objects per second: ``0.24 vol/s``."""
     if per_second is None:
         return DASH
@@ -175,7 +177,7 @@ def format_rate(per_second, unit="obj"):
     return "%s %s/s" % (text, unit or "obj")
 
 
-def format_ratio(value, approx=False):
+def format_ratio(value: float | None, approx: bool = False) -> str:
     """A ratio as ``10.2×`` (``~7.8×`` with approx); whole numbers above 100 (``152×``)."""
     if value is None:
         return DASH
@@ -186,7 +188,7 @@ def format_ratio(value, approx=False):
     return ("~" if approx else "") + text
 
 
-def format_pct(value):
+def format_pct(value: float | None) -> str:
     """A signed percentage: ``+12.5%``, ``-3.0%``."""
     if value is None:
         return DASH
@@ -194,7 +196,7 @@ def format_pct(value):
     return "%+.1f%%" % (0.0 if abs(v) < 0.05 else v)  # no "-0.0%"
 
 
-def format_bytes_rate(bytes_per_second):
+def format_bytes_rate(bytes_per_second: float | None) -> str:
     """Throughput in decimal units as fio and the seed print it: ``381 MB/s``."""
     if bytes_per_second is None:
         return DASH

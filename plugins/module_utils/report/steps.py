@@ -5,6 +5,9 @@
 A cell is {"text": str, "cls": css class or ""}. The comparison (compare.py), the fleet document (fleet.py)
 and the tables (tables.py) all say a step's time the same way because they take it from here.
 """
+from __future__ import annotations
+
+from typing import Any, overload
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
@@ -13,17 +16,17 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.document im
 SEP = " · "
 
 
-def cell(text, cls=""):
+def cell(text: object, cls: str = "") -> dict[str, Any]:
     return {"text": text, "cls": cls}
 
 
-def humanize(name):
+def humanize(name: str) -> str:
     """'create_volume' -> 'Create volume' when a step has no label."""
     text = name.replace("_", " ").strip()
     return text[:1].upper() + text[1:]
 
 
-def step_label(doc, name):
+def step_label(doc: dict[str, Any], name: str) -> str:
     for _, steps in summaries(doc):
         s = steps.get(name)
         if s and s.get("label"):
@@ -31,11 +34,21 @@ def step_label(doc, name):
     return humanize(name)
 
 
-def median(spread):
+@overload
+def median(spread: None) -> None:
+    ...
+
+
+@overload
+def median(spread: dict[str, Any]) -> float:
+    ...
+
+
+def median(spread: dict[str, Any] | None) -> float | None:
     return spread["median"] if spread else None
 
 
-def status_text(s):
+def status_text(s: dict[str, Any]) -> str:
     """Cell text for a step that has no ok repetition (or a partial one)."""
     st = s.get("status", "ok")
     if st == "disturbed":  # its errors are the disturbance's consequences: the reason says what happened
@@ -50,7 +63,7 @@ def status_text(s):
     return st + (" (%s)" % ", ".join(bits) if bits else "")
 
 
-def operation_cell(s):
+def operation_cell(s: dict[str, Any] | None) -> dict[str, Any]:
     """'6m 57s · 0.24 vol/s', or the status when no repetition succeeded."""
     if s is None:
         return cell(stats.DASH, "missing")
@@ -64,7 +77,7 @@ def operation_cell(s):
     return cell(text)
 
 
-def step_speedup(base, cand):
+def step_speedup(base: dict[str, Any] | None, cand: dict[str, Any] | None) -> float | None:
     """Throughput ratio cand vs base: rates when both have them, else wall-time speedup."""
     if not base or not cand or not base.get("ok_runs") or not cand.get("ok_runs"):
         return None

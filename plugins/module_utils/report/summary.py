@@ -4,6 +4,9 @@
 
 Small on purpose: no per-object timings, one line per step, so it fits in AWX artifacts.
 """
+from __future__ import annotations
+
+from typing import Any
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
@@ -16,7 +19,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import operation_cell
 
 
-def summarize(doc):
+def summarize(doc: dict[str, Any]) -> dict[str, Any]:
     """{run_id, benchmark, status, reason, started, finished, variants[{name, steps, failed_steps,
     sum_wall_s, sum_text, step_times{name: text}}], speedup, speedup_text, step_speedups, table,
     warnings{count, reasons[{reason, count, events, message, steps, examples}]}, warning_lines}."""
@@ -38,7 +41,7 @@ def summarize(doc):
     sp = speedups(doc) if len(variants) >= 2 else None
     head = headline(doc) if sp else None
     out["speedup"] = round(head["speedup"], 3) if head and head["speedup"] else None
-    out["speedup_text"] = head["text"] if out["speedup"] else None
+    out["speedup_text"] = head["text"] if out["speedup"] else None  # type: ignore[index]  # a speedup: a headline
     out["step_speedups"] = {r["step"]: round(r["speedup"], 3) for r in sp["steps"] if r["speedup"]} if sp else {}
     table = T.operations_table(doc) or T.metrics_table(doc)
     out["table"] = table_markdown(dict(table, title="", note="")).splitlines() if table else []

@@ -8,6 +8,9 @@ every (variant, N) point with each step's count, median wall time and rate, and 
 operations per second, so a reader sees whether the rate holds as N grows (seed 002's claim for 1000
 volumes against 100). Stdlib only; no import of document.py (which calls this module).
 """
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
@@ -18,16 +21,16 @@ LIFECYCLE = "Whole lifecycle"
 LIFECYCLE_UNIT = "op"
 
 
-def point_name(variant, value, unit="vol"):
+def point_name(variant: str, value: float, unit: str = "vol") -> str:
     """The document variant's name of one (variant, N): 'concurrency on · 100 vol'."""
     return "%s%s%d %s" % (variant, SEP, int(value), unit)
 
 
-def is_sweep(doc):
+def is_sweep(doc: dict[str, Any]) -> bool:
     return any(v.get("sweep") for v in doc.get("variants", []))
 
 
-def default_pair(doc):
+def default_pair(doc: dict[str, Any]) -> tuple[str | None, str | None]:
     """The two variants an in-document ratio compares unless told: the first two; in a sweep the first two
     variants at the largest size (seed 002's OFF vs ON at 1000 volumes), never one variant at two sizes."""
     variants = doc.get("variants", [])
@@ -41,7 +44,7 @@ def default_pair(doc):
     return (names[0] if names else None), (names[1] if len(names) > 1 else None)
 
 
-def baselines(doc):
+def baselines(doc: dict[str, Any]) -> list[int]:
     """For each variant, the index of the variant its ratios are taken against: the first variant, or in a
     sweep the first variant measured at the same size."""
     variants = doc.get("variants", [])
@@ -53,11 +56,11 @@ def baselines(doc):
     return out
 
 
-def _median(spread):
+def _median(spread: dict[str, Any] | None) -> float | None:
     return spread["median"] if spread else None
 
 
-def _point_steps(summary):
+def _point_steps(summary: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for s in summary.get("steps", []):
         entry = {"name": s["name"], "status": s.get("status", "ok")}
@@ -72,7 +75,7 @@ def _point_steps(summary):
     return out
 
 
-def lifecycle(steps):
+def lifecycle(steps: list[dict[str, Any]]) -> dict[str, Any]:
     """Operations per second through the whole lifecycle: the objects of every step that has figures
     (count) over the sum of their median wall times, the seed's "Sum of step times" as a rate.
 
@@ -89,7 +92,7 @@ def lifecycle(steps):
             "complete": len(timed) == len(ran)}
 
 
-def sweep_summary(doc, summarize):
+def sweep_summary(doc: dict[str, Any], summarize: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any] | None:
     """The document's `sweep` block, or None when no variant is a sweep point.
 
     summarize(variant) gives a variant's summary when it has none stored (document.summarize_variant).
@@ -112,20 +115,20 @@ def sweep_summary(doc, summarize):
     return {"parameter": parameter, "values": sorted(values), "variants": bases, "points": points}
 
 
-def _worst(statuses):
+def _worst(statuses: Iterable[str]) -> str:
     order = BROKEN_STEP_STATUSES + ("skipped", "ok")
     found = [s for s in statuses if s in order]
     return min(found, key=order.index) if found else "ok"
 
 
-def point(sweep, variant, value):
+def point(sweep: dict[str, Any], variant: str, value: float) -> dict[str, Any] | None:
     for p in sweep["points"]:
         if p["variant"] == variant and p["value"] == value:
             return p
     return None
 
 
-def step_order(sweep):
+def step_order(sweep: dict[str, Any]) -> list[tuple[str, str]]:
     names, labels = [], {}
     for p in sweep["points"]:
         for s in p["steps"]:
@@ -135,7 +138,7 @@ def step_order(sweep):
     return [(n, labels[n]) for n in names]
 
 
-def series(sweep, variant, step=None):
+def series(sweep: dict[str, Any], variant: str, step: str | None = None) -> list[tuple[float, float]]:
     """[(N, rate)] of one variant, for one step or (None) the whole lifecycle, N ascending; missing rates left out."""
     out = []
     for value in sweep["values"]:
@@ -151,7 +154,7 @@ def series(sweep, variant, step=None):
     return out
 
 
-def scaling(sweep, variant, step=None):
+def scaling(sweep: dict[str, Any], variant: str, step: str | None = None) -> float | None:
     """Rate at the largest N over the rate at the smallest: >= 1 means the rate holds or improves."""
     pts = series(sweep, variant, step)
     if len(pts) < 2 or pts[0][0] == pts[-1][0]:

@@ -6,6 +6,9 @@ A table is {"id", "title", "headers": [str], "rows": [[cell]], "note"}; a cell i
 {"text": str, "cls": css class or ""}. Keeping the numbers-to-words step here (a step's cell and
 label in steps.py, a metric's in metrics.py) means both output formats always say the same thing.
 """
+from __future__ import annotations
+
+from typing import Any
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
@@ -23,12 +26,12 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps impor
 )
 
 
-def is_operation(summary):
+def is_operation(summary: dict[str, Any]) -> bool:
     """Steps that time a batch of objects (the seed's rows); pure metric steps go elsewhere."""
     return summary.get("count") is not None or not summary.get("metrics")
 
 
-def operations_table(doc):
+def operations_table(doc: dict[str, Any]) -> dict[str, Any] | None:
     """The seed layout: Operation | <variant> ... | <B> vs <A> (throughput), plus the sum row."""
     variants = summaries(doc)
     if not variants:
@@ -77,7 +80,7 @@ SEED_NOTE = (" Seed: the field report's own figure where this run repeats its ex
              "as the seed's did.")
 
 
-def cluster_time_table(doc):
+def cluster_time_table(doc: dict[str, Any]) -> dict[str, Any] | None:
     """On a scaled cluster (the twin): every step time as cluster time (wall / time scale), the figure to set beside
     a seed's, and where the step repeats a seed's measurement (seed_figures.py) that figure and ours ÷ the seed's;
     None on a real cluster."""
@@ -106,7 +109,7 @@ def cluster_time_table(doc):
         total = sum(median(steps[n]["wall_s"]) for n in common) / scale if common else None
         sums.append(cell(stats.format_duration(total), "sum"))
         if any(seed.values()):
-            seed_total = sum(seed[n]["seconds"] for n in common) if common and all(seed[n] for n in common) else None
+            seed_total = sum(seed[n]["seconds"] for n in common) if common and all(seed[n] for n in common) else None  # type: ignore[index]
             sums += [dict(c, cls=(c["cls"] + " sum").strip()) for c in seed_cells(total, seed_total)]
     rows.append(sums)
     note = CLUSTER_TIME_NOTE % (scale, scale) + (SEED_NOTE if any(any(seed.values()) for seed in seeds) else "")
@@ -114,18 +117,19 @@ def cluster_time_table(doc):
             "headers": headers, "rows": rows, "note": note}
 
 
-def _seeds_named(seed):
+def _seeds_named(seed: dict[str, dict[str, Any] | None]) -> str:
     return " and ".join(sorted({f["seed"] for f in seed.values() if f}))
 
 
-def seed_cells(ours, seed_s):
+def seed_cells(ours: float | None, seed_s: float | None) -> list[dict[str, Any]]:
     """The seed's figure and ours ÷ the seed's, dashes where the step has no seed figure."""
     if seed_s is None:
         return [cell(stats.DASH, "missing"), cell(stats.DASH, "missing")]
     return [cell(stats.format_duration(seed_s)), cell("%.2f" % (ours / seed_s) if ours else stats.DASH, "ratio")]
 
 
-def _sum_row(variants, names, two, base_of=None):
+def _sum_row(variants: list[tuple[str, dict[str, dict[str, Any]]]], names: list[str], two: bool,
+             base_of: list[int] | None = None) -> list[dict[str, Any]]:
     # The overall ratio only counts steps that succeeded in every variant, so a step that
     # failed on one side cannot make the other look faster.
     common = [n for n in names if all(steps.get(n) and steps[n].get("wall_s") for _, steps in variants)]
@@ -151,7 +155,7 @@ def _sum_row(variants, names, two, base_of=None):
     return row
 
 
-def latency_table(doc):
+def latency_table(doc: dict[str, Any]) -> dict[str, Any] | None:
     """Per-object latency p50 / p99 (max) per step and variant, where steps carry latencies."""
     variants = summaries(doc)
     names = [n for n in step_names(doc) if any(steps.get(n, {}).get("latency") for _, steps in variants)]
@@ -186,7 +190,7 @@ METRICS_TITLE = "Measured metrics"
 P99 = "latency_p99_s"
 
 
-def metrics_table(doc):
+def metrics_table(doc: dict[str, Any]) -> dict[str, Any] | None:
     """fio/sysbench style: Step | Variant | IOPS | throughput | ... | latency p99 | ratio vs first; with more than
     WIDE_METRIC_COLUMNS figures, Step | Metric (unit) | <variant> ... | ratio (metrics_by_row)."""
     variants = summaries(doc)
@@ -237,7 +241,8 @@ def metrics_table(doc):
                     "on the step's time." % variants[0][0]}
 
 
-def metrics_by_row(doc, variants, names, keys):
+def metrics_by_row(doc: dict[str, Any], variants: list[tuple[str, dict[str, dict[str, Any]]]], names: list[str],
+                   keys: list[str]) -> dict[str, Any]:
     """The metrics table turned: per step one row per metric (its unit said once, in the row's label, "clat mean
     (µs)"), the variants side by side as columns, and each metric's own ratio to the first variant (higher IOPS or
     throughput, lower latency is better); a row whose metric ranks nothing (a count) has no ratio."""
@@ -280,7 +285,7 @@ def metrics_by_row(doc, variants, names, keys):
                     + "Latency p99: each I/O's (fio) or transaction's (sysbench) own."}
 
 
-def _row_value(s, key):
+def _row_value(s: dict[str, Any] | None, key: str) -> float | None:
     if s is None:
         return None
     m = s.get("metrics") or {}
@@ -289,7 +294,7 @@ def _row_value(s, key):
     return median(m.get(key))
 
 
-def _metric_ratio_cell(i, pk, base, s):
+def _metric_ratio_cell(i: int, pk: str | None, base: dict[str, Any] | None, s: dict[str, Any]) -> dict[str, Any]:
     """The ratio on a figure that means something for the row: a batch step's time (its count of attachments is
     no figure to rank by), else the step's primary metric."""
     if i == 0:
@@ -297,11 +302,11 @@ def _metric_ratio_cell(i, pk, base, s):
     if is_operation(s) or pk is None:
         r = step_speedup(base, s)
         return cell("%s step time" % stats.format_ratio(r) if r else stats.DASH, "ratio")
-    r = better_ratio(pk, median((base.get("metrics") or {}).get(pk)), median((s.get("metrics") or {}).get(pk)))
+    r = better_ratio(pk, median((base.get("metrics") or {}).get(pk)), median((s.get("metrics") or {}).get(pk)))  # type: ignore[union-attr]  # i > 0
     return cell("%s %s" % (stats.format_ratio(r), metric_info(pk)[0]) if r else stats.DASH, "ratio")
 
 
-def repetitions_table(doc):
+def repetitions_table(doc: dict[str, Any]) -> dict[str, Any] | None:
     """Median and range per step when any variant ran more than once."""
     variants = summaries(doc)
     if not any(len(v.get("runs", [])) > 1 for v in doc.get("variants", [])):
@@ -326,7 +331,7 @@ def repetitions_table(doc):
             "note": "median (min – max, n = ok repetitions); IQR from 4 repetitions on."}
 
 
-def facts_table(doc):
+def facts_table(doc: dict[str, Any]) -> dict[str, Any]:
     """Key/value facts: run, cluster, components, parameters."""
     rows = [
         ("Run", doc.get("run_id", "")),
@@ -352,18 +357,18 @@ def facts_table(doc):
             "rows": [[cell(k, "key"), cell(str(v))] for k, v in rows], "note": ""}
 
 
-def _short(value, limit=120):
+def _short(value: object, limit: int = 120) -> str:
     text = value if isinstance(value, str) else _compact(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _compact(value):
+def _compact(value: object) -> str:
     import json
 
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def problem_list(doc, limit=20):
+def problem_list(doc: dict[str, Any], limit: int = 20) -> list[tuple[str, str]]:
     """[(where, what)] for failed/skipped/timed-out steps, object errors and unfinished objects."""
     out = []
     for v in doc.get("variants", []):
@@ -384,7 +389,7 @@ def problem_list(doc, limit=20):
 
 
 # --- sweep ----------------------------------------------------------------------------------
-def _rate_cell(step):
+def _rate_cell(step: dict[str, Any] | None) -> dict[str, Any]:
     if step is None:
         return cell(stats.DASH, "missing")
     if not step.get("rate"):
@@ -392,7 +397,7 @@ def _rate_cell(step):
     return cell(stats.format_rate(step["rate"], step.get("unit") or "obj"))
 
 
-def sweep_table(doc):
+def sweep_table(doc: dict[str, Any]) -> dict[str, Any] | None:
     """Rate per step and for the whole lifecycle, one column per (variant, N), then per variant the rate at the
     largest N against the smallest (sweep.py's figures), or None without a sweep."""
     sweep = sweep_block(doc)
@@ -424,7 +429,7 @@ def sweep_table(doc):
             continue
         text = stats.format_rate(lc["rate"], S.LIFECYCLE_UNIT)
         if not lc["complete"]:
-            text += " (%d of %d steps)" % (lc["steps"], len([s for s in p["steps"] if s["status"] != "skipped"]))
+            text += " (%d of %d steps)" % (lc["steps"], len([s for s in p["steps"] if s["status"] != "skipped"]))  # type: ignore[index]  # lc: p
         row.append(cell(text, "sum"))
     if len(values) > 1:
         row += [cell(stats.format_ratio(S.scaling(sweep, b)), "sum ratio") for b in bases]
@@ -436,10 +441,10 @@ def sweep_table(doc):
                                                       _value_text(sweep, hi), _value_text(sweep, lo))}
 
 
-def _value_text(sweep, value):
+def _value_text(sweep: dict[str, Any], value: float) -> str:
     return "%d %s" % (value, "vol" if sweep["parameter"] == "volumes" else sweep["parameter"])
 
 
-def all_tables(doc):
+def all_tables(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [t for t in (operations_table(doc), cluster_time_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
                         repetitions_table(doc), W.table(doc)) if t]

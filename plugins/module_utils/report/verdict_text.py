@@ -4,12 +4,15 @@
 
 junit.py writes the same verdict as JUnit XML for CI.
 """
+from __future__ import annotations
+
+from typing import Any
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import cell
 
 
-def verdict_table(verdict):
+def verdict_table(verdict: dict[str, Any]) -> dict[str, Any]:
     """Table model (tables.py shape) of the verdict rows."""
     rows = []
     for r in verdict["rows"]:
@@ -22,7 +25,7 @@ def verdict_table(verdict):
             "note": verdict["message"]}
 
 
-def verdict_lines(verdict):
+def verdict_lines(verdict: dict[str, Any]) -> list[str]:
     """Fixed-width text lines of the verdict, for ansible debug output."""
     table = verdict_table(verdict)
     grid = [table["headers"]] + [[c["text"] for c in row] for row in table["rows"]]

@@ -7,17 +7,20 @@ summary, report.md and report.html say how many objects had warnings, which reas
 examples. Each step result carries `warnings` (engine.warning_summary); older documents only have the
 objects_with_warnings metric, which is shown as a count without reasons.
 """
+from __future__ import annotations
+
+from typing import Any
 
 
 EXAMPLES = 5
 
 
-def collect(doc):
+def collect(doc: dict[str, Any]) -> dict[str, Any]:
     """{count, reasons: [{reason, count, events, message, steps, examples}]} over the whole document.
 
     count: objects with Warning events, an object once per step it had them in (a volume retried in two steps
     counts twice)."""
-    reasons = {}
+    reasons: dict[str, dict[str, Any]] = {}
     objects = 0
     for v in doc.get("variants", []):
         for r in v.get("runs", []):
@@ -41,7 +44,7 @@ def collect(doc):
     return {"count": objects, "reasons": out}
 
 
-def lines(summary):
+def lines(summary: dict[str, Any] | None) -> list[str]:
     """Console lines: one per reason, with examples."""
     if not summary or not summary.get("count"):
         return []
@@ -53,7 +56,7 @@ def lines(summary):
     return out
 
 
-def table(doc):
+def table(doc: dict[str, Any]) -> dict[str, Any] | None:
     """The Warnings table of report.md / report.html, or None when no object had a warning."""
     summary = collect(doc)
     if not summary["count"]:

@@ -7,9 +7,11 @@ per-operation latencies from several repetitions on both sides (docs/rollout.md,
 benchmark steps it runs; `judged` the ones the gate weighs, the steps the change is expected to speed up.
 `tuning` is the advisor's name for the change (tuning_advice), whose expected_speedup the gate asks for.
 """
+from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
@@ -20,7 +22,7 @@ LIFECYCLE = ["create_volume", "publish", "unpublish", "create_snapshot", "clone_
 # snapshot_controller change's to prove.
 TRIDENT_JUDGED = ["create_volume", "publish", "unpublish", "clone_from_snapshot", "delete_clone", "delete_volume"]
 
-CHANGES = {
+CHANGES: dict[str, dict[str, Any]] = {
     "trident_concurrency": {
         "tuning": "trident_concurrency",
         "what": "Trident's concurrent core (TridentOrchestrator spec.enableConcurrency)",
@@ -64,14 +66,14 @@ class ChangeError(StoragePerfError):
     pass
 
 
-def get(name):
+def get(name: str) -> dict[str, Any]:
     if name not in CHANGES:
         raise ChangeError("change=%r is not a change the rollout makes: use one of %s"
                           % (name, ", ".join(sorted(CHANGES))))
     return CHANGES[name]
 
 
-def parameters(name, given):
+def parameters(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
     """The change's variables: its defaults overlaid with what was given; unknown or missing ones are refused."""
     row = get(name)
     given = dict(given or {})
@@ -87,13 +89,13 @@ def parameters(name, given):
     return out
 
 
-def rollout_id(name, params):
+def rollout_id(name: str, params: Mapping[str, Any]) -> str:
     """A rollout is its change and the change's parameters: the same two resume the same rollout."""
     digest = hashlib.sha256(json.dumps([name, params], sort_keys=True).encode("utf-8")).hexdigest()
     return "%s-%s" % (name, digest[:8])
 
 
-def probe_text(name):
+def probe_text(name: str) -> str:
     p = get(name)["probe"]
     size = "%d volumes" % p["volumes"] if "volumes" in p else "%d pods" % p["replicas"]
     return "%s, %s x %d repetitions, before and after; judged on %s" % (

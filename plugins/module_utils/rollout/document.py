@@ -11,13 +11,14 @@ Records come from several places (each host writes its own slice; a bucket keeps
 returns a Records map that also carries its sources and the files it left out (problems: a file that is not JSON
 or not a record is named, never merged). Records of two rollouts in one place are an error naming both ids.
 """
-
+from __future__ import annotations
 
 import copy
 import datetime
 import json
 import os
 import re
+from typing import Any, Iterable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps, write_text_atomic
@@ -36,21 +37,22 @@ class RolloutError(StoragePerfError):
 class Records(dict):
     """{cluster: record}, with `sources` (where they were read) and `problems` ([{source, error}] left out)."""
 
-    def __init__(self, records=None, sources=(), problems=()):
+    def __init__(self, records: Mapping[str, dict[str, Any]] | None = None, sources: Iterable[str] = (),
+                 problems: Iterable[dict[str, str]] = ()) -> None:
         super().__init__(records or {})
         self.sources = list(sources)
         self.problems = list(problems)
 
-    def left_out(self):
+    def left_out(self) -> list[str]:
         """One sentence per record file that was skipped, for the module's warnings."""
         return ["%s was left out: %s" % (x["source"], x["error"]) for x in self.problems]
 
 
-def now_iso():
+def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def when(record):
+def when(record: Mapping[str, Any]) -> datetime.datetime:
     """The record's `updated` as an aware datetime (any fraction of seconds; Z or an offset)."""
     text = record["updated"]
     stamp = datetime.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
@@ -66,7 +68,7 @@ def when(record):
 
 
 # --- one record --------------------------------------------------------------------------------------
-def new_record(rollout, cluster, wave, decision, reason, **parts):
+def new_record(rollout: Mapping[str, Any] | None, cluster: str, wave: int, decision: str, reason: str, **parts: Any) -> dict[str, Any]:
     """A record as the schema has it; parts: baseline, after, gate, applied, rollback, updated (default now), history.
 
     Not checked here: write_record() and check_record() do.
@@ -84,7 +86,7 @@ def new_record(rollout, cluster, wave, decision, reason, **parts):
             "history": list(parts.get("history") or [])}
 
 
-def record_problems(record):
+def record_problems(record: dict[str, Any]) -> list[str]:
     """Every problem of a record, 'field: message' (empty when it is valid): the schema, then what it cannot say."""
     try:
         RS.validate_record(record)
@@ -100,7 +102,7 @@ def record_problems(record):
     return out
 
 
-def check_record(record):
+def check_record(record: dict[str, Any]) -> dict[str, Any]:
     """Raise RecordValidationError naming every bad field; return the record."""
     found = record_problems(record)
     if found:
@@ -108,15 +110,15 @@ def check_record(record):
     return record
 
 
-def history_entry(record):
+def history_entry(record: Mapping[str, Any]) -> dict[str, Any]:
     return {"decision": record["decision"], "reason": record["reason"], "updated": record["updated"]}
 
 
-def _content(record):
+def _content(record: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k not in _NOT_CONTENT}
 
 
-def _history(entries, current):
+def _history(entries: Iterable[dict[str, Any]], current: Mapping[str, Any]) -> list[dict[str, Any]]:
     """entries without duplicates and without the current record itself, oldest first, the last HISTORY_MAX."""
     seen, out = {(current["updated"], current["decision"])}, []
     for e in sorted(entries, key=when):
@@ -127,7 +129,7 @@ def _history(entries, current):
     return out[-RS.HISTORY_MAX:]
 
 
-def supersede(new, old):
+def supersede(new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
     """new, which replaces old: old's history and old itself (when it said something else) go into new's history."""
     if old is None:
         return copy.deepcopy(new)
@@ -140,11 +142,11 @@ def supersede(new, old):
     return out
 
 
-def record_path(rollout_dir, cluster):
+def record_path(rollout_dir: str, cluster: str) -> str:
     return os.path.abspath(os.path.join(rollout_dir, CLUSTERS_DIR, "%s.json" % cluster))
 
 
-def _same_rollout(a, b, where_a, where_b):
+def _same_rollout(a: Mapping[str, Any], b: Mapping[str, Any], where_a: str, where_b: str) -> None:
     if a["rollout"]["id"] != b["rollout"]["id"]:
         raise RolloutError("records of two rollouts: %r (%s) and %r (%s); one rollout_dir (or bucket prefix) holds "
                            "the records of one rollout id" % (a["rollout"]["id"], where_a, b["rollout"]["id"], where_b),
@@ -152,7 +154,7 @@ def _same_rollout(a, b, where_a, where_b):
                                 "rollout's records away.")
 
 
-def plan_write(rollout_dir, record):
+def plan_write(rollout_dir: str, record: dict[str, Any]) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
     """(path, the record stored there now or None, the record write_record would store): nothing is written."""
     check_record(record)
     path = record_path(rollout_dir, record["cluster"])
@@ -171,7 +173,7 @@ def plan_write(rollout_dir, record):
     return path, old, supersede(record, old)
 
 
-def write_record(rollout_dir, record, check=False):
+def write_record(rollout_dir: str, record: dict[str, Any], check: bool = False) -> tuple[str, bool]:
     """Write <rollout_dir>/clusters/<cluster>.json atomically; -> (path, changed). check: write nothing, say if it would."""
     path, old, new = plan_write(rollout_dir, record)
     changed = new != old
@@ -181,7 +183,7 @@ def write_record(rollout_dir, record, check=False):
 
 
 # --- reading many --------------------------------------------------------------------------------------
-def _take(out, source, cluster, text):
+def _take(out: Records, source: str, cluster: str, text: str | bytes) -> None:
     """Add the record in text to out, or a problem naming source."""
     try:
         record = json.loads(text)
@@ -199,7 +201,7 @@ def _take(out, source, cluster, text):
     out[cluster] = record
 
 
-def read_records(rollout_dir):
+def read_records(rollout_dir: str) -> Records:
     """Records of <rollout_dir>/clusters/*.json (none when the directory is missing); bad files in .problems."""
     rollout_dir = os.path.abspath(rollout_dir)
     out = Records(sources=[rollout_dir])
@@ -220,7 +222,7 @@ def read_records(rollout_dir):
     return out
 
 
-def read_records_s3(s3, bucket, prefix="", endpoint_url=None):
+def read_records_s3(s3: Any, bucket: str, prefix: str | None = "", endpoint_url: str | None = None) -> Records:
     """Records that reports_upload put under s3://bucket/<prefix>/clusters/<cluster>.json (UploadError when the
     bucket cannot be listed; an object that cannot be read is a problem)."""
     # here, not at the top: boto3 loads only for a bucket
@@ -229,7 +231,7 @@ def read_records_s3(s3, bucket, prefix="", endpoint_url=None):
     top = "/".join(p for p in ((prefix or "").strip("/"), CLUSTERS_DIR) if p) + "/"
     out = Records(sources=["s3://%s/%s" % (bucket, top)])
 
-    def wanted(key):
+    def wanted(key: str) -> bool:
         rest = key[len(top):]
         return key.startswith(top) and "/" not in rest and rest.endswith(".json") and not rest.startswith(".")
 
@@ -241,7 +243,7 @@ def read_records_s3(s3, bucket, prefix="", endpoint_url=None):
     return out
 
 
-def merge(*record_maps):
+def merge(*record_maps: Mapping[str, dict[str, Any]]) -> Records:
     """One Records of several: per cluster the newest `updated` wins (a tie: the later map), the others go into its
     history when they said something else. Sources and problems are kept; two rollouts are an error."""
     out = Records()
@@ -262,7 +264,7 @@ def merge(*record_maps):
     return out
 
 
-def rollout_of(records):
+def rollout_of(records: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
     """The rollout all records belong to (the newest record's description of it)."""
     if not records:
         raise RolloutError("no rollout record to read the rollout from; give rollout, or records")
@@ -273,7 +275,7 @@ def rollout_of(records):
 
 
 # --- the assembled document ------------------------------------------------------------------------------
-def wave_verdict(members, max_fail_percentage):
+def wave_verdict(members: list[dict[str, Any]], max_fail_percentage: float) -> tuple[int, str]:
     """(failed, verdict) of one wave's records: halted once failures pass the limit (more members can only add
     failures), else pending while one is, skipped when all were, else passed."""
     decisions = [r["decision"] for r in members]
@@ -287,18 +289,19 @@ def wave_verdict(members, max_fail_percentage):
     return failed, "passed"
 
 
-def halt_reason(wave):
+def halt_reason(wave: Mapping[str, Any]) -> str:
     n = len(wave["clusters"])
     return ("wave %d: %d of %d cluster%s rolled back or failed (%s%%), above max_fail_percentage %s%%; later waves "
             "are skipped" % (wave["wave"], wave["failed"], n, "" if n == 1 else "s",
                              _pct(wave["failed"] * 100.0 / n), _pct(wave["max_fail_percentage"])))
 
 
-def _pct(value):
+def _pct(value: float) -> str:
     return ("%.1f" % value).rstrip("0").rstrip(".")
 
 
-def assemble(records, rollout=None, waves=None, max_fail_percentage=None, title=None):
+def assemble(records: Mapping[str, dict[str, Any]], rollout: Mapping[str, Any] | None = None, waves: int | None = None,
+             max_fail_percentage: float | None = None, title: str | None = None) -> dict[str, Any]:
     """The rollout document of records (a Records or a plain {cluster: record}); validated.
 
     rollout: default the records' own; waves: the number of waves planned (waves without a record yet are

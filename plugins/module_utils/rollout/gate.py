@@ -18,9 +18,11 @@ The observed speedup is the Hodges-Lehmann estimate of the baseline/candidate la
 the within-step log ratios of every baseline/candidate pair), with a seeded bootstrap interval that resamples
 within each step, so the same inputs give the same verdict.
 """
+from __future__ import annotations
 
 import inspect
 import math
+from typing import Any, Callable, Iterable, Mapping, Sequence
 import warnings
 
 from ansible.module_utils.basic import missing_required_lib
@@ -65,12 +67,13 @@ class GateError(StoragePerfError, ValueError):
     """An input of the gate is wrong; the message names the option and the fix."""
 
 
-def _check(name, value, ok):
+def _check(name: str, value: object, ok: Callable[[Any], bool]) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not ok(value)):
         raise GateError("%s must be %s, got %r" % (name, LIMITS[name], value))
 
 
-def check_options(expected_speedup, min_gain_fraction, confidence, tolerance_pct):
+def check_options(expected_speedup: float | None, min_gain_fraction: float | None, confidence: float | None,
+                  tolerance_pct: float | None) -> None:
     """Raise GateError naming the first option out of range."""
     _check("expected_speedup", expected_speedup, lambda v: math.isfinite(v) and v >= 1)
     _check("min_gain_fraction", min_gain_fraction, lambda v: 0 < v <= 1)
@@ -83,12 +86,12 @@ def check_options(expected_speedup, min_gain_fraction, confidence, tolerance_pct
 
 
 # what the documents hold -----------------------------------------------------------------------------------
-def _runs(doc):
+def _runs(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     variants = doc.get("variants") or []
     return (variants[-1].get("runs") or []) if variants else []
 
 
-def _latency(obj):
+def _latency(obj: Mapping[str, Any]) -> float | None:
     value = obj.get("latency")
     if value is None and obj.get("start") is not None and obj.get("end") is not None:
         value = obj["end"] - obj["start"]
@@ -97,7 +100,7 @@ def _latency(obj):
     return float(value)
 
 
-def step_order(doc):
+def step_order(doc: Mapping[str, Any]) -> list[str]:
     """The judged variant's step names in the order it ran them."""
     names = []
     for run in _runs(doc):
@@ -105,9 +108,9 @@ def step_order(doc):
     return names
 
 
-def samples(doc):
+def samples(doc: Mapping[str, Any]) -> dict[str, list[float]]:
     """{step: [latency in seconds]} over every repetition of the judged variant; steps with none are left out."""
-    out = {}
+    out: dict[str, list[float]] = {}
     for run in _runs(doc):
         for step in run.get("steps", []):
             if step.get("status") in MEASURED:
@@ -117,7 +120,7 @@ def samples(doc):
     return out
 
 
-def _step_failures(step):
+def _step_failures(step: Mapping[str, Any]) -> tuple[int, list[str]]:
     """(count, examples) of one step: objects with errors or unfinished, step-level errors, else a broken status."""
     errors = step.get("errors") or []
     objects = sorted({e.get("object") for e in errors if e.get("object")} | set(step.get("unfinished") or []))
@@ -133,7 +136,7 @@ def _step_failures(step):
     return count, examples
 
 
-def failed_operations(doc, steps=None):
+def failed_operations(doc: Mapping[str, Any], steps: Sequence[str] | None = None) -> tuple[int, list[str]]:
     """(count, examples): failed operations of the judged variant in `steps` (None: every step).
 
     A repetition (or a whole run) that ended badly with no failed operation recorded counts as one.
@@ -157,9 +160,9 @@ def failed_operations(doc, steps=None):
     return total, examples
 
 
-def warning_reasons(doc, steps=None):
+def warning_reasons(doc: Mapping[str, Any], steps: Sequence[str] | None = None) -> dict[str, dict[str, int]]:
     """{reason: {"objects": n, "events": n}} of the Warning events in the judged variant's `steps` (None: all)."""
-    out = {}
+    out: dict[str, dict[str, int]] = {}
     for run in _runs(doc):
         for step in run.get("steps", []):
             if steps is None or step["name"] in steps:
@@ -170,7 +173,7 @@ def warning_reasons(doc, steps=None):
     return out
 
 
-def resolve_steps(steps, baseline_doc, candidate_doc):
+def resolve_steps(steps: Sequence[str] | None, baseline_doc: Mapping[str, Any], candidate_doc: Mapping[str, Any]) -> list[str]:
     """The steps to judge, in the baseline's order: the given ones (each measured by at least one run) or, by
     default, those both runs measured."""
     order = step_order(baseline_doc) + [n for n in step_order(candidate_doc) if n not in step_order(baseline_doc)]
@@ -187,11 +190,11 @@ def resolve_steps(steps, baseline_doc, candidate_doc):
 
 
 # the statistics ------------------------------------------------------------------------------------------
-def _logs(values):
+def _logs(values: Sequence[float]) -> Any:
     return np.log(np.maximum(np.asarray(values, dtype=float), FLOOR_S))
 
 
-def van_elteren(strata, shift):
+def van_elteren(strata: Iterable[tuple[Any, Any]], shift: float) -> float:
     """One-sided p-value that, step by step, the baseline's log latencies exceed the candidate's by more than
     `shift`: van Elteren's stratified rank-sum (normal approximation, ties corrected). strata: [(log b, log c)]."""
     t = var = 0.0
@@ -209,7 +212,7 @@ def van_elteren(strata, shift):
     return float(sps.norm.sf(t / math.sqrt(var)))
 
 
-def _thin(x):
+def _thin(x: Any) -> Any:
     """A side of more than MAX_PER_SIDE values as that many evenly spaced quantiles (along the last axis)."""
     if x.shape[-1] <= MAX_PER_SIDE:
         return x
@@ -217,7 +220,7 @@ def _thin(x):
     return np.moveaxis(np.quantile(x, q, axis=-1), 0, -1)
 
 
-def hodges_lehmann(*sides, axis=-1):
+def hodges_lehmann(*sides: Any, axis: int = -1) -> Any:
     """Median of log b - log c over every baseline/candidate pair of the same step; sides = (b1, c1, b2, c2, ...).
 
     Pairs never cross steps, so a step's scale cancels without centring; vectorised for scipy's bootstrap."""
@@ -229,7 +232,7 @@ def hodges_lehmann(*sides, axis=-1):
     return np.median(np.concatenate(diffs, axis=-1), axis=-1)
 
 
-def _bootstrap(sides, confidence, seed):
+def _bootstrap(sides: tuple[Any, ...], confidence: float, seed: int) -> tuple[float, float]:
     """(low, high) of the log ratio: percentile bootstrap resampling each step's sides on their own."""
     pairs = sum(min(len(b), MAX_PER_SIDE) * min(len(c), MAX_PER_SIDE) for b, c in zip(sides[0::2], sides[1::2]))
     seeded = np.random.default_rng(seed)
@@ -241,11 +244,12 @@ def _bootstrap(sides, confidence, seed):
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def _round(value, digits=6):
+def _round(value: float | None, digits: int = 6) -> float | None:
     return None if value is None else float("%.*g" % (digits, value))
 
 
-def gain(strata, expected_speedup, min_gain_fraction, confidence, seed):
+def gain(strata: list[tuple[Any, Any]], expected_speedup: float | None, min_gain_fraction: float, confidence: float,
+         seed: int) -> dict[str, Any]:
     """The gain block of the verdict (without samples) from [(log b, log c)] with >= 2 values on each side."""
     required = None if expected_speedup is None else 1 + min_gain_fraction * (expected_speedup - 1)
     out = {"expected_speedup": expected_speedup, "min_gain_fraction": min_gain_fraction,
@@ -262,24 +266,26 @@ def gain(strata, expected_speedup, min_gain_fraction, confidence, seed):
     return out
 
 
-def step_row(name, base, cand, tolerance_pct, confidence):
+def step_row(name: str, base: list[float], cand: list[float], tolerance_pct: float,
+             confidence: float) -> tuple[dict[str, Any], float | None]:
     """One step's medians, speedup and change; worse = beyond the tolerance and significantly slower.
     Also returns the Mann-Whitney p-value (None when a side has no operations)."""
     b50, c50 = stats.median(base) if base else None, stats.median(cand) if cand else None
     change = stats.change_pct(b50, c50)
     p = float(sps.mannwhitneyu(cand, base, alternative="greater").pvalue) if base and cand else None
-    worse = change is not None and change > tolerance_pct and p < 1 - confidence
+    # ignore: a change is computed only when both sides have operations, and then so is p
+    worse = change is not None and change > tolerance_pct and p < 1 - confidence  # type: ignore[operator]
     return {"name": name, "baseline_p50": _round(b50), "candidate_p50": _round(c50),
             "speedup": _round(stats.speedup(b50, c50), 4), "change_pct": _round(change, 4),
             "tolerance_pct": tolerance_pct, "worse": bool(worse)}, p
 
 
 # the verdict -----------------------------------------------------------------------------------------------
-def _pct(confidence):
+def _pct(confidence: float) -> str:
     return "%g %%" % (confidence * 100)
 
 
-def _gain_reason(g, n):
+def _gain_reason(g: Mapping[str, Any], n: Mapping[str, int]) -> str | None:
     if g["required_speedup"] is None or (g["p_value"] is not None and g["p_value"] < 1 - g["confidence"]):
         return None
     if g["p_value"] is None:  # enough operations, but spread one or none a step
@@ -294,21 +300,22 @@ def _gain_reason(g, n):
                 stats.format_ratio(g["expected_speedup"]), _pct(g["confidence"]), g["p_value"], "van Elteren"))
 
 
-def _worse_reason(row, p, confidence):
+def _worse_reason(row: Mapping[str, Any], p: float, confidence: float) -> str:
     return ("Step %s got slower: median %s against the baseline's %s (%s, tolerance +%g%%), significant at %s "
             "confidence (one-sided Mann-Whitney p = %.3g)." % (
                 row["name"], stats.format_duration(row["candidate_p50"]), stats.format_duration(row["baseline_p50"]),
                 stats.format_pct(row["change_pct"]), row["tolerance_pct"], _pct(confidence), p))
 
 
-def _missing_reason(name, base, cand):
+def _missing_reason(name: str, base: list[float], cand: list[float]) -> str:
     side, other, n = ("candidate", "baseline", len(base)) if base else ("baseline", "candidate", len(cand))
     return "Step %s has no measured operation in the %s, against %d in the %s: it cannot be judged." % (
         name, side, n, other)
 
 
-def judge(baseline_doc, candidate_doc, expected_speedup=None, min_gain_fraction=0.25, confidence=0.95,
-          tolerance_pct=20.0, steps=None, seed=0):
+def judge(baseline_doc: Mapping[str, Any], candidate_doc: Mapping[str, Any], expected_speedup: float | None = None,
+          min_gain_fraction: float = 0.25, confidence: float = 0.95,
+          tolerance_pct: float = 20.0, steps: Iterable[str] | None = None, seed: int = 0) -> dict[str, Any]:
     """The verdict on one cluster's change (docs/rollout.md, "The gate"): passed, reasons, gain, steps, ..."""
     if not HAS_SCIPY:
         raise GateError(missing_required_lib("scipy") + " It is in the collection's requirements.txt: pip install "
@@ -324,7 +331,7 @@ def judge(baseline_doc, candidate_doc, expected_speedup=None, min_gain_fraction=
         if not (base and cand):
             reasons.append(_missing_reason(name, base, cand))
         elif row["worse"]:
-            reasons.append(_worse_reason(row, p, confidence))
+            reasons.append(_worse_reason(row, p, confidence))  # type: ignore[arg-type]  # worse: p was computed
         if len(base) >= 2 and len(cand) >= 2:
             strata.append((_logs(base), _logs(cand)))
     n = {"baseline": sum(len(base_all.get(s, [])) for s in names),
@@ -358,7 +365,7 @@ def judge(baseline_doc, candidate_doc, expected_speedup=None, min_gain_fraction=
 
 
 # the module ------------------------------------------------------------------------------------------------
-def load(option, path):
+def load(option: str, path: str) -> dict[str, Any]:
     """A result document given by a module option; a GateError naming the option when it is not one."""
     try:
         return D.load(path)
@@ -367,7 +374,7 @@ def load(option, path):
                         "(<reports_dir>/<cluster>/<run_id>/).", problems=getattr(e, "problems", [])) from e
 
 
-def rollout_gate(p):
+def rollout_gate(p: Mapping[str, Any]) -> dict[str, Any]:
     """The rollout_gate module: the verdict's keys at the top level, never a change, never a failure on a fail."""
     docs = {name: load(name, p[name]) for name in ("baseline", "candidate")}
     verdict = judge(docs["baseline"], docs["candidate"], expected_speedup=p["expected_speedup"],

@@ -8,9 +8,11 @@ What a run does with a cluster follows its record from earlier runs of the same 
 - failed, pending, skipped or no record: the whole sequence, reusing a baseline younger than baseline_max_age
   (a run interrupted after its baseline, or a retried cluster that was rolled back to the state it was measured in).
 """
+from __future__ import annotations
 
 import datetime
 import os
+from typing import Any, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import changes as CH
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import document as D
@@ -19,14 +21,14 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import wav
 RUN, SKIP = "run", "skip"
 
 
-def _parse_time(text):
+def _parse_time(text: object) -> datetime.datetime | None:
     try:
         return datetime.datetime.strptime(str(text)[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
     except ValueError:
         return None
 
 
-def reusable_baseline(record, max_age, now):
+def reusable_baseline(record: Mapping[str, Any] | None, max_age: float, now: datetime.datetime) -> dict[str, Any] | None:
     """The record's baseline when it is recent enough to stand for the cluster before the change, else None."""
     base = (record or {}).get("baseline") or {}
     finished = _parse_time(base.get("finished") or "")
@@ -37,7 +39,8 @@ def reusable_baseline(record, max_age, now):
     return dict(base, reused=True)
 
 
-def cluster_action(record, retry_rolled_back, max_age, now):
+def cluster_action(record: Mapping[str, Any] | None, retry_rolled_back: object, max_age: float,
+                   now: datetime.datetime) -> tuple[str, str, dict[str, Any] | None]:
     """(action, reason, baseline to reuse) for one cluster from its earlier record."""
     if not record:
         return RUN, "not rolled out yet", None
@@ -50,18 +53,18 @@ def cluster_action(record, retry_rolled_back, max_age, now):
     baseline = reusable_baseline(record, max_age, now)
     why = {"rolled_back": "rolled back on %s; retried as asked" % when,
            "failed": "failed on %s (%s); tried again" % (when, record.get("reason", "")),
-           }.get(decision, "%s on %s; continued" % (decision, when))
+           }.get(decision, "%s on %s; continued" % (decision, when))  # type: ignore[arg-type]  # a record has a decision
     return RUN, why, baseline
 
 
-def identity(params):
+def identity(params: Mapping[str, Any]) -> tuple[dict[str, Any], str, str]:
     """(the change's parameters, the rollout id, the rollout's directory): what names the rollout, before any record."""
     change_params = CH.parameters(params["change"], params.get("change_parameters"))
     rollout_id = params.get("rollout_id") or CH.rollout_id(params["change"], change_params)
     return change_params, rollout_id, os.path.join(params["reports_dir"], "rollout-%s" % rollout_id)
 
 
-def plan(params, records, now=None):
+def plan(params: Mapping[str, Any], records: Mapping[str, dict[str, Any]], now: datetime.datetime | None = None) -> dict[str, Any]:
     """The plan of one run. params: the rollout_plan module's options; records: {cluster: record} found so far."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     change = params["change"]
@@ -74,6 +77,7 @@ def plan(params, records, now=None):
     # a rollout turns a change on; turning it off everywhere is the change's own playbook with state=absent
     rollout = {"id": rollout_id, "change": change, "state": "present", "parameters": change_params,
                "max_fail_percentage": float(params.get("max_fail_percentage") or 0)}
+    per_cluster: dict[str, dict[str, Any]]
     per_cluster, lines = {}, []
     for i, members in enumerate(waves):
         wave = first + i
@@ -98,7 +102,7 @@ def plan(params, records, now=None):
             "lines": ["rollout %s: %s; probe: %s" % (rollout_id, row["what"], CH.probe_text(change))] + lines}
 
 
-def plan_with_records(params):
+def plan_with_records(params: Mapping[str, Any]) -> dict[str, Any]:
     """plan() over the records of the rollout's directory and, with params["bucket"], of the bucket's copy of it
     (where the rollout's other AWX jobs and slices left theirs); `warnings` names the record files left out."""
     _, rollout_id, rollout_dir = identity(params)

@@ -8,6 +8,9 @@ Tables use report/tables.py's cell model and report/render.py's Markdown/HTML ta
 the fleet report and the history do; the one picture is an inline SVG (observed speedup, its confidence interval
 and the required speedup per cluster), so the page needs nothing but itself.
 """
+from __future__ import annotations
+
+from typing import Any, Mapping
 
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
@@ -24,12 +27,12 @@ DECISION_CLS = {"promoted": "ok", "rolled_back": "fail", "failed": "fail", "skip
 DASH = stats.DASH
 
 
-def title_of(doc):
+def title_of(doc: Mapping[str, Any]) -> str:
     r = doc["rollout"]
     return doc.get("title") or "Rollout of %s (%s)" % (r["change"], r["id"])
 
 
-def headline(doc):
+def headline(doc: Mapping[str, Any]) -> str:
     """'3 clusters: 2 promoted, 1 rolled back; wave 2 of 2 done' or '...; halted at wave 1: <why>'."""
     n = len(doc["clusters"])
     counts = ", ".join("%d %s" % (len(doc["summary"][d]), WORDS[d]) for d in DECISIONS if doc["summary"][d])
@@ -51,7 +54,7 @@ def headline(doc):
     return text + "; wave %d of %d done, wave %d pending" % (done, len(waves), done + 1)
 
 
-def state_of(doc):
+def state_of(doc: Mapping[str, Any]) -> tuple[str, str]:
     """(badge class of report/render.py's CSS, word): halted, in progress, done."""
     if doc["halted"]:
         return "failed", "halted"
@@ -61,11 +64,11 @@ def state_of(doc):
 
 
 # --- figures as text ------------------------------------------------------------------------------------
-def _gain(record):
+def _gain(record: Mapping[str, Any]) -> dict[str, Any]:
     return (record.get("gate") or {}).get("gain") or {}
 
 
-def speedup_text(record):
+def speedup_text(record: Mapping[str, Any]) -> str:
     g = _gain(record)
     if g.get("observed_speedup") is None:
         return DASH
@@ -76,33 +79,33 @@ def speedup_text(record):
     return text
 
 
-def required_text(record):
+def required_text(record: Mapping[str, Any]) -> str:
     g = _gain(record)
     return DASH if g.get("required_speedup") is None else "≥ " + stats.format_ratio(g["required_speedup"])
 
 
-def p_text(record):
+def p_text(record: Mapping[str, Any]) -> str:
     p = _gain(record).get("p_value")
     if p is None:
         return DASH
     return "< 0.001" if p < 0.001 else "%.3f" % p
 
 
-def failed_ops_text(record):
+def failed_ops_text(record: Mapping[str, Any]) -> str:
     ops = (record.get("gate") or {}).get("failed_operations") or {}
     if not ops:
         return DASH
     return "%s → %s" % tuple(DASH if ops.get(k) is None else str(ops[k]) for k in ("baseline", "candidate"))
 
 
-def warnings_text(record):
+def warnings_text(record: Mapping[str, Any]) -> str:
     gate = record.get("gate")
     if gate is None:
         return DASH
     return ", ".join(gate.get("new_warnings") or []) or "none"
 
 
-def rollback_text(record):
+def rollback_text(record: Mapping[str, Any]) -> str:
     rb = record.get("rollback")
     if not rb:
         return DASH
@@ -111,7 +114,7 @@ def rollback_text(record):
     return "verified" if rb["verified"] else "not verified" + (": " + rb["detail"] if rb.get("detail") else "")
 
 
-def _num(value):
+def _num(value: float) -> str:
     return ("%.2f" % value).rstrip("0").rstrip(".")
 
 
@@ -120,7 +123,7 @@ WAVE_HEADERS = ["Cluster", "Decision", "Reason", "Speedup, baseline → after", 
                 "New warnings", "Rollback"]
 
 
-def wave_table(doc, wave):
+def wave_table(doc: Mapping[str, Any], wave: Mapping[str, Any]) -> dict[str, Any]:
     rows = []
     for name in wave["clusters"]:
         r = doc["clusters"][name]
@@ -140,7 +143,7 @@ def wave_table(doc, wave):
                     "warnings: baseline → after."}
 
 
-def steps_table(name, record):
+def steps_table(name: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
     """Step | p50 before | p50 after | Change | Tolerance | Worse: the gate's steps of one cluster."""
     steps = (record.get("gate") or {}).get("steps") or []
     if not steps:
@@ -155,7 +158,7 @@ def steps_table(name, record):
             "note": "Median per-object latency of each step in the baseline and after the change."}
 
 
-def facts_table(doc):
+def facts_table(doc: Mapping[str, Any]) -> dict[str, Any]:
     r = doc["rollout"]
     rows = [("Rollout", r["id"]), ("Change", "%s (state %s)" % (r["change"], r["state"])),
             ("Parameters", ", ".join("%s=%s" % (k, _compact(v)) for k, v in sorted(r["parameters"].items())) or DASH),
@@ -165,11 +168,11 @@ def facts_table(doc):
             "rows": [[cell(k, "key"), cell(str(v))] for k, v in rows], "note": ""}
 
 
-def _compact(value):
+def _compact(value: object) -> str:
     return value if isinstance(value, str) else dumps(value).replace("\n", "").replace("  ", "")
 
 
-def _probe_line(record):
+def _probe_line(record: Mapping[str, Any]) -> str:
     parts = []
     for key, word in (("baseline", "baseline"), ("after", "after")):
         probe = record.get(key)
@@ -179,7 +182,7 @@ def _probe_line(record):
     return " · ".join(parts)
 
 
-def cluster_sections(doc):
+def cluster_sections(doc: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], str, dict[str, Any] | None, list[str], list[str]]]:
     """[(name, record, probe line, steps table, gate reasons, history lines)] of the clusters with more to say."""
     out = []
     for name, r in doc["clusters"].items():
@@ -192,7 +195,7 @@ def cluster_sections(doc):
 
 
 # --- Markdown ------------------------------------------------------------------------------------------------
-def to_markdown(doc):
+def to_markdown(doc: Mapping[str, Any]) -> str:
     r = doc["rollout"]
     out = ["# %s" % title_of(doc), "",
            "Rollout `%s` · change `%s` · **%s** · %s" % (r["id"], r["change"], state_of(doc)[1], headline(doc)), ""]
@@ -226,7 +229,7 @@ ROLLOUT_CSS = ("td.ok{color:var(--ok);font-weight:600}"
                "ul.gate{padding-left:18px}svg.speedups{max-width:100%;height:auto}")
 
 
-def _cards(doc):
+def _cards(doc: Mapping[str, Any]) -> str:
     cards = [("clusters", len(doc["clusters"]))] + [(WORDS[d], len(doc["summary"][d])) for d in DECISIONS
                                                     if doc["summary"][d]]
     cards.append(("waves", len(doc["waves"])))
@@ -234,7 +237,7 @@ def _cards(doc):
                    for k, v in cards)
 
 
-def speedup_svg(doc):
+def speedup_svg(doc: Mapping[str, Any]) -> str:
     """Horizontal bars of the observed speedups, their CI as a whisker, the required speedup as a tick; '' without."""
     rows = [(n, _gain(r), r["decision"]) for n, r in doc["clusters"].items()
             if _gain(r).get("observed_speedup") is not None]
@@ -244,7 +247,7 @@ def speedup_svg(doc):
     top = max(top * 1.1, 1.0)
     left, width, step = 150, 460, 26
 
-    def x(value):  # one scale for bars, whiskers and ticks
+    def x(value: float) -> float:  # one scale for bars, whiskers and ticks
         return left + width * float(value) / top
 
     colour = {"promoted": "#047857", "rolled_back": "#b91c1c"}
@@ -272,7 +275,7 @@ def speedup_svg(doc):
     return "".join(parts)
 
 
-def to_html(doc):
+def to_html(doc: Mapping[str, Any]) -> str:
     cls, word = state_of(doc)
     r = doc["rollout"]
     body = ["<main>", "<h1>%s</h1>" % R.esc(title_of(doc)),
@@ -308,10 +311,10 @@ def to_html(doc):
     return R.page_html(title_of(doc), body, extra_css=ROLLOUT_CSS)
 
 
-def render_rollout(doc):
+def render_rollout(doc: Mapping[str, Any]) -> dict[str, str]:
     return {"json": dumps(doc), "md": to_markdown(doc), "html": to_html(doc)}
 
 
-def write_rollout(doc, output_dir, check_mode=False):
+def write_rollout(doc: Mapping[str, Any], output_dir: str, check_mode: bool = False) -> dict[str, dict[str, Any]]:
     """rollout.json, rollout.md, rollout.html into output_dir, atomically and only what changed -> {fmt: {path, changed}}."""
     return R.write_texts(render_rollout(doc), output_dir, FILENAMES, check_mode=check_mode)

@@ -7,9 +7,10 @@ it is stale). The record and the gate's verdict are $defs that the document refe
 report/schema.py's (jsonschema when installed, else its built-in subset), fed a copy with the $refs inlined, since
 the built-in one does not follow $ref; so both paths judge a record alike.
 """
-
+from __future__ import annotations
 
 import json
+from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema as S
 
@@ -34,7 +35,7 @@ _COUNT_OR_NULL = {"type": ["integer", "null"], "minimum": 0}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 
 
-def _ref(name):
+def _ref(name: str) -> dict[str, str]:
     return {"$ref": "#/$defs/" + name}
 
 
@@ -191,7 +192,7 @@ class RolloutValidationError(S.DocumentValidationError):
     described_in = "docs/rollout.schema.json"
 
 
-def _inline(node, defs):
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
     """node with every {"$ref": "#/$defs/x"} replaced by defs[x] (the built-in checker does not follow $ref)."""
     if isinstance(node, dict):
         if "$ref" in node:
@@ -206,12 +207,12 @@ _DOCUMENT = _inline(ROLLOUT_SCHEMA, _DEFS)
 DEFS = {name: _inline(d, _DEFS) for name, d in _DEFS.items()}
 
 
-def validate_record(record, use_jsonschema=None):
+def validate_record(record: dict[str, Any], use_jsonschema: bool | None = None) -> dict[str, Any]:
     """Raise RecordValidationError naming every bad field; return the record when it is valid."""
     return S.check_against(DEFS["record"], record, RecordValidationError, use_jsonschema)
 
 
-def problems_of(name, value, where=""):
+def problems_of(name: str, value: object, where: str = "") -> list[str]:
     """The problems of value against $defs[name], each field named from where ('rollout' -> 'rollout.id: ...')."""
     try:
         S.check_against(DEFS[name], value, RecordValidationError)
@@ -220,7 +221,7 @@ def problems_of(name, value, where=""):
     return []
 
 
-def _at(where, problem):
+def _at(where: str, problem: str) -> str:
     root = S.field_path([])
     if not where:
         return problem
@@ -229,12 +230,12 @@ def _at(where, problem):
     return where + ("" if problem.startswith("[") else ".") + problem
 
 
-def validate_rollout(doc, use_jsonschema=None):
+def validate_rollout(doc: dict[str, Any], use_jsonschema: bool | None = None) -> dict[str, Any]:
     """Raise RolloutValidationError naming every bad field; return the document when it is valid."""
     return S.check_against(_DOCUMENT, doc, RolloutValidationError, use_jsonschema)
 
 
-def schema_json():
+def schema_json() -> str:
     """The schema as the text of docs/rollout.schema.json."""
     return json.dumps(ROLLOUT_SCHEMA, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 

@@ -3,9 +3,10 @@
 """What the rollout_record and rollout_report modules do: every input checked first, then the records or reports
 written (document.py, render.py). Each function takes the module's params and returns the module's result, or
 raises a StoragePerfError naming the option to fix."""
-
+from __future__ import annotations
 
 import os
+from typing import Any, Mapping, NoReturn
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import writing, written
@@ -18,18 +19,18 @@ RECORD_KEYS = ("cluster", "wave", "decision", "reason", "baseline", "after", "ga
 FIX = "Fix the named fields; docs/rollout.schema.json describes a record."
 
 
-def _fail(problems, what, hint=FIX):
+def _fail(problems: list[str], what: str, hint: str = FIX) -> NoReturn:
     shown = "; ".join(problems[:8]) + (" (and %d more)" % (len(problems) - 8) if len(problems) > 8 else "")
     raise StoragePerfError("%s: %s" % (what, shown), hint=hint, problems=problems)
 
 
-def _limit_problem(value, field):
+def _limit_problem(value: float | None, field: str) -> list[str]:
     if value is not None and not 0 <= value <= 100:
         return ["%s: %r is not a percentage; give a number from 0 to 100" % (field, value)]
     return []
 
 
-def check_rollout(rollout):
+def check_rollout(rollout: Mapping[str, Any]) -> dict[str, Any]:
     """The rollout option with its defaults (state present, parameters {}, max_fail_percentage 0), or a failure."""
     problems = ["rollout.%s: unknown key; rollout takes %s" % (k, ", ".join(ROLLOUT_KEYS))
                 for k in sorted(set(rollout) - set(ROLLOUT_KEYS))]
@@ -42,8 +43,9 @@ def check_rollout(rollout):
     return out
 
 
-def check_records(rollout, entries):
+def check_records(rollout: Mapping[str, Any], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records the entries describe (updated now), or a failure naming every bad field of every entry."""
+    seen: dict[str, int]
     problems, records, seen = [], [], {}
     for i, entry in enumerate(entries):
         where = "records[%d]" % i
@@ -66,7 +68,7 @@ def check_records(rollout, entries):
     return records
 
 
-def rollout_record(p, check_mode=False, diff=False):
+def rollout_record(p: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> dict[str, Any]:
     """Write one record per entry into <rollout_dir>/clusters/ (or, with keep_existing, only where none is)."""
     rollout = check_rollout(p["rollout"])
     records = check_records(rollout, p["records"])
@@ -78,7 +80,7 @@ def rollout_record(p, check_mode=False, diff=False):
                                % (rollout["id"], rollout_dir, other[0]),
                                hint="Give that rollout's id, or the new rollout's own rollout_dir "
                                     "(<reports_dir>/rollout-<id>).")
-    result = {"changed": False, "records": {}, "paths": {}}
+    result: dict[str, Any] = {"changed": False, "records": {}, "paths": {}}
     before, after = {}, {}
     with writing("cannot write the rollout records into %s" % os.path.join(rollout_dir, D.CLUSTERS_DIR),
                  hint="Check that rollout_dir is writable."):
@@ -100,7 +102,7 @@ def rollout_record(p, check_mode=False, diff=False):
     return result
 
 
-def rollout_report(p, check_mode=False):
+def rollout_report(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
     """Assemble the records of rollout_dir (and of a bucket) into rollout.json, rollout.md and rollout.html."""
     rollout_dir = os.path.abspath(p["rollout_dir"]) if p["rollout_dir"] else None
     if not rollout_dir and not p["output_dir"]:
@@ -123,14 +125,14 @@ def rollout_report(p, check_mode=False):
             hint="rollout_report reads <rollout_dir>/clusters/<cluster>.json (and <prefix>/clusters/ in the bucket), "
                  "written by rollout_record; check rollout_dir, bucket and prefix.")
     doc = D.assemble(records, max_fail_percentage=p["max_fail_percentage"], title=p["title"])
-    out_dir = os.path.abspath(p["output_dir"] or rollout_dir)
+    out_dir = os.path.abspath(p["output_dir"] or rollout_dir)  # type: ignore[arg-type]  # one of them, checked above
     with writing("cannot write the rollout report into %s" % out_dir, hint="Check that output_dir is writable."):
         result = written(RR.write_rollout(doc, out_dir, check_mode=check_mode))
     return dict(result, output_dir=out_dir, rollout=doc, summary=doc["summary"], halted=doc["halted"],
                 headline=RR.headline(doc), warnings=left_out)
 
 
-def _s3_client(p):
+def _s3_client(p: Mapping[str, Any]) -> Any:
     # here, not at the top: boto3 loads only for a bucket
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload
 

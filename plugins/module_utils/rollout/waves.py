@@ -10,8 +10,10 @@ first entry: its members, in the group's order, are wave 1, and the other entrie
     plan(["a", "b", "c", "d"], [1, "50%", "100%"])          -> [["a"], ["b", "c"], ["d"]]
     plan(["a", "b", "c", "d"], [1, "100%"], canary=["c"])   -> [["c"], ["a", "b", "d"]]
 """
+from __future__ import annotations
 
 import re
+from typing import Iterable, Sequence
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
@@ -23,7 +25,7 @@ class WavesError(StoragePerfError):
     pass
 
 
-def batch_size(entry, total, index):
+def batch_size(entry: object, total: int, index: int) -> int:
     """One entry of `waves` as a number of clusters; `index` names the entry in the error."""
     where = "waves[%d]" % index
     if isinstance(entry, bool):
@@ -43,7 +45,7 @@ def batch_size(entry, total, index):
     return max(1, int(total * share / 100.0))
 
 
-def plan(clusters, waves=DEFAULT_WAVES, canary=()):
+def plan(clusters: Iterable[str], waves: Sequence[int | str] | None = DEFAULT_WAVES, canary: Sequence[str] = ()) -> list[list[str]]:
     """The waves, each a list of cluster names in the order given; every cluster in exactly one wave."""
     clusters = list(dict.fromkeys(clusters))
     if not clusters:
