@@ -412,6 +412,14 @@ class Client:
     def server_version(self):
         return self.request("GET", "/version", what="server version")
 
+    def pod_log(self, name, namespace, container=None):
+        """A pod's log as text (the bench engine reads a tool's output from it: bench/job_run.py)."""
+        path = self.path("v1", "Pod", namespace, name, "log")
+        query = [("container", container)] if container else []
+        resp = self._with_retries(lambda: self._call("GET", path, query, timeout=self.params.get("request_timeout")),
+                                  "log of pod %s" % _qualified(namespace, name))
+        return resp.read().decode("utf-8", "replace")
+
     def watch(self, api_version, kind, namespace=None, label_selector=None, field_selector=None,
               resource_version=None, timeout_seconds=60, bookmarks=True, on_open=None):
         """Yield (type, object, monotonic receive time) from one watch request until it ends.
