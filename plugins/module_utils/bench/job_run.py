@@ -76,23 +76,29 @@ class JobRun:
                     node=self.node)
 
 
+def step_options(options, timeout):
+    """The engine options of a step of one object that may take `timeout` seconds (a tool's run, a database's
+    start), whatever the run's own step timeout."""
+    return Options(concurrency=1, timeout=timeout, give_up_after_warnings=options.give_up_after_warnings,
+                   progress=options.progress, progress_interval=options.progress_interval,
+                   keep_objects=options.keep_objects, disturbance=options.disturbance)
+
+
 def run_job(ctx, name, pvc, body, timeout, label):
-    """Create pvc then the Job body in ctx's namespace, wait up to timeout seconds for its end, read the log."""
+    """Create pvc (None: the Job mounts no claim of its own) then the Job body in ctx's namespace, wait up to timeout
+    seconds for its end, read the log."""
     ns = ctx.namespace
     key = ctx.key(name)
+    subjects = [(K.JOB.name, key)] + ([(K.PVC.name, ctx.key(pvc["metadata"]["name"]))] if pvc else [])
 
     def make(view):
         def create(client):
-            client.create(pvc)
+            if pvc:
+                client.create(pvc)
             client.create(body)
-        items = [Item(name, job_ended(key), subjects=[(K.JOB.name, key), (K.PVC.name, ctx.key(pvc["metadata"]["name"]))])]
-        return items, [Submission([name], create)]
-    options = ctx.options
-    options = Options(concurrency=1, timeout=timeout, give_up_after_warnings=options.give_up_after_warnings,
-                      progress=options.progress, progress_interval=options.progress_interval,
-                      keep_objects=options.keep_objects, disturbance=options.disturbance)
+        return [Item(name, job_ended(key), subjects=subjects)], [Submission([name], create)]
     step = Step("job_" + name, label, "job", [Watched(K.JOB, ns), Watched(K.EVENT, ns)], make, "Job Complete or Failed")
-    result = run_step(ctx.client, step, options)
+    result = run_step(ctx.client, step, step_options(ctx.options, timeout))
     found = ctx.client.get(K.JOB.api_version, K.JOB.name, name, namespace=ns, missing_ok=True)
     pods, _ = ctx.client.list("v1", "Pod", namespace=ns, label_selector="%s=%s" % (JOB_NAME_LABEL, name))
     # the pod that ran to its end (a Job of backoffLimit 0 has one); else the newest, for whatever it printed

@@ -14,7 +14,7 @@ bench/modules.py holds the modules' one call each.
 
 import os
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle, fio_bench
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle, fio_bench, sysbench_bench
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup, CleanupTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
@@ -34,7 +34,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sweep
 # SWEEP_PARAMETER, TITLE and SWEEP_TITLE (% the plan's facts; TITLE may be a function of them), SHARED_NAMESPACE,
 # problems(options), Plan(options), preflight(client, plan), facts(plan), sweep_point(plan), cleans_up(options, last),
 # plan_messages(plan, preflight), run(ctx, plan) (what it learns beyond its steps goes on ctx: context.py).
-BENCHMARKS = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress, fio_bench)}
+BENCHMARKS = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress, fio_bench, sysbench_bench)}
 
 
 class BenchProblem(StoragePerfError):
