@@ -16,8 +16,8 @@ import re
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import fio as F
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import job_run as J
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import storage_classes as SC
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import StepError
@@ -61,8 +61,7 @@ SCRIPT = ('out="%s/' + OUTPUT + '"; fio --output-format=json --output="$out" "$@
 _JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-def TITLE(facts):
-    return "fio: %s" % " vs ".join(facts["storage_classes"])
+TITLE = SC.titled("fio")
 
 
 def _flags(options):
@@ -115,13 +114,7 @@ class Plan:
 def problems(params):
     """Bad options, each naming the field and the fix (nothing is created when there are any)."""
     params = complete(OPTIONS, params)
-    out = []
-    classes = list(params["storage_classes"])
-    if not classes or len(set(classes)) != len(classes):
-        out.append("storage_classes must list distinct StorageClasses, at least one (got %s)" % classes)
-    if params["baseline"] and params["baseline"] not in classes:
-        out.append("baseline %s must be one of storage_classes (%s) or empty (the first)"
-                   % (params["baseline"], ", ".join(classes)))
+    out = SC.problems(list(params["storage_classes"]), params["baseline"])
     jobs = params["jobs"]
     names = [j.get("name") for j in jobs]
     if not jobs or None in names or len(set(names)) != len(names) \
@@ -159,23 +152,13 @@ def cleans_up(options, last):
 
 def plan_messages(plan, preflight=False):
     if preflight:
-        return ["Baseline: %s (ratios are candidate / baseline)." % plan.baseline]
+        return [SC.baseline_note(plan.baseline)]
     return []
 
 
 def preflight(client, plan):
     """Read every StorageClass (provisioner and parameters go into each variant's settings)."""
-    found = {}
-    for name in plan.storage_classes:
-        sc = client.get("storage.k8s.io/v1", "StorageClass", name, missing_ok=True)
-        if sc is not None:
-            found[name] = {"provisioner": sc.get("provisioner"), "parameters": sc.get("parameters") or {}}
-    missing = [c for c in plan.storage_classes if c not in found]
-    if missing:
-        raise K8sError("StorageClass %s does not exist: create it first (the PMEM classes with "
-                       "playbooks/deploy_pmem.yml) or fix storage_classes. Nothing was created."
-                       % ", ".join(missing), 404, "NotFound")
-    plan.classes = found
+    plan.classes = SC.read(client, plan.storage_classes)
     return plan
 
 
@@ -208,13 +191,7 @@ def steps_of(plan, ran):
 
 def run(ctx, plan):
     """Measure the variant's StorageClass: the Job to its end, its log parsed into one step per fio job."""
-    cls = ctx.variant
-    if cls not in plan.classes:
-        raise K8sError("variant %s is not one of the plan's storage_classes (%s): measure each class by its name"
-                       % (cls, ", ".join(plan.storage_classes)), 422, "Invalid")
-    sc = plan.classes[cls]
-    ctx.settings.update(storageClassName=cls, provisioner=sc["provisioner"], parameters=sc["parameters"])
-    labels = dict(ctx.labels, **{L.VARIANT_LABEL: L.label_value(cls)})
+    cls, labels = SC.measured(ctx, plan)
     pvc = M.pvc(NAME, ctx.namespace, cls, plan.pvc_size, labels)
     try:
         ran = J.run_job(ctx, NAME, pvc, _job(ctx, plan, labels), plan.timeout, "fio on %s" % cls)

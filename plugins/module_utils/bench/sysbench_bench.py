@@ -21,11 +21,11 @@ import string
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import job_run as J
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sysbench as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import run_step
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import storage_classes as SC
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench_scripts import CONFIGMAP, RUN_SH
@@ -73,8 +73,7 @@ SECRET = "mysql-pass"
 _DATABASE = re.compile(r"^[A-Za-z0-9_]+$")
 
 
-def TITLE(facts):
-    return "sysbench: %s" % " vs ".join(facts["storage_classes"])
+TITLE = SC.titled("sysbench")
 
 
 class Plan:
@@ -100,13 +99,7 @@ class Plan:
 def problems(params):
     """Bad options, each naming the field and the fix (nothing is created when there are any)."""
     params = complete(OPTIONS, params)
-    out = []
-    classes = list(params["storage_classes"])
-    if not classes or len(set(classes)) != len(classes):
-        out.append("storage_classes must list distinct StorageClasses, at least one (got %s)" % classes)
-    if params["baseline"] and params["baseline"] not in classes:
-        out.append("baseline %s must be one of storage_classes (%s) or empty (the first)"
-                   % (params["baseline"], ", ".join(classes)))
+    out = SC.problems(list(params["storage_classes"]), params["baseline"])
     if not params["tests"] or len(set(params["tests"])) != len(params["tests"]):
         out.append("tests must list distinct sysbench tests, at least one (the seed runs oltp_point_select, oltp_insert)")
     for name in ("tables", "table_size", "threads", "time"):
@@ -142,24 +135,14 @@ def cleans_up(options, last):
 
 def plan_messages(plan, preflight=False):
     if preflight:
-        return ["Baseline: %s (ratios are candidate / baseline)." % plan.baseline,
+        return [SC.baseline_note(plan.baseline),
                 "tps of oltp_insert is inserts per second, the seed's figure; latency is per transaction."]
     return []
 
 
 def preflight(client, plan):
     """Read every StorageClass (provisioner and parameters go into each variant's settings)."""
-    found = {}
-    for name in plan.storage_classes:
-        sc = client.get("storage.k8s.io/v1", "StorageClass", name, missing_ok=True)
-        if sc is not None:
-            found[name] = {"provisioner": sc.get("provisioner"), "parameters": sc.get("parameters") or {}}
-    missing = [c for c in plan.storage_classes if c not in found]
-    if missing:
-        raise K8sError("StorageClass %s does not exist: create it first (the PMEM classes with "
-                       "playbooks/deploy_pmem.yml) or fix storage_classes. Nothing was created."
-                       % ", ".join(missing), 404, "NotFound")
-    plan.classes = found
+    plan.classes = SC.read(client, plan.storage_classes)
     return plan
 
 
@@ -299,14 +282,8 @@ def _failed(plan, reason):
 
 def run(ctx, plan):
     """Measure the variant's StorageClass: the database, then sysbench's tests, each test's section of the log a step."""
-    cls = ctx.variant
-    if cls not in plan.classes:
-        raise K8sError("variant %s is not one of the plan's storage_classes (%s): measure each class by its name"
-                       % (cls, ", ".join(plan.storage_classes)), 422, "Invalid")
-    sc = plan.classes[cls]
-    ctx.settings.update(storageClassName=cls, provisioner=sc["provisioner"], parameters=sc["parameters"],
-                        image=plan.db_image)
-    labels = dict(ctx.labels, **{L.VARIANT_LABEL: L.label_value(cls)})
+    cls, labels = SC.measured(ctx, plan)
+    ctx.settings["image"] = plan.db_image
     ns = ctx.namespace
     try:
         ctx.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
