@@ -18,7 +18,11 @@ description:
     polling objects. Start and end of every object are the client's monotonic receive times.
   - "csi_lifecycle uses a namespace per repetition and deletes it afterwards (the plan's C(cleanup)); attach_stress
     keeps one namespace for the run, whose StatefulSet and disks every variant reuses, as the seed does: remove it
-    with M(storageperf.k8s.bench_cleanup) at the end of the run (the roles do)."
+    with M(storageperf.k8s.bench_cleanup) at the end of the run (the roles do). fio and sysbench measure the
+    StorageClass their variant is named after, in a namespace per repetition deleted afterwards (the plan's
+    C(cleanup)); a step waits by watch for a Job's end, and what the tool printed (the fio jobs, the sysbench tests),
+    parsed from the pod log, makes the repetition's steps. sysbench reads the database's root password from
+    E(STORAGEPERF_SYSBENCH_PASSWORD) in this module's environment (random when unset), never from an argument."
   - While a step runs, the action plugin of the same name prints progress lines on the controller
     (objects done / total and rate) when the module runs there (connection C(local)).
 extends_documentation_fragment:

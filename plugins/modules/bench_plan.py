@@ -21,12 +21,21 @@ description:
   - "O(attach_stress) plans the ACK parallel disk attach test: a StatefulSet whose pods have 2 disks each and are
     pinned to one node is scaled from 0 to O(attach_stress.replicas) and back to 0. This preflight picks the node
     and caps the replicas at its disk limit."
+  - "O(fio) plans seed 001's fio comparison: fio on a PVC of each StorageClass in O(fio.storage_classes), each class
+    a variant of its own (the variant's name is the class). M(storageperf.k8s.bench_measure) then creates the PVC and
+    a Job running every fio job, waits for the Job's end by watch and parses the pod log into one step per fio job
+    (IOPS, bandwidth, completion latency). This preflight checks that every class exists."
+  - "O(sysbench) plans seed 001's sysbench comparison: MySQL/MariaDB on a PVC of each StorageClass in
+    O(sysbench.storage_classes), each class a variant of its own. M(storageperf.k8s.bench_measure) starts the database
+    (awaited by watch), runs a sysbench Job on its node (prepare, then each test), parses each test's output into a
+    step and stops the database. The root password comes from E(STORAGEPERF_SYSBENCH_PASSWORD) in
+    M(storageperf.k8s.bench_measure)'s environment (random when unset) and goes only into a Secret."
 extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
   - storageperf.k8s.attributes
 options:
   csi_lifecycle:
-    description: Plan the CSI lifecycle benchmark with these options. Give it or O(attach_stress), not both.
+    description: Plan the CSI lifecycle benchmark with these options. Give one of it, O(attach_stress), O(fio), O(sysbench).
     type: dict
     suboptions:
       storage_class:
@@ -101,7 +110,7 @@ options:
         type: float
         default: 1800
   attach_stress:
-    description: Plan the attach-stress benchmark with these options. Give it or O(csi_lifecycle), not both.
+    description: Plan the attach-stress benchmark with these options. Give one of it, O(csi_lifecycle), O(fio), O(sysbench).
     type: dict
     suboptions:
       replicas:
@@ -170,6 +179,197 @@ options:
         description: Image of the pods.
         type: str
         default: registry-cn-hangzhou.ack.aliyuncs.com/acs/busybox
+  fio:
+    description: Plan the fio benchmark with these options. Give one of it, O(csi_lifecycle), O(attach_stress), O(sysbench).
+    type: dict
+    suboptions:
+      storage_classes:
+        description:
+          - StorageClasses to measure, each a variant named after it (give the same list as O(variants), the baseline
+            first, since the report's ratios are against the document's first variant). Required.
+          - At most 8 entries - StorageClasses measured side by side, one after another; the seed compares 2.
+        type: list
+        elements: str
+        default: []
+      baseline:
+        description: The class the ratios are computed against, named in the document's notes; empty = the first.
+        type: str
+      jobs:
+        description:
+          - fio jobs, run one after the other (each its own group); each a dict of fio options with a C(name).
+          - C(gtod_reduce) is refused (it turns off the latency the report needs).
+          - At most 16 entries - fio jobs run one after another in one pod; the seed runs 3.
+        type: list
+        elements: dict
+        default:
+          - {name: randwrite_4k, rw: randwrite, bs: 4k, numjobs: 50, iodepth: 1}
+          - {name: randread_4k, rw: randread, bs: 4k, numjobs: 50, iodepth: 1}
+          - {name: latency_randwrite_4k, rw: randwrite, bs: 4k, numjobs: 1, iodepth: 1}
+      global:
+        description: fio options of every job (V(true) = a flag such as C(thread)).
+        type: dict
+        default: {ioengine: psync, direct: 1, thread: true, group_reporting: true, time_based: true}
+      size:
+        description:
+          - Size of the test file (fio C(size)), shared by the threads of a job.
+          - At most 64Ti - the file fio writes must fit the PVC, at most 64Ti.
+        type: str
+        default: 10G
+      runtime:
+        description:
+          - Seconds each job runs (fio C(runtime), with C(time_based)).
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: int
+        default: 180
+      pvc_size:
+        description:
+          - Requested size of each PVC.
+          - At most 64Ti - Alibaba Cloud's largest disk (65536 GiB); a PMEM node has at most a few TiB.
+        type: str
+        default: 100Gi
+      image:
+        description: Image with fio and a shell (the seed's image by default).
+        type: str
+        default: registry.cn-hangzhou.aliyuncs.com/eric-dev/sysbench:fio
+      mount_path:
+        description: Where the volume is mounted in the pod; fio's file and JSON output go there.
+        type: str
+        default: /data
+      timeout:
+        description:
+          - Seconds to wait for one class's Job; 0 = runtime x number of jobs + 600.
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: int
+        default: 0
+      cleanup:
+        description: After each class, delete its namespace (the PVC and the Job) and wait until it is gone.
+        type: bool
+        default: true
+      cleanup_timeout:
+        description:
+          - Seconds the cleanup after a class may take.
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: float
+        default: 600
+  sysbench:
+    description: Plan the sysbench benchmark with these options. Give one of it, O(csi_lifecycle), O(attach_stress), O(fio).
+    type: dict
+    suboptions:
+      storage_classes:
+        description:
+          - StorageClasses to measure, each a variant named after it (give the same list as O(variants), the baseline
+            first, since the report's ratios are against the document's first variant). Required.
+          - At most 8 entries - StorageClasses measured side by side, one after another; the seed compares 2.
+        type: list
+        elements: str
+        default: []
+      baseline:
+        description: The class the ratios are computed against, named in the document's notes; empty = the first.
+        type: str
+      tests:
+        description:
+          - sysbench OLTP tests to run, in this order, on the same tables.
+          - At most 10 entries - sysbench tests run one after another; the seed runs 2.
+        type: list
+        elements: str
+        choices: [oltp_insert, oltp_point_select, oltp_read_write, oltp_read_only, oltp_write_only, oltp_update_index,
+                  oltp_update_non_index, oltp_delete, select_random_points, select_random_ranges]
+        default: [oltp_point_select, oltp_insert]
+      tables:
+        description:
+          - Number of tables (C(--tables)).
+          - At most 1000 - sysbench prepares every table before the run; the seed uses 32.
+        type: int
+        default: 32
+      table_size:
+        description:
+          - Rows per table (C(--table-size)).
+          - At most 100000000 - rows per table; 32 tables of 100 million rows are about 700 GB.
+        type: int
+        default: 10000
+      threads:
+        description:
+          - Client threads (C(--threads)).
+          - At most 1000 - one MySQL connection each; the seed runs 150 against max_connections 151.
+        type: int
+        default: 150
+      time:
+        description:
+          - Seconds each test runs (C(--time)).
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: int
+        default: 100
+      warmup_time:
+        description:
+          - Seconds each test runs first with its figures thrown away (sysbench 1.0 has no C(--warmup-time)).
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: int
+        default: 0
+      percentile:
+        description:
+          - The latency percentile sysbench reports itself (C(--percentile)); the histogram gives p50/p90/p99 anyway.
+          - At most 99 - sysbench's --percentile takes 1 to 99.
+        type: int
+        default: 99
+      db_image:
+        description: MySQL or MariaDB image (official image conventions - C(MYSQL_ROOT_PASSWORD), C(MYSQL_DATABASE), data in C(/var/lib/mysql)).
+        type: str
+        default: mysql:5.6
+      db_args:
+        description: Extra mysqld options, for example C(["--innodb-buffer-pool-size=1G"]).
+        type: list
+        elements: str
+        default: []
+      host_network:
+        description: Run the database and sysbench with hostNetwork on the same node (the seed's setup; sysbench uses 127.0.0.1).
+        type: bool
+        default: true
+      db_port:
+        description:
+          - Port the database listens on (3306 in the official images).
+          - At most 65535 - the largest TCP port.
+        type: int
+        default: 3306
+      database:
+        description: Database sysbench uses (created by the image from C(MYSQL_DATABASE)).
+        type: str
+        default: sbtest
+      mysql_user:
+        description: User sysbench connects as.
+        type: str
+        default: root
+      pvc_size:
+        description:
+          - Requested size of each PVC.
+          - At most 64Ti - Alibaba Cloud's largest disk (65536 GiB); a PMEM node has at most a few TiB.
+        type: str
+        default: 100Gi
+      image:
+        description: Image with sysbench 1.0.x and a shell.
+        type: str
+        default: severalnines/sysbench
+      db_timeout:
+        description:
+          - Seconds to wait for the database pod to run and accept connections.
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: int
+        default: 600
+      timeout:
+        description:
+          - Seconds to wait for one class's sysbench Job; 0 = tests x (time + warmup) + db_timeout + 900.
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: int
+        default: 0
+      cleanup:
+        description: After each class, delete its namespace (database, PVC, Job) and wait until it is gone.
+        type: bool
+        default: true
+      cleanup_timeout:
+        description:
+          - Seconds the cleanup after a class may take.
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: float
+        default: 600
   run_id:
     description:
       - The run id (label value on every object, directory under O(reports_dir)). Empty makes one
@@ -273,6 +473,14 @@ author:
 """
 
 EXAMPLES = r"""
+- name: fio on two StorageClasses, the SSD disk (the baseline) first
+  storageperf.k8s.bench_plan:
+    fio:
+      storage_classes: [alicloud-disk-topology, csi-pmem-lvm]
+      runtime: 60
+    variants: [alicloud-disk-topology, csi-pmem-lvm]
+    reports_dir: reports
+
 - name: Check the cluster, start the result document with the plan of two variants
   storageperf.k8s.bench_plan:
     csi_lifecycle:
@@ -348,7 +556,14 @@ LIMITS = {"csi_lifecycle.volumes": L.VOLUMES, "csi_lifecycle.sweep": L.SWEEP, "c
           "attach_stress.replicas": L.PODS_PER_NODE, "attach_stress.volumes_per_pod": L.DISKS_PER_NODE,
           "attach_stress.disk_limit": L.DISKS_PER_NODE, "attach_stress.size": L.CLOUD_DISK_SIZE, "repeat": L.REPEAT,
           "concurrency": L.CONCURRENCY, "step_timeout": L.TIMEOUT, "give_up_after_warnings": L.WARNINGS,
-          "pushgateway_timeout": L.REQUEST_TIMEOUT}
+          "pushgateway_timeout": L.REQUEST_TIMEOUT, "fio.storage_classes": L.STORAGE_CLASSES, "fio.jobs": L.FIO_JOBS,
+          "fio.size": L.FIO_SIZE, "fio.runtime": L.TIMEOUT, "fio.pvc_size": L.PVC_SIZE, "fio.timeout": L.TIMEOUT,
+          "fio.cleanup_timeout": L.TIMEOUT, "sysbench.storage_classes": L.STORAGE_CLASSES,
+          "sysbench.tests": L.SYSBENCH_TESTS, "sysbench.tables": L.SYSBENCH_TABLES,
+          "sysbench.table_size": L.SYSBENCH_TABLE_SIZE, "sysbench.threads": L.SYSBENCH_THREADS,
+          "sysbench.time": L.TIMEOUT, "sysbench.warmup_time": L.TIMEOUT, "sysbench.percentile": L.PERCENTILE,
+          "sysbench.db_port": L.PORT, "sysbench.pvc_size": L.PVC_SIZE, "sysbench.db_timeout": L.TIMEOUT,
+          "sysbench.timeout": L.TIMEOUT, "sysbench.cleanup_timeout": L.TIMEOUT}
 
 
 def main():

@@ -94,3 +94,32 @@ def test_preflight_refuses_and_check_mode_creates_nothing(twin, tmp_path):
     assert "--rw=randwrite" in check.task("Show the plan")["result"]["msg"]
     assert twin.kubectl_json("get", "namespaces", "-l", "storageperf.k8s/benchmark=fio")["items"] == []
     assert not reports.exists()
+
+
+def test_a_class_that_cannot_be_measured_is_recorded_and_the_next_one_still_runs(twin, tmp_path):
+    # a class whose provisioner nobody runs: its PVC stays Pending, so its Job never starts and its wait times out
+    nowhere = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "no-provisioner"},
+               "provisioner": "example.com/nobody", "volumeBindingMode": "Immediate", "reclaimPolicy": "Delete"}
+    twin.kubectl("apply", "-f", "-", input=yaml.safe_dump(nowhere))
+    run = twin.playbook(PLAYBOOK, extra_vars={
+        **SMALL, "bench_fio_reports_dir": str(tmp_path), "bench_fio_storage_classes": "no-provisioner,alicloud-disk-topology",
+        "bench_fio_baseline": "", "bench_fio_timeout": 5, "bench_fio_jobs": SMALL["bench_fio_jobs"][:1]})
+    # the play fails (bench_fio_fail_on_error) after the report was written, naming the class's failed job
+    assert run.rc != 0
+    assert "failed: randwrite_4k: " in run.stdout
+
+    fact = run.task("Remember the outcome")["result"]["ansible_facts"]["bench_fio"]
+    doc = json.loads(Path(fact["result_path"]).read_text())
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema
+
+    assert schema.problems(doc) == []
+    assert doc["status"] == "failed"
+    assert [v["name"] for v in doc["variants"]] == ["no-provisioner", "alicloud-disk-topology"]
+    broken, measured = (v["runs"][0] for v in doc["variants"])
+    assert broken["job"]["status"] == "timeout" and broken["job"]["end"] is None
+    assert [(s["name"], s["status"]) for s in broken["steps"]] == [("randwrite_4k", "failed")]
+    assert "did not reach Job Complete or Failed within 5" in broken["steps"][0]["reason"]
+    assert measured["job"]["end"] == "Complete"
+    assert measured["steps"][0]["status"] == "ok" and measured["steps"][0]["metrics"]["iops"] > 0
+    assert (Path(fact["result_path"]).parent / "report.md").exists()
+    assert twin.kubectl_json("get", "namespaces", "-l", f"storageperf.k8s/run-id={doc['run_id']}")["items"] == []

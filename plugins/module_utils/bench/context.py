@@ -20,8 +20,12 @@ class Context:
         self.labels = L.run_labels(run_id, benchmark)
         self.variant = variant
         self.repetition = repetition
-        self.notes = []
-        self.info = {}
+        # what the repetition learns beyond its steps, written to the document when it ends (runner.measure):
+        self.info = {}  # on the run (its namespace, a Job's own figures)
+        self.settings = {}  # added to the variant's settings (the StorageClass measured, the node it ran on)
+        self.variant_facts = {}  # on the variant (the tool's version and stray output)
+        self.components = {}  # the document's components (a tool version read from its output)
+        self.notes = []  # the document's notes
 
     def key(self, name):
         return "%s/%s" % (self.namespace, name)

@@ -56,8 +56,9 @@ VA = Kind("VolumeAttachment", "storage.k8s.io/v1", False, {"pv": _va_pv})
 VS = Kind("VolumeSnapshot", "snapshot.storage.k8s.io/v1", True)
 VSC = Kind("VolumeSnapshotContent", "snapshot.storage.k8s.io/v1", False)
 STS = Kind("StatefulSet", "apps/v1", True)
+JOB = Kind("Job", "batch/v1", True)  # a tool run to its end (job_run.py: fio, sysbench)
 
-BY_NAME = {k.name: k for k in (PVC, PV, POD, EVENT, VA, VS, VSC, STS)}
+BY_NAME = {k.name: k for k in (PVC, PV, POD, EVENT, VA, VS, VSC, STS, JOB)}
 
 
 def subject_key(kind_name, key):

@@ -14,7 +14,7 @@ bench/modules.py holds the modules' one call each.
 
 import os
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle, fio_bench, sysbench_bench
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup, CleanupTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
@@ -31,10 +31,10 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sweep
 # The one table of benchmarks. An entry is the benchmark's module; what differs between benchmarks is its
 # attributes, so nothing below branches on a name: OPTIONS (bench_plan's suboption of that name: the argument spec,
 # where each default is written), READ_BY_PREFLIGHT (the plan attributes preflight reads, stored with the plan),
-# SWEEP_PARAMETER, TITLE and SWEEP_TITLE (% the plan's facts), SHARED_NAMESPACE, problems(options), Plan(options),
-# preflight(client, plan), facts(plan), sweep_point(plan), cleans_up(options, last), plan_messages(plan, preflight),
-# run(ctx, plan).
-BENCHMARKS = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress)}
+# SWEEP_PARAMETER, TITLE and SWEEP_TITLE (% the plan's facts; TITLE may be a function of them), SHARED_NAMESPACE,
+# problems(options), Plan(options), preflight(client, plan), facts(plan), sweep_point(plan), cleans_up(options, last),
+# plan_messages(plan, preflight), run(ctx, plan) (what it learns beyond its steps goes on ctx: context.py).
+BENCHMARKS = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress, fio_bench, sysbench_bench)}
 
 
 class BenchProblem(StoragePerfError):
@@ -86,6 +86,8 @@ def time_scale(client):
 
 def title(benchmark, facts):
     entry = BENCHMARKS[benchmark]
+    if callable(entry.TITLE):  # a title that is more than the facts put in a sentence (fio: "a vs b")
+        return entry.TITLE(facts)
     try:
         if facts.get("sweep"):
             return entry.SWEEP_TITLE % dict(facts, sweep=", ".join(str(n) for n in facts["sweep"]))
@@ -193,7 +195,7 @@ def measure(client, rf, stored, variant, settings=None, point=None, progress=Non
     if check_mode:
         return {"run_id": run_id, "variant": variant, "plan": facts, "status": None, "steps": [],
                 "messages": entry.plan_messages(plan), "result_path": rf.path, "changed": True}
-    _, run = rf.begin_run(variant, settings, sweep_point=sweep_point)
+    measured, run = rf.begin_run(variant, settings, sweep_point=sweep_point)
     extra = {}
     cleanup = entry.cleans_up(stored["options"], last)
     if entry.SHARED_NAMESPACE:
@@ -239,6 +241,7 @@ def measure(client, rf, stored, variant, settings=None, point=None, progress=Non
     finally:
         lease.release()
         extra.update(ctx.info)
+        _learned(rf.doc, measured, ctx)
         if cleanup:
             extra["cleanup"] = _clean(client, namespace, stored["options"]["cleanup_timeout"])
         rf.end_run(run, status=status, extra=extra)
@@ -246,6 +249,17 @@ def measure(client, rf, stored, variant, settings=None, point=None, progress=Non
             "status": run["status"], "steps": [step_line(s) for s in run["steps"]], "plan": facts,
             "messages": entry.plan_messages(plan), "cleanup": extra.get("cleanup"),
             "setup": extra.get("setup"), "result_path": rf.path, "changed": True}
+
+
+def _learned(doc, variant, ctx):
+    """What the repetition learned beyond its steps (Context: settings, variant_facts, components, notes)."""
+    variant["settings"] = dict(variant.get("settings") or {}, **ctx.settings)
+    variant.update(ctx.variant_facts)
+    doc["components"] = dict(doc.get("components") or {}, **{k: str(v) for k, v in ctx.components.items()})
+    for note in ctx.notes:
+        doc.setdefault("notes", [])
+        if note not in doc["notes"]:
+            doc["notes"].append(note)
 
 
 def _clean(client, namespace, timeout):

@@ -272,6 +272,11 @@ def _noise(lines, text, spans):
     return [line.rstrip() for i, line in enumerate(lines) if line.strip() and i not in covered and not known.match(line)]
 
 
+def step_name(test):
+    """A result-document step name from a sysbench test's name."""
+    return re.sub(r"[^A-Za-z0-9_]+", "_", test).strip("_").lower() or "sysbench"
+
+
 def step(summary, name=None):
     """The run as a result-document step (docs/results.md): tps/qps metrics, latency in seconds."""
     lat = summary["latency_ms"]
@@ -303,7 +308,7 @@ def step(summary, name=None):
     label = test.replace("_", " ")
     if summary.get("threads"):
         label += " \u00d7%d threads" % summary["threads"]
-    out = {"name": re.sub(r"[^A-Za-z0-9_]+", "_", test).strip("_").lower() or "sysbench", "label": label,
+    out = {"name": step_name(test), "label": label,
            "status": "ok", "wall_s": summary.get("time_s"), "metrics": metrics, "latency": latency}
     if not summary["tps"]:
         out["status"] = "failed"

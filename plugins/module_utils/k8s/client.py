@@ -421,6 +421,14 @@ class Client:
     def server_version(self) -> dict[str, Any]:
         return self.request("GET", "/version", what="server version")
 
+    def pod_log(self, name: str, namespace: str | None, container: str | None = None) -> str:
+        """A pod's log as text (the bench engine reads a tool's output from it: bench/job_run.py)."""
+        path = self.path("v1", "Pod", namespace, name, "log")
+        query = [("container", container)] if container else []
+        resp = self._with_retries(lambda: self._call("GET", path, query, timeout=self.params.get("request_timeout")),
+                                  "log of pod %s" % _qualified(namespace, name))
+        return resp.read().decode("utf-8", "replace")
+
     def watch(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None, field_selector: str | None = None,
               resource_version: str | None = None, timeout_seconds: int = 60, bookmarks: bool = True,
               on_open: Callable[[Any], object] | None = None) -> Iterator[tuple[str | None, dict[str, Any], float]]:

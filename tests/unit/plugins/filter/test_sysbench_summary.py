@@ -6,11 +6,13 @@ each, no database); one module fixture starts a throw-away MariaDB to capture th
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
@@ -18,13 +20,16 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.storageperf.k8s.plugins.filter.sysbench_summary import FilterModule
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench_scripts import WRAPPER_LUA
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import format_metric, metric_info
 
 sysbench_summary = FilterModule().filters()["sysbench_summary"]
 
-REPO = Path(__file__).resolve().parents[4]
-WRAPPER = REPO / "roles" / "bench_sysbench" / "files" / "storageperf_sysbench.lua"
+# the wrapper the benchmark's ConfigMap holds (bench/sysbench_scripts.py), as a file sysbench can load
+WRAPPER = Path(tempfile.mkdtemp(prefix="storageperf-sysbench-")) / "storageperf_sysbench.lua"
+WRAPPER.write_text(WRAPPER_LUA)
+atexit.register(shutil.rmtree, WRAPPER.parent, True)
 PROBE = 'function event()\n  local f = assert(io.open("probe.dat", "a"))\n  f:write("x")\n  f:close()\nend\n'
 
 pytestmark = pytest.mark.skipif(shutil.which("sysbench") is None, reason="sysbench is not installed")

@@ -1,0 +1,314 @@
+# Copyright: storageperf.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Seed 001's sysbench benchmark on the bench engine: MySQL/MariaDB on a PVC of each StorageClass, sysbench next to it.
+
+A variant is a StorageClass (its name is the variant's), measured in its own owner namespace. One repetition:
+  1. the scripts (ConfigMap) and the root password (Secret: from STORAGEPERF_SYSBENCH_PASSWORD in the module's
+     environment, else random; never a module argument, never in a log or the document);
+  2. the database: a PVC of the class, a headless Service and a pod of db_image with its data on the PVC, awaited by
+     watch until it runs (an engine step);
+  3. sysbench: a Job on the database's node (job_run.py) that waits until the database accepts connections, prepares
+     the tables and runs each test, every test's output between markers in the one pod log; each test's section is
+     parsed (sysbench.py) into a step;
+  4. the database is stopped and awaited gone, also after a failure: two hostNetwork databases on one node would both
+     want the port.
+"""
+
+import os
+import re
+import secrets
+import string
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import job_run as J
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sysbench as S
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import run_step
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import storage_classes as SC
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench_scripts import CONFIGMAP, RUN_SH
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
+
+BENCHMARK = "sysbench"
+SHARED_NAMESPACE = False  # every class and repetition in its own namespace, deleted after it (cleanup)
+PASSWORD_ENV = "STORAGEPERF_SYSBENCH_PASSWORD"
+# the OLTP tests the wrapper runs on prepared tables (bulk_insert makes its own)
+TEST_CHOICES = ("oltp_insert", "oltp_point_select", "oltp_read_write", "oltp_read_only", "oltp_write_only",
+                "oltp_update_index", "oltp_update_non_index", "oltp_delete", "select_random_points",
+                "select_random_ranges")
+# bench_plan's sysbench suboptions: the one place their defaults are written
+OPTIONS = {
+    "storage_classes": dict(type="list", elements="str", default=[]),
+    "baseline": dict(type="str"),
+    "tests": dict(type="list", elements="str", choices=list(TEST_CHOICES), default=["oltp_point_select", "oltp_insert"]),
+    "tables": dict(type="int", default=32),
+    "table_size": dict(type="int", default=10000),
+    "threads": dict(type="int", default=150),
+    "time": dict(type="int", default=100),
+    "warmup_time": dict(type="int", default=0),
+    "percentile": dict(type="int", default=99),
+    "db_image": dict(type="str", default="mysql:5.6"),
+    "db_args": dict(type="list", elements="str", default=[]),
+    "host_network": dict(type="bool", default=True),
+    "db_port": dict(type="int", default=3306),
+    "database": dict(type="str", default="sbtest"),
+    "mysql_user": dict(type="str", default="root"),
+    "pvc_size": dict(type="str", default="100Gi"),
+    "image": dict(type="str", default="severalnines/sysbench"),
+    "db_timeout": dict(type="int", default=600),
+    "timeout": dict(type="int", default=0),
+    "cleanup": dict(type="bool", default=True),
+    "cleanup_timeout": dict(type="float", default=600.0),
+}
+READ_BY_PREFLIGHT = ("classes",)
+SWEEP_PARAMETER = None  # sysbench has no sweep
+SWEEP_TITLE = None
+DB = "mysql"  # the database's PVC, Service and pod (one of each per owner namespace)
+JOB = "sysbench"
+SCRIPTS = "sysbench-scripts"
+SECRET = "mysql-pass"
+_DATABASE = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+TITLE = SC.titled("sysbench")
+
+
+class Plan:
+    def __init__(self, params):
+        params = complete(OPTIONS, params)
+        self.storage_classes = list(params["storage_classes"])
+        self.baseline = params["baseline"] or (self.storage_classes[0] if self.storage_classes else None)
+        self.tests = list(params["tests"])
+        for name in ("tables", "table_size", "threads", "time", "warmup_time", "percentile", "db_port", "db_timeout"):
+            setattr(self, name, int(params[name]))
+        self.db_image = params["db_image"]
+        self.db_args = list(params["db_args"])
+        self.host_network = bool(params["host_network"])
+        self.database = params["database"]
+        self.mysql_user = params["mysql_user"]
+        self.pvc_size = params["pvc_size"]
+        self.image = params["image"]
+        # 0: every test's time and warm-up, the database's start, and 15 minutes for preparing the tables
+        self.timeout = int(params["timeout"]) or len(self.tests) * (self.time + self.warmup_time) + self.db_timeout + 900
+        self.classes = {}  # read by preflight(): {class: {provisioner, parameters}}
+
+
+def problems(params):
+    """Bad options, each naming the field and the fix (nothing is created when there are any)."""
+    params = complete(OPTIONS, params)
+    out = SC.problems(list(params["storage_classes"]), params["baseline"])
+    if not params["tests"] or len(set(params["tests"])) != len(params["tests"]):
+        out.append("tests must list distinct sysbench tests, at least one (the seed runs oltp_point_select, oltp_insert)")
+    for name in ("tables", "table_size", "threads", "time"):
+        if int(params[name]) <= 0:
+            out.append("%s must be > 0" % name)
+    if not 0 < int(params["percentile"]) < 100:
+        out.append("percentile must be between 1 and 99")
+    if not _DATABASE.match(params["database"] or ""):
+        out.append("database must be letters, digits and '_' (the seed uses sbtest)")
+    size = quantity_problem("pvc_size", params["pvc_size"])
+    if size:
+        out.append(size)
+    return out
+
+
+def facts(plan):
+    """The plan as the result document's parameters and the module's `plan`."""
+    return {"storage_classes": plan.storage_classes, "baseline": plan.baseline, "tests": plan.tests,
+            "tables": plan.tables, "table_size": plan.table_size, "threads": plan.threads, "time": plan.time,
+            "warmup_time": plan.warmup_time, "percentile": plan.percentile, "db_image": plan.db_image,
+            "db_args": plan.db_args, "host_network": plan.host_network, "image": plan.image,
+            "pvc_size": plan.pvc_size, "timeout": plan.timeout}
+
+
+def sweep_point(plan):
+    return None
+
+
+def cleans_up(options, last):
+    """After each class (its own namespace) unless cleanup is off: the next class starts without this one's volume."""
+    return bool(options["cleanup"])
+
+
+def plan_messages(plan, preflight=False):
+    if preflight:
+        return [SC.baseline_note(plan.baseline),
+                "tps of oltp_insert is inserts per second, the seed's figure; latency is per transaction."]
+    return []
+
+
+def preflight(client, plan):
+    """Read every StorageClass (provisioner and parameters go into each variant's settings)."""
+    plan.classes = SC.read(client, plan.storage_classes)
+    return plan
+
+
+def password():
+    """The root password: the one the role put in the module's environment, else a random one for this class."""
+    return os.environ.get(PASSWORD_ENV) or "".join(secrets.choice(string.ascii_letters + string.digits)
+                                                   for _ in range(24))
+
+
+# the objects -------------------------------------------------------------------------------------------------------
+def _secret_env(name):
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "password"}}}
+
+
+def database(plan, ns, labels):
+    """(Service, pod): the database with its data on the DB claim, the root password from the Secret."""
+    pod_labels = dict(labels, app=DB)
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": DB, "namespace": ns, "labels": dict(labels)},
+               "spec": {"clusterIP": "None", "selector": {"app": DB}, "ports": [{"name": "mysql", "port": plan.db_port}]}}
+    container = {"name": "mysql", "image": plan.db_image, "args": list(plan.db_args),
+                 "env": [_secret_env("MYSQL_ROOT_PASSWORD"), {"name": "MYSQL_DATABASE", "value": plan.database}],
+                 "ports": [{"name": "mysql", "containerPort": plan.db_port}],
+                 "readinessProbe": {"tcpSocket": {"port": plan.db_port}, "periodSeconds": 2},
+                 "volumeMounts": [{"name": "mysql", "mountPath": "/var/lib/mysql"}]}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": DB, "namespace": ns, "labels": pod_labels},
+           "spec": {"hostNetwork": plan.host_network, "containers": [container],
+                    "volumes": [{"name": "mysql", "persistentVolumeClaim": {"claimName": DB}}]}}
+    return service, pod
+
+
+def sysbench_job(plan, ns, labels, node):
+    host = "127.0.0.1" if plan.host_network else "%s.%s.svc" % (DB, ns)
+    env = [{"name": k, "value": str(v)} for k, v in (
+        ("DB_HOST", host), ("DB_PORT", plan.db_port), ("DB_USER", plan.mysql_user), ("DB_NAME", plan.database),
+        ("TABLES", plan.tables), ("TABLE_SIZE", plan.table_size), ("THREADS", plan.threads), ("TIME", plan.time),
+        ("WARMUP", plan.warmup_time), ("PERCENTILE", plan.percentile), ("TESTS", " ".join(plan.tests)),
+        ("WAIT", plan.db_timeout))] + [_secret_env("MYSQL_PWD")]
+    container = {"name": "sysbench", "image": plan.image, "command": ["sh", "-c", RUN_SH], "env": env,
+                 "volumeMounts": [{"name": "scripts", "mountPath": "/etc/storageperf"}]}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": JOB, "namespace": ns, "labels": dict(labels)},
+            "spec": {"backoffLimit": 0, "template": {"metadata": {"labels": dict(labels)}, "spec": {
+                "restartPolicy": "Never", "hostNetwork": plan.host_network,
+                "nodeSelector": {"kubernetes.io/hostname": node}, "containers": [container],
+                "volumes": [{"name": "scripts", "configMap": {"name": SCRIPTS}}]}}}}
+
+
+# the steps ---------------------------------------------------------------------------------------------------------
+def _pod_running(key):
+    def check(view):
+        pod = view.get(K.POD.name, key)
+        if pod is None:
+            return "pod not seen"
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        return None if phase == "Running" else "pod %s" % phase
+    return check
+
+
+def _pod_gone(key):
+    return lambda view: None if view.get(K.POD.name, key) is None else "pod still there"
+
+
+def _db_step(ctx, name, label, check, call, terminal):
+    ns = ctx.namespace
+    key = ctx.key(DB)
+
+    def make(view):
+        return [Item(DB, check(key), subjects=[(K.POD.name, key), (K.PVC.name, key)])], [Submission([DB], call)]
+    return Step(name, label, "pod", [Watched(K.POD, ns), Watched(K.EVENT, ns)], make, terminal)
+
+
+def start_database(ctx, plan, labels, cls):
+    pvc = M.pvc(DB, ctx.namespace, cls, plan.pvc_size, labels)
+    service, pod = database(plan, ctx.namespace, labels)
+
+    def create(client):
+        for body in (pvc, service, pod):
+            client.create(body)
+    step = _db_step(ctx, "database_" + DB, "database on %s" % cls, _pod_running, create, "pod Running")
+    result = run_step(ctx.client, step, J.step_options(ctx.options, plan.db_timeout))
+    found = ctx.client.get("v1", "Pod", DB, namespace=ctx.namespace, missing_ok=True) or {}
+    return result, (found.get("spec") or {}).get("nodeName")
+
+
+def stop_database(ctx, plan):
+    """Delete the database pod and wait until it is gone (its port is free for the next class's)."""
+    step = _db_step(ctx, "database_stop", "stop the database", _pod_gone,
+                    lambda client: client.delete("v1", "Pod", DB, namespace=ctx.namespace), "pod gone")
+    return run_step(ctx.client, step, J.step_options(ctx.options, plan.db_timeout))
+
+
+def sections(log, tests):
+    """{test: (output, exit code or None when the test never ended)} of the tests whose begin marker is in the log."""
+    out = {}
+    for test in tests:
+        begin, end = "### storageperf-begin %s ###" % test, "### storageperf-end %s " % test
+        if begin not in log:
+            continue
+        rest = log.split(begin, 1)[1]
+        if end in rest:
+            text, tail = rest.split(end, 1)
+            out[test] = (text, tail.split(" ", 1)[0])
+        else:
+            out[test] = (rest, None)
+    return out
+
+
+def steps_of(plan, ran):
+    """(sysbench version, the repetition's steps): one per test, each failed with why when it did not end well."""
+    found = sections(ran.log or "", plan.tests)
+    version, steps = None, []
+    for test in plan.tests:
+        text, code = found.get(test, (None, None))
+        if code == "0":
+            try:
+                summary = S.parse(text, name=test)
+                version = version or summary["sysbench_version"]
+                steps.append(summary["step"])
+                continue
+            except S.SysbenchError as e:
+                reason = "sysbench %s printed no result: %s" % (test, e)
+        elif text is not None:
+            code = code or "no end (the Job ended first)"
+            reason = "sysbench %s exited with %s: %s" % (test, code, text.strip()[-500:])
+        else:
+            reason = "sysbench never ran %s (%s).%s" % (test, ran.failure() or "the Job ended", ran.tail())
+        steps.append(_failed_step(test, reason))
+    return version, steps
+
+
+def _failed_step(test, reason):
+    return {"name": S.step_name(test), "label": test.replace("_", " "), "status": "failed", "reason": reason}
+
+
+def _failed(plan, reason):
+    return [_failed_step(t, reason) for t in plan.tests]
+
+
+def run(ctx, plan):
+    """Measure the variant's StorageClass: the database, then sysbench's tests, each test's section of the log a step."""
+    cls, labels = SC.measured(ctx, plan)
+    ctx.settings["image"] = plan.db_image
+    ns = ctx.namespace
+    try:
+        ctx.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": SCRIPTS, "namespace": ns, "labels": dict(labels)}, "data": dict(CONFIGMAP)})
+        ctx.client.create({"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {
+            "name": SECRET, "namespace": ns, "labels": dict(labels)}, "stringData": {"password": password()}})
+        try:
+            db, node = start_database(ctx, plan, labels, cls)
+            ctx.info["database"] = {k: db.get(k) for k in ("status", "reason", "wall_s") if db.get(k) is not None}
+            if db["status"] != "ok" or not node:
+                steps = _failed(plan, "the database did not run: %s" % (db.get("reason") or "no node"))
+            else:
+                ran = J.run_job(ctx, JOB, None, sysbench_job(plan, ns, labels, node), plan.timeout,
+                                "sysbench on %s" % cls)
+                ctx.info["job"] = ran.info()
+                ctx.settings["node"] = ran.node or node
+                version, steps = steps_of(plan, ran)
+                if version:
+                    ctx.components["sysbench"] = version
+        finally:
+            stop_database(ctx, plan)
+    except K8sUnreachable:
+        raise
+    except (StepError, K8sError) as e:  # nothing measured: every test of this class is failed, with why
+        steps = _failed(plan, "sysbench on %s could not run: %s" % (cls, getattr(e, "msg", e)))
+    for step in steps:
+        ctx.record(step)
+    return steps
