@@ -36,8 +36,10 @@ def pool(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", str(POOL_SCRIPT), *args], text=True, capture_output=True, timeout=300)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def pool_dir(tmp_path_factory):
+    # a pool per test (5 s up, 5 s down, little CPU): each test starts from the state it makes itself, whichever
+    # worker runs it and in whatever order pytest-xdist's worksteal hands this file's tests out
     directory = tmp_path_factory.mktemp("gluster-pool")
     try:
         up = pool("up", "--dir", str(directory))
@@ -125,7 +127,12 @@ def test_create_20_volumes_then_rerun_creates_none(pool_dir, work):
     assert second.changed_tasks == []
 
 
+def have_20_volumes(pool_dir: Path, work: Path) -> None:
+    assert role(pool_dir, work, 20).rc == 0
+
+
 def test_check_mode_plans_without_creating(pool_dir, work):
+    have_20_volumes(pool_dir, work)
     run = role(pool_dir, work, 23, check=True)
     assert run.rc == 0
     planned = run.task("Create the missing volumes")["result"]
@@ -211,6 +218,7 @@ def test_unwritable_reports_dir_fails_before_any_volume_or_restart(pool_dir, wor
 
 
 def test_cleanup_leaves_no_volume_and_no_brick(pool_dir, work):
+    have_20_volumes(pool_dir, work)
     run = play(pool_dir, work, REPO / "playbooks" / "cleanup_gluster.yml", {"prefix": PREFIX})
     assert run.rc == 0, run.stdout[-3000:]
     assert run.task("Delete the volumes")["result"]["deleted_count"] == 20
