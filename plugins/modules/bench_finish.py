@@ -16,7 +16,7 @@ description:
     writes C(metrics.prom) next to C(result.json) and pushes the same metrics to the plan's Pushgateway when it has
     one, as M(storageperf.k8s.metrics_push) does, in this module's run. A push that fails only warns.
   - With O(formats), renders the final document next to C(result.json) as M(storageperf.k8s.bench_report) does
-    (its O(storageperf.k8s.bench_report#module:result)), in this module's run: a benchmark role needs no
+    (its O(storageperf.k8s.bench_report#module:result)), in this module's run, so a benchmark role needs no
     M(storageperf.k8s.bench_report) run of its own after this one (C(docs/performance.md)).
 extends_documentation_fragment:
   - storageperf.k8s.bench_run_id

@@ -30,7 +30,7 @@ options:
       - Paths of many result documents (or of their run directories), each rendered next to itself as O(result)
         would be, in this one module run. Returns RV(reports) in place of the single run's values.
       - The documents are spread over a pool of processes, one per CPU the module may run on (at most one per
-        document), each importing the chart library once: a fleet's report.html pages are drawn side by side.
+        document), each importing the chart library once, so a fleet's report.html pages are drawn side by side.
     type: list
     elements: path
   document:
