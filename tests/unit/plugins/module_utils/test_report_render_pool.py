@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
-from ansible_collections.storageperf.k8s.plugins.modules.bench_report import render_each
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import render_each
 from tests.support import report_samples
 
 PARAMS = {"document": None, "formats": ["json", "markdown"], "output_dir": None, "reports_dir": None}
