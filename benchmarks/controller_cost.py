@@ -95,7 +95,8 @@ def run(playbook: str, inventory: Path, twin_dir: Path, forks: int, extra: dict,
         sys.stderr.write(proc.stdout[-4000:])
         raise SystemExit(f"{playbook} failed (rc {proc.returncode})")
     lines = [json.loads(line) for line in profile.read_text().splitlines()] if profile.exists() else []
-    return {"wall": wall, "tasks": [x for x in lines if "status" in x], "modules": [x for x in lines if "module" in x]}
+    return {"wall": wall, "tasks": [x for x in lines if "status" in x], "modules": [x for x in lines if "module" in x],
+            "split": next((x for x in lines if "playbook_cpu" in x), {})}
 
 
 class Cpu:
@@ -162,6 +163,7 @@ def main() -> int:
     rows: list[str] = []
     profiles: dict[str, list[dict]] = {}
     modules: dict[str, list[dict]] = {}
+    splits: dict[str, dict] = {}
     sizes = {1} | ({3} if "lifecycle" in only and not args.counts else set()) | (
         {args.fleet} if only & {"info", "advise"} else set())
     found: dict[str, dict[str, float]] = {}
@@ -193,6 +195,7 @@ def main() -> int:
                             f"{tasks_per:.3g} | {modules_per:.3g} |")
                 profiles[f"{playbook} x{clusters}"] = got["tasks"]
                 modules[f"{playbook} x{clusters}"] = got["modules"]
+                splits[f"{playbook} x{clusters}"] = got["split"]
         finally:
             twin("down", "--dir", str(twin_dir))
     if not args.dir:
@@ -213,6 +216,18 @@ def main() -> int:
         clusters = int(name.rsplit("x", 1)[1])
         by_module = Counter(m["module"].rsplit(".", 1)[-1] for m in modules[name])
         print("module runs per cluster: " + ", ".join(f"{m} {n / clusters:.3g}" for m, n in by_module.most_common()))
+        cpu: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for m in modules[name]:
+            cpu[m["module"].rsplit(".", 1)[-1]][0] += m.get("module_cpu") or 0.0
+            cpu[m["module"].rsplit(".", 1)[-1]][1] += m.get("worker_cpu") or 0.0
+        print("module CPU-s per cluster (the module's process + the worker's payload): " + ", ".join(
+            f"{m} {c[0] / clusters:.2f} + {c[1] / clusters:.2f}" for m, c in sorted(cpu.items(), key=lambda i: -sum(i[1]))))
+        split = splits[name]
+        if split:
+            module_total = sum(sum(c) for c in cpu.values())
+            print(f"controller CPU-s per cluster: ansible-playbook's own {split['playbook_cpu'] / clusters:.2f}, module runs "
+                  f"{module_total / clusters:.2f}, the rest of the workers (forks, templating, tasks that run in the "
+                  f"controller) {(split['workers_cpu'] - module_total) / clusters:.2f}")
     return 0
 
 

@@ -54,9 +54,16 @@ install_venv() {
     # `make demo` runs the collection, the twin and the controller: half the files of the whole set (no linters,
     # test runners or the tests' own clients), so a fresh clone's demo starts sooner; `make test` adds the rest
     log "creating .venv with what make demo runs (make test adds the tools and the tests' clients)"
-    pip_quiet .venv/bin/pip install -q --upgrade pip
-    pip_quiet .venv/bin/pip install -q -r requirements.txt -r requirements-twin.txt \
-      "$(grep -m1 '^ansible-core==' requirements-dev.txt)" -c constraints.txt
+    local demo_reqs=(-r requirements.txt -r requirements-twin.txt "$(grep -m1 '^ansible-core==' requirements-dev.txt)"
+                     -c constraints.txt)
+    # uv (pinned in requirements-setup.txt), bytecode compiled as pip does (this machine's environment sets
+    # PYTHONDONTWRITEBYTECODE, so what is not compiled here is compiled at every import); pip when uv cannot
+    if ! { .venv/bin/pip install -q -r requirements-setup.txt >/dev/null 2>&1 \
+           && .venv/bin/uv pip install -q --python .venv/bin/python --compile-bytecode "${demo_reqs[@]}"; }; then
+      log "uv could not install the demo's requirements: pip installs them"
+      pip_quiet .venv/bin/pip install -q --upgrade pip
+      pip_quiet .venv/bin/pip install -q "${demo_reqs[@]}"
+    fi
     .venv/bin/python -c 'import ansible, kubernetes, aiohttp, aliyunsdkcore, netapp_lib, matplotlib'
     hash_of "${files[@]}" > .venv/.requirements-demo.sha
     return

@@ -2,12 +2,15 @@
 
 Module runs are counted where they happen: ActionBase._execute_module, wrapped once in the controller before the
 workers fork, appends {"module": name} per call. So an action that runs two modules (copy runs stat, then copy)
-counts two, and one that runs none (validate_argument_spec, set_fact) counts none.
+counts two, and one that runs none (validate_argument_spec, set_fact) counts none. Each line also has the CPU
+seconds the call cost: the module process's (the children the worker reaped meanwhile) and the worker's own
+(building and writing the AnsiballZ payload), from getrusage in the worker, which runs one task at a time.
 """
 from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 
 from ansible.plugins.action import ActionBase
@@ -21,6 +24,12 @@ description: Appends one JSON object per task result and one per module run to t
 """
 
 
+def _cpu() -> tuple[float, float]:
+    """(CPU-s of the reaped children, CPU-s of this process): user + system."""
+    children, own = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
+    return children.ru_utime + children.ru_stime, own.ru_utime + own.ru_stime
+
+
 def _count_module_runs(path: str) -> None:
     """Wrap ActionBase._execute_module (once): every module a worker starts appends one line to path."""
     if getattr(ActionBase._execute_module, "_task_profile", False):
@@ -31,9 +40,14 @@ def _count_module_runs(path: str) -> None:
         task_vars = kwargs.get("task_vars") or (args[2] if len(args) > 2 else None) or {}
         line = {"host": task_vars.get("inventory_hostname"), "task": self._task.get_name(),
                 "module": module_name or self._task.action}
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(line) + "\n")
-        return execute(self, module_name, *args, **kwargs)
+        before = _cpu()
+        try:
+            return execute(self, module_name, *args, **kwargs)
+        finally:
+            after = _cpu()
+            line.update(module_cpu=round(after[0] - before[0], 4), worker_cpu=round(after[1] - before[1], 4))
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line) + "\n")
 
     counted._task_profile = True  # type: ignore[attr-defined]
     ActionBase._execute_module = counted  # type: ignore[method-assign]
@@ -81,3 +95,11 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_unreachable(self, result):
         self._write("unreachable", result)
+
+    def v2_playbook_on_stats(self, stats):
+        # ansible-playbook's own CPU (parsing, templating, the strategy, callbacks) against its reaped workers'
+        if self._path:
+            own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+            with open(self._path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"playbook_cpu": round(own.ru_utime + own.ru_stime, 4),
+                                     "workers_cpu": round(children.ru_utime + children.ru_stime, 4)}) + "\n")

@@ -29,6 +29,8 @@ options:
     description:
       - Paths of many result documents (or of their run directories), each rendered next to itself as O(result)
         would be, in this one module run. Returns RV(reports) in place of the single run's values.
+      - The documents are spread over a pool of processes, one per CPU the module may run on (at most one per
+        document), each importing the chart library once, so a fleet's report.html pages are drawn side by side.
     type: list
     elements: path
   document:
@@ -158,17 +160,7 @@ reports:
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_report
-
-
-def render_each(params, check_mode=False):
-    """Every path of results rendered next to itself, in this one process: one start and one import for all."""
-    reports = []
-    for path in params["results"]:
-        out = bench_report(dict(params, result=path, document=None), check_mode=check_mode)
-        reports.append(dict(result=path, output_dir=out["output_dir"], paths=out["paths"],
-                            changed_files=out["changed_files"]))
-    return dict(changed=any(r["changed_files"] for r in reports), reports=reports)
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_report, render_each
 
 
 def main():

@@ -139,7 +139,8 @@ def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
     [fleet_md] = reports.glob("fleet-*/fleet.md")
     assert "### Step times in cluster time" in fleet_md.read_text()
     # the clusters' report.html were drawn by the fleet report's one module run, not on each cluster's path
-    per_host = [r["result"] for r in run.results if r["task"].endswith("Render the result document")]
+    # each cluster's reports are rendered by its bench_finish run (its `report`), which had a bench_report run after it
+    per_host = [r["result"]["report"] for r in run.results if r["task"].endswith("render report.md and report.html")]
     assert len(per_host) == 3 and all("html" not in r["paths"] for r in per_host), per_host
     drawn = run.task("Draw the report.html the clusters left")["result"]["reports"]
     assert sorted(Path(r["paths"]["html"]).parent.parent.name for r in drawn) == HOSTS
@@ -150,7 +151,8 @@ def test_benchmark_draws_each_cluster_report_on_its_path_when_asked(fleet, tmp_p
     reports = tmp_path / "reports"
     run = run_on_fleet(fleet, "bench_csi_lifecycle.yml", reports, dict(SMALL_BENCH, bench_report_defer_html=False))
     assert run.rc == 0, run.stdout + run.stderr
-    per_host = [r["result"] for r in run.results if r["task"].endswith("Render the result document")]
+    # each cluster's reports are rendered by its bench_finish run (its `report`), which had a bench_report run after it
+    per_host = [r["result"]["report"] for r in run.results if r["task"].endswith("render report.md and report.html")]
     assert sorted(Path(r["paths"]["html"]).parent.parent.name for r in per_host) == HOSTS
     assert run.task("Draw the report.html the clusters left")["status"] == "skipped"
 

@@ -7,7 +7,8 @@
                  variants, repetitions and metrics target)
   bench_measure  one repetition of one variant of the stored plan: run id and variant (a sweep point too);
                  it neither rebuilds the plan nor reads the cluster's preflight facts again
-  bench_finish   the document's final status, and metrics.prom and its push when the plan asked for metrics
+  bench_finish   the document's final status, metrics.prom and its push, the reports: in bench/finish.py, whose
+                 module process loads neither this file's runner nor the kubernetes client
 
 Every failure becomes a BenchProblem that names the benchmark (or the run) and what to fix.
 """
@@ -16,22 +17,14 @@ import os
 import signal
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import runner
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.finish import RUN_ARG_SPEC, bench_finish, metrics_export
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.progress import ProgressFile
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.runner import BENCHMARKS, BenchProblem
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary import summarize
 
-# the run that bench_plan started, as bench_measure and bench_finish take it (doc fragment storageperf.k8s.bench_run_id)
-RUN_ARG_SPEC = {"run_id": dict(type="str", required=True), "reports_dir": dict(type="path", required=True)}
-
-
-def _metrics_export():
-    # prometheus-client only in the modules that check or write metrics (bench_measure never loads it)
-    from ansible_collections.storageperf.k8s.plugins.module_utils.report import metrics_export
-
-    return metrics_export
+__all__ = ["RUN_ARG_SPEC", "bench_plan", "bench_measure", "bench_finish"]
 
 
 def _guarded(what, run_id, reports_dir, job):
@@ -82,7 +75,7 @@ def bench_plan(p, client_of, check_mode=False):
                 raise BenchProblem("metrics needs cluster_name (the metrics' cluster label), e.g. cluster_name: "
                                    "\"{{ inventory_hostname }}\"")
             # a bad URL or a missing prometheus-client fails before the document is started, not after the benchmark
-            _metrics_export().check(p["pushgateway_url"])
+            metrics_export().check(p["pushgateway_url"])
             metrics = {"pushgateway_url": p["pushgateway_url"], "pushgateway_timeout": p["pushgateway_timeout"]}
         run = {"engine": {"concurrency": p["concurrency"], "timeout": p["step_timeout"],
                           "give_up_after_warnings": p["give_up_after_warnings"], "keep_objects": p["keep_objects"]},
@@ -125,26 +118,3 @@ def bench_measure(p, client_of, check_mode=False, warn=None):
             warn(message)
     failed = [s for s in out.get("steps") or () if s.get("status") in BROKEN_STEP_STATUSES]
     return dict(out, failed_steps=len(failed))
-
-
-def bench_finish(p, check_mode=False, warn=None):
-    """finalize, and with the plan's metrics metrics.prom and the push, in this module's run (warn: the module's)."""
-    seen = {"benchmark": "run %s" % p["run_id"]}
-
-    def finish():
-        out = runner.finalize(p["reports_dir"], p["run_id"], status=p["status"], reason=p["reason"],
-                              check_mode=check_mode)
-        doc = out.pop("document")
-        seen["benchmark"] = doc.get("benchmark") or seen["benchmark"]
-        metrics = (doc.get("plan") or {}).get("metrics")
-        if metrics:
-            ME = _metrics_export()
-            out["metrics"] = ME.export(doc, os.path.dirname(out["result_path"]), (doc.get("cluster") or {}).get("name"),
-                                       ME.check(metrics["pushgateway_url"]), metrics["pushgateway_timeout"],
-                                       check_mode=check_mode)
-            for warning in out["metrics"].pop("warnings", []):  # a Pushgateway that is down: the task stays ok
-                if warn is not None:
-                    warn(warning)
-        out["summary"] = summarize(doc)
-        return out
-    return _guarded(lambda: seen["benchmark"], p["run_id"], p["reports_dir"], finish)

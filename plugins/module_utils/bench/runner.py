@@ -18,6 +18,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attac
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup, CleanupTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.finish import finalize  # noqa: F401 (bench_finish's)
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Options
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import RunLease
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
@@ -274,20 +275,3 @@ def _clean(client, namespace, timeout):
 def _mark_unreachable(rf, client, e):
     """Say in the document which server stopped answering and since when (finalize() then keeps the status)."""
     rf.doc["unreachable"] = {"server": client.host, "since": e.details.get("since") or D.now_iso(), "message": e.msg}
-
-
-def finalize(reports_dir, run_id, status=None, reason=None, check_mode=False):
-    rf = ResultFile(reports_dir, run_id)
-    if not os.path.exists(rf.path):
-        raise BenchProblem("no result document at %s: give the run_id and reports_dir of a run that bench_plan "
-                           "started" % rf.path)
-    rf.doc = D.load(rf.path, check=False)
-    if status == "ok":
-        status = None  # ok only when every step is: finalize() decides from the steps
-    if rf.doc.get("unreachable") and status in (None, "failed"):
-        status = "unreachable"  # measure() recorded it; the role only knows that a task failed
-    D.finalize(rf.doc, status=status, reason=reason)
-    if not check_mode:
-        rf.write(check=True)
-    return {"run_id": run_id, "status": rf.doc["status"], "result_path": rf.path, "document": rf.doc,
-            "changed": not check_mode}

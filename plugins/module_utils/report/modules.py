@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Iterator, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
@@ -76,6 +78,43 @@ def bench_report(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, An
         markdown = R.to_markdown(doc)
     summary = dict(summarize(doc), reports=result["paths"])
     return dict(result, output_dir=out_dir, summary=summary, markdown=markdown)
+
+
+def _render_one(job: tuple[Mapping[str, Any], str, bool]) -> dict[str, Any]:
+    """One path of results rendered next to itself; a failure comes back as its parts (a StoragePerfError with
+    keyword arguments does not cross a process boundary whole)."""
+    params, path, check_mode = job
+    try:
+        out = bench_report(dict(params, result=path, document=None), check_mode=check_mode)
+    except StoragePerfError as e:
+        return dict(error=e.msg, hint=e.hint, result=e.result, details=e.details)
+    return dict(result=path, output_dir=out["output_dir"], paths=out["paths"], changed_files=out["changed_files"])
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no sched_getaffinity (macOS): every CPU
+        return os.cpu_count() or 1
+
+
+def render_each(params: Mapping[str, Any], check_mode: bool = False, workers: int | None = None) -> dict[str, Any]:
+    """Every path of results rendered next to itself, in this one module run: in a pool of forked processes, one
+    per CPU (at most one per path), each importing matplotlib once; one path, or one CPU, stays in this process.
+    The first failure in the order of results fails the run, as it did one after the other."""
+    jobs = [(params, path, check_mode) for path in params["results"]]
+    workers = min(len(jobs), workers or _cpus())
+    if workers <= 1:
+        reports = [_render_one(job) for job in jobs]
+    else:
+        # fork: the workers inherit this module's imports (an AnsiballZ run imports from its zip, which a spawned
+        # interpreter would not find)
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            reports = list(pool.map(_render_one, jobs))
+    for report in reports:
+        if "error" in report:
+            raise StoragePerfError(report["error"], hint=report["hint"], result=report["result"], **report["details"])
+    return dict(changed=any(r["changed_files"] for r in reports), reports=reports)
 
 
 # bench_compare --------------------------------------------------------------------------------------
