@@ -165,6 +165,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common import limi
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import plan as P
+from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import waves as W
 
 
 def _plan(module):
@@ -182,7 +183,7 @@ def main():
             change_parameters=dict(type="dict", default={}),
             clusters=dict(type="list", elements="str", required=True),
             canary=dict(type="list", elements="str", default=[]),
-            waves=dict(type="list", elements="raw", default=[1, "25%", "100%"]),
+            waves=dict(type="list", elements="raw", default=list(W.DEFAULT_WAVES)),
             first_wave=dict(type="int", default=1),
             rollout_id=dict(type="str"),
             reports_dir=dict(type="path", default="reports"),

@@ -190,23 +190,13 @@ def test_no_module_takes_an_option_that_one_of_its_modes_ignores(path, monkeypat
     assert O.mode_problems(path.stem, spec, doc.get("options") or {}, getattr(module, "MODE_READS", None)) == []
 
 
-# Second defaults that were there before the rule (issue 31), outside the benchmarks it came with: {module: {(file,
-# option)}}. The rule holds everywhere else; mending one means deleting its line here (the test fails on a stale one).
-KNOWN_SECOND_DEFAULTS = {
-    "rollout_plan": {("plan.py", "canary"), ("plan.py", "first_wave"), ("plan.py", "max_fail_percentage"),
-                     ("plan.py", "baseline_max_age"), ("plan.py", "prefix")},
-}
-
-
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
 def test_no_default_is_written_twice(path, monkeypatch):
     spec, _ = O.declared_spec(path.stem, monkeypatch, with_auth=True)
     name = G.COLLECTION + ".plugins.modules." + path.stem
     files = [path] + [PLUGIN_MODULES[m] for m in _loaded_with(name) if m.startswith(MODULE_UTILS)]
     found = O.second_defaults(O.spec_defaults(spec), {p: p.read_text() for p in files})
-    known = KNOWN_SECOND_DEFAULTS.get(path.stem, set())
-    assert [f for f in found if (f[0], f[2]) not in known] == [], "read the parameter as the argument spec fills it in"
-    assert known - {(f[0], f[2]) for f in found} == set(), "mended: delete it from KNOWN_SECOND_DEFAULTS"
+    assert found == [], "read the parameter as the argument spec fills it in"
 
 
 def test_checker_finds_an_option_that_a_mode_ignores():

@@ -71,12 +71,12 @@ def plan(params: Mapping[str, Any], records: Mapping[str, dict[str, Any]], now: 
     row = CH.get(change)
     change_params, rollout_id, rollout_dir = identity(params)
     clusters = list(params["clusters"])
-    canary = list(params.get("canary") or [])
-    waves = W.plan(clusters, params.get("waves") or W.DEFAULT_WAVES, canary)
-    first = int(params.get("first_wave") or 1)
+    canary = list(params["canary"] or [])
+    waves = W.plan(clusters, params["waves"], canary)  # empty or null: W.DEFAULT_WAVES
+    first = int(params["first_wave"])
     # a rollout turns a change on; turning it off everywhere is the change's own playbook with state=absent
     rollout = {"id": rollout_id, "change": change, "state": "present", "parameters": change_params,
-               "max_fail_percentage": float(params.get("max_fail_percentage") or 0)}
+               "max_fail_percentage": float(params["max_fail_percentage"])}
     per_cluster: dict[str, dict[str, Any]]
     per_cluster, lines = {}, []
     for i, members in enumerate(waves):
@@ -85,7 +85,7 @@ def plan(params: Mapping[str, Any], records: Mapping[str, dict[str, Any]], now: 
         for name in members:
             record = records.get(name)
             action, reason, baseline = cluster_action(record, params.get("retry_rolled_back"),
-                                                      int(params.get("baseline_max_age") or 0), now)
+                                                      int(params["baseline_max_age"]), now)
             per_cluster[name] = {"wave": wave, "action": action, "reason": reason, "baseline": baseline,
                                  "prior": ({k: record.get(k) for k in ("decision", "reason", "updated", "wave")}
                                            if record else None)}
@@ -111,7 +111,7 @@ def plan_with_records(params: Mapping[str, Any]) -> dict[str, Any]:
         # here, not at the top: boto3 loads only for a bucket
         from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload
 
-        prefix = "/".join(p for p in ((params.get("prefix") or "").strip("/"), "rollout-%s" % rollout_id) if p)
+        prefix = "/".join(p for p in ((params["prefix"] or "").strip("/"), "rollout-%s" % rollout_id) if p)
         maps.append(D.read_records_s3(s3_upload.client_from_params(params), params["bucket"], prefix,
                                       endpoint_url=params.get("endpoint_url")))
     records = D.merge(*maps)

@@ -78,7 +78,7 @@ def test_change_parameters_are_checked():
 def _params(**kw):
     p = {"change": "trident_concurrency", "change_parameters": {}, "clusters": ["a", "b", "c"], "canary": [],
          "waves": [1, "100%"], "first_wave": 1, "rollout_id": None, "reports_dir": "/r", "retry_rolled_back": False,
-         "max_fail_percentage": 0, "baseline_max_age": 3600}
+         "max_fail_percentage": 0, "baseline_max_age": 3600, "bucket": None, "prefix": "storageperf"}
     p.update(kw)
     return p
 
