@@ -24,7 +24,7 @@ def _rv(obj: Mapping[str, Any]) -> str | None:
 
 class World:
     def __init__(self, kinds: Iterable[Kind],
-                 mark_rules: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] | None = None) -> None:
+                 mark_rules: Mapping[str, Mapping[str, Callable[[dict[str, Any]], bool]]] | None = None) -> None:
         """kinds: Kind objects; mark_rules: {kind name: {mark name: predicate(obj) -> bool}}."""
         self.kinds = {k.name: k for k in kinds}
         self.objects: dict[str, dict[str, dict[str, Any]]] = {k.name: {} for k in kinds}
