@@ -124,7 +124,8 @@ def _direction(io: object) -> dict[str, Any] | None:
 def _job(raw: Mapping[str, Any], global_options: Mapping[str, Any]) -> dict[str, Any]:
     options = dict(global_options)
     options.update(raw.get("job options") or {})
-    job: dict[str, Any] = {"name": str(raw.get("jobname", "")), "groupid": int(_num(raw.get("groupid")) or 0),
+    job: dict[str, Any]
+    job = {"name": str(raw.get("jobname", "")), "groupid": int(_num(raw.get("groupid")) or 0),
            "error": int(_num(raw.get("error")) or 0), "options": options}
     for d in DIRECTIONS:
         io = _direction(raw.get(d))
@@ -188,7 +189,8 @@ def _merge_latency(parts: Iterable[tuple[Any, int]]) -> tuple[dict[str, Any] | N
 
 def _group(jobs: list[dict[str, Any]]) -> dict[str, Any]:
     first = jobs[0]
-    group: dict[str, Any] = {"groupid": first["groupid"], "name": first["name"], "jobs": len(jobs),
+    group: dict[str, Any]
+    group = {"groupid": first["groupid"], "name": first["name"], "jobs": len(jobs),
              "job_names": sorted({j["name"] for j in jobs}), "options": first["options"],
              "error": max(j["error"] for j in jobs), "approximate": False}
     for d in DIRECTIONS:
@@ -240,7 +242,8 @@ def _step(group: Mapping[str, Any]) -> dict[str, Any]:
         if clat.get("p99_9") is not None:
             latency["p99_9"] = clat["p99_9"] / 1e9
         metrics["clat_mean_ns"] = round(clat["mean"], 1)  # the seed's "lat avg" column
-    step: dict[str, Any] = {"name": step_name(group["name"]), "label": step_label(group["options"], group["jobs"]),
+    step: dict[str, Any]
+    step = {"name": step_name(group["name"]), "label": step_label(group["options"], group["jobs"]),
             "status": "ok" if not group["error"] else "failed",
             "wall_s": round(max([group[d]["runtime_ms"] for d in dirs] or [0]) / 1000.0, 3),
             "metrics": metrics, "latency": latency}

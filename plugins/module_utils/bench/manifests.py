@@ -26,7 +26,8 @@ def namespace(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
 
 def pvc(name: str, ns: str, storage_class: str, size: str, labels: Mapping[str, str], access_modes: Iterable[str] = ("ReadWriteOnce",),
         snapshot: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"accessModes": list(access_modes), "storageClassName": storage_class,
+    spec: dict[str, Any]
+    spec = {"accessModes": list(access_modes), "storageClassName": storage_class,
             "resources": {"requests": {"storage": size}}}
     if snapshot:
         spec["dataSource"] = {"apiGroup": SNAPSHOT_GROUP, "kind": "VolumeSnapshot", "name": snapshot}
@@ -39,7 +40,8 @@ def pod(name: str, ns: str, claims: Sequence[str], labels: Mapping[str, str], im
     TERM, and another image runs a shell that traps it (a shell as PID 1 would ignore TERM and be killed only
     after terminationGracePeriodSeconds, which the unpublish step would then time). The seed's StatefulSet
     (attach_stress_statefulset) keeps the seed's own `trap exit TERM` loop and the default grace, as the seed has."""
-    spec: dict[str, Any] = {
+    spec: dict[str, Any]
+    spec = {
         "containers": [{
             "name": "app", "image": image,
             "volumeMounts": [{"name": "v%d" % i, "mountPath": "/mnt/%d" % i} for i in range(len(claims))],

@@ -132,7 +132,8 @@ def parse(text: object, name: str | None = None) -> dict[str, Any]:
     if not isinstance(text, str):
         raise SysbenchError("sysbench output must be text, got %s" % type(text).__name__)
     lines = text.splitlines()
-    out: dict[str, Any] = {"sysbench_version": None, "threads": None, "source": None, "tps": None, "qps": None,
+    out: dict[str, Any]
+    out = {"sysbench_version": None, "threads": None, "source": None, "tps": None, "qps": None,
            "reads_per_s": None, "writes_per_s": None, "other_per_s": None, "errors_per_s": None,
            "reconnects_per_s": None, "time_s": None, "events": None, "percentile": None,
            "latency_ms": {}, "latency_below_ms": {}, "histogram_rows": 0, "intermediate": 0, "noise": []}
@@ -311,7 +312,8 @@ def step(summary: Mapping[str, Any], name: str | None = None) -> dict[str, Any]:
     label = test.replace("_", " ")
     if summary.get("threads"):
         label += " \u00d7%d threads" % summary["threads"]
-    out: dict[str, Any] = {"name": step_name(test), "label": label,
+    out: dict[str, Any]
+    out = {"name": step_name(test), "label": label,
            "status": "ok", "wall_s": summary.get("time_s"), "metrics": metrics, "latency": latency}
     if not summary["tps"]:
         out["status"] = "failed"
