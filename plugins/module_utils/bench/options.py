@@ -13,7 +13,7 @@ import copy
 from typing import Any, Mapping
 
 
-def complete(spec: Mapping[str, Mapping[str, Any]], given: Mapping[str, Any] | None) -> dict[str, Any]:
+def complete(spec: Mapping[str, Any], given: Mapping[str, Any] | None) -> dict[str, Any]:
     """given (a dict of options, possibly partial) with every missing, None or empty-string option at its spec
     default ("" is how a role leaves an option to the module: `default(omit, true)` needs no second default)."""
     out: dict[str, Any] = {}
