@@ -24,15 +24,19 @@ list says what is left, then a watch of the kind from before that list drops eac
 arrives (a watch that ends or answers 410 is reopened from a fresh list). A user who may not watch the kind
 (403) gets the same wait by a list twice a second.
 """
-
+from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.lease import live_runs
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError, WaitTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Predicate, poll
+
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 SNAP = "snapshot.storage.k8s.io/v1"
 NOTHING_LEFT = Predicate("nothing left", lambda names: not names)
@@ -42,19 +46,20 @@ CLUSTER_SCOPED = ("PersistentVolume", "VolumeAttachment", "Namespace", "VolumeSn
 class CleanupTimeout(WaitTimeout):
     """remaining: the names still there (also `last`, as for every wait)."""
 
-    def __init__(self, msg, remaining, hint=None, result=None):
+    def __init__(self, msg: str, remaining: list[str], hint: str | None = None, result: Mapping[str, Any] | None = None) -> None:
         super().__init__(msg, last=remaining, hint=hint, result=result)
         self.remaining = remaining
 
 
-def _name(obj):
+def _name(obj: Mapping[str, Any]) -> str:
     md = obj.get("metadata") or {}
-    return "%s/%s" % (md["namespace"], md["name"]) if md.get("namespace") else md.get("name")
+    return "%s/%s" % (md["namespace"], md["name"]) if md.get("namespace") else md.get("name")  # type: ignore[return-value]  # objects have names
 
 
 class Cleanup:
-    def __init__(self, client, run_id=None, namespaces=None, timeout=600.0, poll=0.5, sleep=time.sleep,
-                 clock=time.monotonic, skip_runs=()):
+    def __init__(self, client: Client, run_id: str | None = None, namespaces: Iterable[str] | None = None, timeout: float = 600.0,
+                 poll: float = 0.5, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+                 skip_runs: Iterable[str] = ()) -> None:
         """run_id None and namespaces None: every storageperf run. namespaces: only those owner namespaces.
         skip_runs: run ids left alone (live runs, whose Lease has not expired)."""
         self.client = client
@@ -66,11 +71,11 @@ class Cleanup:
         self.poll = poll
         self.sleep = sleep
         self.clock = clock
-        self.deleted = {}
-        self.snapshots_served = None
+        self.deleted: dict[str, int] = {}
+        self.snapshots_served: bool | None = None
 
     # discovery of what belongs to the run ---------------------------------------------------
-    def namespaces(self):
+    def namespaces(self) -> list[str]:
         if self.only_namespaces is not None:
             out = []
             for ns in self.only_namespaces:
@@ -80,12 +85,12 @@ class Cleanup:
         items, _ = self.client.list("v1", "Namespace", label_selector=self.selector)
         return sorted(i["metadata"]["name"] for i in items if not self._skipped(i))
 
-    def _skipped(self, obj):
+    def _skipped(self, obj: Mapping[str, Any]) -> bool:
         return ((obj.get("metadata") or {}).get("labels") or {}).get(L.RUN_ID_LABEL) in self.skip_runs
 
-    def _in(self, api_version, kind, namespaces, labelled_anywhere=True):
+    def _in(self, api_version: str, kind: str, namespaces: Iterable[str], labelled_anywhere: bool = True) -> dict[str, dict[str, Any]]:
         """Objects of a namespaced kind in the owner namespaces, plus labelled ones elsewhere."""
-        found = {}
+        found: dict[str, dict[str, Any]] = {}
         for ns in namespaces:
             for o in self.client.list(api_version, kind, namespace=ns)[0]:
                 found[_name(o)] = o
@@ -95,12 +100,12 @@ class Cleanup:
                     found[_name(o)] = o
         return found
 
-    def _snapshots_served(self):
+    def _snapshots_served(self) -> bool:
         if self.snapshots_served is None:
             self.snapshots_served = self.client.has_resource(SNAP, "VolumeSnapshot")
         return self.snapshots_served
 
-    def inventory(self):
+    def inventory(self) -> dict[str, list[str]]:
         """Everything that belongs to the run, by kind: {kind: [names]}."""
         namespaces = self.namespaces()
         inv = {"Namespace": namespaces}
@@ -119,11 +124,11 @@ class Cleanup:
             inv["StorageClass"] = sorted(o["metadata"]["name"] for o in self._classes())
         return {k: v for k, v in inv.items() if v}
 
-    def _classes(self):
+    def _classes(self) -> list[dict[str, Any]]:
         return [o for o in self.client.list("storage.k8s.io/v1", "StorageClass", label_selector=self.selector)[0]
                 if not self._skipped(o)]
 
-    def _contents(self, namespaces):
+    def _contents(self, namespaces: Iterable[str]) -> list[dict[str, Any]]:
         contents, _ = self.client.list(SNAP, "VolumeSnapshotContent")
         ns = set(namespaces)
         out = []
@@ -134,19 +139,19 @@ class Cleanup:
                 out.append(c)
         return out
 
-    def _label_matches(self, labels):
+    def _label_matches(self, labels: Mapping[str, str]) -> bool:
         if labels.get(L.RUN_ID_LABEL) in self.skip_runs:
             return False
         if self.run_id:
             return labels.get(L.RUN_ID_LABEL) == self.run_id
         return L.RUN_ID_LABEL in labels
 
-    def _pvs(self, namespaces, pvcs, names=()):
+    def _pvs(self, namespaces: Iterable[str], pvcs: Mapping[str, Mapping[str, Any]], names: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
         """PVs claimed from the owner namespaces, bound to the given PVCs, named, or labelled with the run."""
         pvs, _ = self.client.list("v1", "PersistentVolume")
         ns = set(namespaces)
         bound = {(p.get("spec") or {}).get("volumeName") for p in pvcs.values()} | set(names)
-        out = {}
+        out: dict[str, dict[str, Any]] = {}
         for pv in pvs:
             ref = (pv.get("spec") or {}).get("claimRef") or {}
             if ref.get("namespace") in ns or pv["metadata"]["name"] in bound or \
@@ -154,14 +159,14 @@ class Cleanup:
                 out[pv["metadata"]["name"]] = pv
         return out
 
-    def _vas(self, pvs):
+    def _vas(self, pvs: Collection[str]) -> list[dict[str, Any]]:
         if not pvs:
             return []
         vas, _ = self.client.list("storage.k8s.io/v1", "VolumeAttachment")
         return [va for va in vas if ((va.get("spec") or {}).get("source") or {}).get("persistentVolumeName") in pvs]
 
     # deletion ----------------------------------------------------------------------------------
-    def _delete(self, api_version, kind, objs):
+    def _delete(self, api_version: str, kind: str, objs: Iterable[Mapping[str, Any]]) -> None:
         for o in objs:
             md = o["metadata"]
             if md.get("deletionTimestamp"):
@@ -173,10 +178,10 @@ class Cleanup:
                 if e.status not in (404, 409):
                     raise
 
-    def _wait(self, what, api_version, kind, left, deadline):
+    def _wait(self, what: str, api_version: str, kind: str, left: Callable[[], list[str]], deadline: float) -> None:
         """Until left() -> [names] is empty, from one list and a watch of the kind (module docstring); raise
         CleanupTimeout listing what is left."""
-        names = []
+        names: set[str] = set()  # was [], then rebound to a set: one type from the start
         while True:
             try:
                 rv = self._resource_version(api_version, kind)
@@ -193,18 +198,18 @@ class Cleanup:
                 return self._poll(what, left, deadline)  # may list but not watch the kind
         raise self._timeout(what, sorted(names))
 
-    def _resource_version(self, api_version, kind):
+    def _resource_version(self, api_version: str, kind: str) -> str | None:
         """The kind's current resourceVersion, from a one-item list (read before the list of what is left)."""
         doc = self.client.request("GET", self.client.path(api_version, kind, self._watch_namespace(kind)),
                                   query={"limit": 1}, what="list %s" % kind)
         return ((doc or {}).get("metadata") or {}).get("resourceVersion")
 
-    def _watch_namespace(self, kind):
+    def _watch_namespace(self, kind: str) -> str | None:
         if kind in CLUSTER_SCOPED or not self.only_namespaces or len(self.only_namespaces) != 1:
             return None
         return self.only_namespaces[0]
 
-    def _watched_gone(self, api_version, kind, names, rv, deadline):
+    def _watched_gone(self, api_version: str, kind: str, names: set[str], rv: str | None, deadline: float) -> bool:
         """Watch the kind from rv, dropping names as they are deleted; True once none is left, False when the
         watch ended first (timeout, 410 Gone, the deadline)."""
         remaining = deadline - self.clock()
@@ -221,19 +226,19 @@ class Cleanup:
                 return False
         return False
 
-    def _poll(self, what, left, deadline):
+    def _poll(self, what: str, left: Callable[[], list[str]], deadline: float) -> None:
         try:
             poll(left, NOTHING_LEFT, deadline - self.clock(), what="%s gone" % what, first=self.poll, cap=self.poll,
                  sleep=self.sleep, clock=self.clock)
         except WaitTimeout as e:
             raise self._timeout(what, e.last) from e
 
-    def _timeout(self, what, names):
+    def _timeout(self, what: str, names: list[str]) -> CleanupTimeout:
         return CleanupTimeout("cleanup timed out after %ss waiting for %s to go: %s%s" % (
             self.timeout, what, ", ".join(names[:10]), " (and %d more)" % (len(names) - 10) if len(names) > 10 else ""),
             names)
 
-    def run(self):
+    def run(self) -> dict[str, Any]:
         """Delete everything of the run; returns {deleted: {kind: n}, namespaces: [...]}. Raises CleanupTimeout."""
         deadline = self.clock() + self.timeout
         namespaces = self.namespaces()
@@ -283,7 +288,7 @@ class Cleanup:
         return {"deleted": dict(self.deleted), "namespaces": namespaces}
 
 
-def _live_message(live):
+def _live_message(live: Mapping[str, Mapping[str, Any]]) -> str:
     if not live:
         return ""
     return ("left %d live run(s) alone, still measuring (Lease renewed, not expired): %s. Run the cleanup after they "
@@ -292,7 +297,8 @@ def _live_message(live):
                                      for r, v in sorted(live.items()))))
 
 
-def bench_cleanup(client, p, check_mode=False, warn=None):
+def bench_cleanup(client: Client, p: Mapping[str, Any], check_mode: bool = False,
+                  warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The bench_cleanup module: delete what one run (run_id) or every run (all_runs) left, sparing live runs."""
     if bool(p["run_id"]) == bool(p["all_runs"]):
         raise StoragePerfError("give exactly one of run_id (one run) and all_runs=true (every storageperf run)")
@@ -307,7 +313,7 @@ def bench_cleanup(client, p, check_mode=False, warn=None):
                                result={"deleted": cleanup.deleted}) from e
 
 
-def _clean(cleanup, p, check_mode, warn):
+def _clean(cleanup: Cleanup, p: Mapping[str, Any], check_mode: bool, warn: Callable[[str], None] | None) -> dict[str, Any]:
     live = {} if p["force"] else live_runs(cleanup.client)
     if p["run_id"] and p["run_id"] not in live:
         live = {}

@@ -14,6 +14,16 @@ is what a timed-out object is reported with when it has no Warning event to show
   delete clone / volume   PVC gone and its PV gone                                           pvc_and_pv_gone
   delete snapshot         VolumeSnapshot gone and its VolumeSnapshotContent gone             snapshot_gone
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import View
+
+    # None: the terminal state holds, else what is missing (Optional: an alias is an expression, and the
+    # modules' Python 3.8 has no X | None there)
+    Predicate = Callable[[View], Optional[str]]
 
 
 PVC, PV, POD, VA, VS, VSC = ("PersistentVolumeClaim", "PersistentVolume", "Pod", "VolumeAttachment",
@@ -21,26 +31,26 @@ PVC, PV, POD, VA, VS, VSC = ("PersistentVolumeClaim", "PersistentVolume", "Pod",
 
 
 # object-level tests -----------------------------------------------------------------------------
-def phase(obj):
+def phase(obj: Mapping[str, Any] | None) -> Any:
     return ((obj or {}).get("status") or {}).get("phase")
 
 
-def pvc_is_bound(obj):
+def pvc_is_bound(obj: Mapping[str, Any] | None) -> bool:
     return phase(obj) == "Bound"
 
 
-def pod_is_ready(obj):
+def pod_is_ready(obj: Mapping[str, Any] | None) -> bool:
     for c in ((obj or {}).get("status") or {}).get("conditions") or []:
         if c.get("type") == "Ready":
             return c.get("status") == "True"
     return False
 
 
-def va_is_attached(obj):
+def va_is_attached(obj: Mapping[str, Any] | None) -> bool:
     return ((obj or {}).get("status") or {}).get("attached") is True
 
 
-def vs_is_ready(obj):
+def vs_is_ready(obj: Mapping[str, Any] | None) -> bool:
     return ((obj or {}).get("status") or {}).get("readyToUse") is True
 
 
@@ -53,7 +63,7 @@ MARK_RULES = {
 }
 
 
-def _pod_state(pod):
+def _pod_state(pod: Mapping[str, Any]) -> str:
     st = (pod or {}).get("status") or {}
     waiting = [cs.get("state", {}).get("waiting", {}).get("reason") for cs in st.get("containerStatuses") or []]
     waiting = [w for w in waiting if w]
@@ -65,15 +75,15 @@ def _pod_state(pod):
     return text
 
 
-def volume_name(view, pvc_key):
+def volume_name(view: View, pvc_key: str) -> str | None:
     """The PV a PVC is bound to (also after the PVC is gone), or None."""
     pvc = view.last(PVC, pvc_key)
     return ((pvc or {}).get("spec") or {}).get("volumeName")
 
 
 # predicates --------------------------------------------------------------------------------------
-def pvc_bound(pvc_key):
-    def check(view):
+def pvc_bound(pvc_key: str) -> Predicate:
+    def check(view: View) -> str | None:
         pvc = view.get(PVC, pvc_key)
         if pvc is None:
             return "PVC not seen"
@@ -81,9 +91,9 @@ def pvc_bound(pvc_key):
     return check
 
 
-def published(pod_key, pvc_keys, attach_required):
+def published(pod_key: str, pvc_keys: Sequence[str], attach_required: bool) -> Predicate:
     """Pod Ready and, when attaching is required, every volume attached to the pod's node."""
-    def check(view):
+    def check(view: View) -> str | None:
         pod = view.get(POD, pod_key)
         if pod is None:
             return "pod not seen"
@@ -104,9 +114,9 @@ def published(pod_key, pvc_keys, attach_required):
     return check
 
 
-def unpublished(pod_key, pvc_keys):
+def unpublished(pod_key: str, pvc_keys: Sequence[str]) -> Predicate:
     """Pod gone and no VolumeAttachment left for any of its volumes."""
-    def check(view):
+    def check(view: View) -> str | None:
         missing = []
         pod = view.get(POD, pod_key)
         if pod is not None:
@@ -122,8 +132,8 @@ def unpublished(pod_key, pvc_keys):
     return check
 
 
-def snapshot_ready(vs_key):
-    def check(view):
+def snapshot_ready(vs_key: str) -> Predicate:
+    def check(view: View) -> str | None:
         vs = view.get(VS, vs_key)
         if vs is None:
             return "VolumeSnapshot not seen"
@@ -134,9 +144,9 @@ def snapshot_ready(vs_key):
     return check
 
 
-def pvc_and_pv_gone(pvc_key, pv_must_go=True):
+def pvc_and_pv_gone(pvc_key: str, pv_must_go: bool = True) -> Predicate:
     """PVC gone and (with reclaimPolicy Delete) its PV gone; with Retain the PV must be Released."""
-    def check(view):
+    def check(view: View) -> str | None:
         missing = []
         pvc = view.get(PVC, pvc_key)
         if pvc is not None:
@@ -150,8 +160,8 @@ def pvc_and_pv_gone(pvc_key, pv_must_go=True):
     return check
 
 
-def snapshot_gone(vs_key, content_must_go=True):
-    def check(view):
+def snapshot_gone(vs_key: str, content_must_go: bool = True) -> Predicate:
+    def check(view: View) -> str | None:
         missing = []
         vs = view.get(VS, vs_key)
         if vs is not None:

@@ -17,11 +17,12 @@ Order of a step:
      reason from the object's Warning events, unfinished objects)
 So a step costs N + 2 x kinds API requests (plus reopened watches), whatever N is.
 """
-
+from __future__ import annotations
 
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Tracker
@@ -30,6 +31,12 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.kinds import Kind
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import View
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 WATCH_OPEN_TIMEOUT = 30.0
 
@@ -41,7 +48,7 @@ class StepError(StoragePerfError):
 class StepUnreachable(K8sUnreachable):
     """The API server stopped answering while a step ran; `result` is the step as far as it got."""
 
-    def __init__(self, lost, result):
+    def __init__(self, lost: K8sUnreachable, result: dict[str, Any]) -> None:
         K8sUnreachable.__init__(self, lost.msg, lost.status, lost.reason, since=lost.details.get("since"), hint=lost.hint)
         self.result = result
 
@@ -51,7 +58,7 @@ class Submission:
 
     __slots__ = ("names", "call")
 
-    def __init__(self, names, call):
+    def __init__(self, names: Iterable[str], call: Callable[[Client], object]) -> None:
         self.names = list(names)
         self.call = call
 
@@ -61,7 +68,7 @@ class Watched:
 
     __slots__ = ("kind", "namespace", "label_selector")
 
-    def __init__(self, kind, namespace=None, label_selector=None):
+    def __init__(self, kind: Kind, namespace: str | None = None, label_selector: str | None = None) -> None:
         self.kind = kind
         self.namespace = namespace
         self.label_selector = label_selector
@@ -74,7 +81,9 @@ class Step:
     (items' `volumes`), which needs the VolumeAttachment kind among the watches.
     """
 
-    def __init__(self, name, label, unit, watches, plan, terminal, attachments=None, metrics=None):
+    def __init__(self, name: str, label: str, unit: str, watches: list[Watched],
+                 plan: Callable[[View], tuple[list[Item], list[Submission]]], terminal: str,
+                 attachments: str | None = None, metrics: dict[str, Any] | None = None) -> None:
         self.name = name
         self.label = label
         self.unit = unit
@@ -86,8 +95,9 @@ class Step:
 
 
 class Options:
-    def __init__(self, concurrency=16, timeout=600.0, give_up_after_warnings=0, progress=None,
-                 progress_interval=2.0, keep_objects=True, disturbance=None):
+    def __init__(self, concurrency: int = 16, timeout: float = 600.0, give_up_after_warnings: int | None = 0,
+                 progress: Callable[[dict[str, Any]], None] | None = None, progress_interval: float = 2.0,
+                 keep_objects: bool = True, disturbance: Callable[[bool], str | None] | None = None) -> None:
         self.concurrency = max(1, int(concurrency))
         self.timeout = float(timeout)
         self.give_up_after_warnings = int(give_up_after_warnings or 0)
@@ -99,31 +109,32 @@ class Options:
         self.disturbance = disturbance
 
 
-def _vanished(exc):
+def _vanished(exc: BaseException) -> bool:
     """The request failed because the object or its namespace is gone or going: someone else deleted it."""
     if not isinstance(exc, K8sError):
         return False
     return exc.status == 404 or (exc.status == 403 and "being terminated" in (exc.msg or ""))
 
 
-def _reason(exc):
+def _reason(exc: BaseException) -> str:
     if isinstance(exc, K8sError):
         return "%s: %s" % (exc.reason or exc.status or "Error", exc.msg)
     return "%s: %s" % (type(exc).__name__, exc)
 
 
-def run_step(client, step, options=None, clock=time.monotonic):
+def run_step(client: Client, step: Step, options: Options | None = None,
+             clock: Callable[[], float] = time.monotonic) -> dict[str, Any]:
     """Run one step; returns the step result (the keyword arguments of report.document.add_step
     plus `attachments` and `internals`). Raises StepError when the step cannot start."""
     options = options or Options()
     # discovery is once per client, not per step: resolve the kinds before counting the step's requests
-    for w in step.watches:
-        client.resource(w.kind.api_version, w.kind.name)
+    for watched in step.watches:
+        client.resource(watched.kind.api_version, watched.kind.name)
     requests_before = client.requests
     world = World([w.kind for w in step.watches], C.MARK_RULES)
     tracker = Tracker(world, give_up_after_warnings=options.give_up_after_warnings)
     cond = threading.Condition()
-    vanished = set()  # items whose object (or namespace) was gone when the step's request reached it
+    vanished: set[str] = set()  # items whose object (or namespace) was gone when the step's request reached it
     watches = [KindWatch(client, w.kind, cond, tracker, namespace=w.namespace, label_selector=w.label_selector,
                          clock=clock) for w in step.watches]
     try:
@@ -161,15 +172,17 @@ def run_step(client, step, options=None, clock=time.monotonic):
     return result
 
 
-def _lost(watches):
+def _lost(watches: Iterable[KindWatch]) -> K8sUnreachable | None:
     """The K8sUnreachable that ended one of the step's watches, or None."""
     return next((w.lost for w in watches if w.lost is not None), None)
 
 
-def _submit_and_wait(client, tracker, cond, submissions, options, step, clock, vanished, watches=()):
+def _submit_and_wait(client: Client, tracker: Tracker, cond: threading.Condition, submissions: Iterable[Submission],
+                     options: Options, step: Step, clock: Callable[[], float], vanished: set[str],
+                     watches: Iterable[KindWatch] = ()) -> tuple[bool, float]:
     abort = threading.Event()
 
-    def send(sub):
+    def send(sub: Submission) -> None:
         if abort.is_set():
             return
         with cond:
@@ -223,10 +236,11 @@ def _submit_and_wait(client, tracker, cond, submissions, options, step, clock, v
     return timed_out, t_stop
 
 
-def _report_progress(options, step, counts, first, now, final=False):
+def _report_progress(options: Options, step: Step, counts: Mapping[str, int], first: float | None, now: float,
+                     final: bool = False) -> None:
     elapsed = (now - first) if first is not None else 0.0
     try:
-        options.progress({"step": step.name, "label": step.label, "unit": step.unit, "total": counts["total"],
+        options.progress({"step": step.name, "label": step.label, "unit": step.unit, "total": counts["total"],  # type: ignore[misc]  # only when set
                           "done": counts["done"], "errors": counts["errors"], "started": counts["started"],
                           "elapsed_s": round(elapsed, 3),
                           "rate": round(counts["done"] / elapsed, 3) if elapsed > 0 else None,
@@ -235,20 +249,24 @@ def _report_progress(options, step, counts, first, now, final=False):
         pass
 
 
-def _rel(t, t0):
+def _rel(t: float | None, t0: float | None) -> float | None:
     return None if t is None or t0 is None else round(t - t0, 6)
 
 
-def build_result(step, tracker, world, timed_out, t_stop, options, vanished=(), lost=None):
+def build_result(step: Step, tracker: Tracker, world: World, timed_out: bool, t_stop: float, options: Options,
+                 vanished: Collection[str] = (), lost: K8sUnreachable | None = None) -> dict[str, Any]:
     items = list(tracker.items.values())
     t0 = tracker.first_start
     done = [i for i in items if i.end is not None]
     view = world.view()
-    objects, errors, unfinished = [], [], []
+    objects: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    unfinished: list[str] = []
+    reason: str | None
     for item in items:
-        entry = {"name": item.name, "start": _rel(item.start, t0), "end": _rel(item.end, t0)}
+        entry: dict[str, Any] = {"name": item.name, "start": _rel(item.start, t0), "end": _rel(item.end, t0)}
         if item.end is not None:
-            entry["latency"] = round(item.end - item.start, 6)
+            entry["latency"] = round(item.end - item.start, 6)  # type: ignore[operator]  # an item ends after it starts
         server = _server_times(view, item)
         if server:
             entry["server_times"] = server
@@ -298,7 +316,7 @@ def build_result(step, tracker, world, timed_out, t_stop, options, vanished=(), 
     metrics = dict(step.metrics)
     attachments = _attachments(step, view, items, t0) if step.attachments else None
     if attachments is not None:
-        metrics.update(_attachment_metrics(step.attachments, attachments))
+        metrics.update(_attachment_metrics(step.attachments, attachments))  # type: ignore[arg-type]  # set: attachments is
     retried = sum(1 for i in done if i.warnings)
     if retried:
         metrics["objects_with_warnings"] = retried
@@ -307,7 +325,7 @@ def build_result(step, tracker, world, timed_out, t_stop, options, vanished=(), 
         "count": len(items), "wall_s": round(wall, 6) if wall is not None else None,
         "rate": round(len(done) / wall, 6) if wall and done else None,
         "objects": objects if options.keep_objects else None,
-        "latency": stats.summary(i.end - i.start for i in done),
+        "latency": stats.summary(i.end - i.start for i in done),  # type: ignore[operator]  # done items started and ended
         "errors": errors, "unfinished": unfinished, "metrics": metrics,
     }
     if attachments is not None:
@@ -319,9 +337,9 @@ def build_result(step, tracker, world, timed_out, t_stop, options, vanished=(), 
     return result
 
 
-def warning_summary(items, examples=5):
+def warning_summary(items: Iterable[Item], examples: int = 5) -> list[dict[str, Any]]:
     """[{reason, objects, events, message, examples}] of the items' Warning events, most objects first."""
-    by_reason = {}
+    by_reason: dict[str, dict[str, Any]] = {}
     for item in items:
         for reason, message, count, t in item.warnings.values():
             w = by_reason.setdefault(reason, {"reason": reason, "objects": 0, "events": 0, "message": message,
@@ -340,7 +358,7 @@ def warning_summary(items, examples=5):
     return out
 
 
-def _server_times(view, item):
+def _server_times(view: View, item: Item) -> dict[str, Any]:
     for kind_name, key in item.subjects[:1]:
         obj = view.last(kind_name, key)
         md = (obj or {}).get("metadata") or {}
@@ -353,7 +371,7 @@ def _server_times(view, item):
     return {}
 
 
-def _since(t, start, t0):
+def _since(t: float | None, start: float | None, t0: float | None) -> float | None:
     """A mark relative to the step clock, or None when it predates the item's request (the state the step
     found, such as a VolumeAttachment attached before a scale-down: not a timing of this step)."""
     if t is None or start is None or t < start:
@@ -361,7 +379,7 @@ def _since(t, start, t0):
     return _rel(t, t0)
 
 
-def _attachments(step, view, items, t0):
+def _attachments(step: Step, view: View, items: Iterable[Item], t0: float | None) -> list[dict[str, Any]]:
     """Every VolumeAttachment of the items' volumes: when it appeared, attached, went away."""
     out = []
     for item in items:
@@ -385,8 +403,8 @@ def _attachments(step, view, items, t0):
     return out
 
 
-def _attachment_metrics(mode, records):
-    out = {"attachments": len(records)}
+def _attachment_metrics(mode: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"attachments": len(records)}
     if mode == "attach":
         lat = [r["attached"] - r["start"] for r in records if r["attached"] is not None and r["start"] is not None]
         own = [r["attached"] - r["seen"] for r in records if r["attached"] is not None and r["seen"] is not None]

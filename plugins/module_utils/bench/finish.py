@@ -8,8 +8,11 @@ process that ran from its AnsiballZ zip, where nothing is compiled ahead; docs/p
   bench_finish  finalize, then metrics.prom and its push when the plan asked for metrics, then the reports the
                 role asked for (report.md, report.html: what bench_report renders), all in this module's run
 """
+from __future__ import annotations
 
 import os
+from types import ModuleType
+from typing import Any, Callable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.results import ResultFile
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
@@ -20,14 +23,15 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.summary imp
 RUN_ARG_SPEC = {"run_id": dict(type="str", required=True), "reports_dir": dict(type="path", required=True)}
 
 
-def metrics_export():
+def metrics_export() -> ModuleType:
     # prometheus-client only in the modules that check or write metrics (bench_measure never loads it)
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import metrics_export as ME
 
     return ME
 
 
-def finalize(reports_dir, run_id, status=None, reason=None, check_mode=False):
+def finalize(reports_dir: str, run_id: str, status: str | None = None, reason: str | None = None,
+             check_mode: bool = False) -> dict[str, Any]:
     rf = ResultFile(reports_dir, run_id)
     if not os.path.exists(rf.path):
         raise StoragePerfError("no result document at %s: give the run_id and reports_dir of a run that bench_plan "
@@ -44,7 +48,7 @@ def finalize(reports_dir, run_id, status=None, reason=None, check_mode=False):
             "changed": not check_mode}
 
 
-def _render(doc, out_dir, formats, check_mode):
+def _render(doc: dict[str, Any], out_dir: str, formats: list[str], check_mode: bool) -> dict[str, Any]:
     """What bench_report returns for the document, rendered next to result.json (its import only when asked)."""
     from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_report
 
@@ -52,7 +56,7 @@ def _render(doc, out_dir, formats, check_mode):
                          "reports_dir": None}, check_mode=check_mode)
 
 
-def _finish(p, seen, check_mode, warn):
+def _finish(p: Mapping[str, Any], seen: dict[str, str], check_mode: bool, warn: Callable[[str], None] | None) -> dict[str, Any]:
     out = finalize(p["reports_dir"], p["run_id"], status=p["status"], reason=p["reason"], check_mode=check_mode)
     doc = out.pop("document")
     seen["benchmark"] = doc.get("benchmark") or seen["benchmark"]
@@ -71,7 +75,7 @@ def _finish(p, seen, check_mode, warn):
     return out
 
 
-def bench_finish(p, check_mode=False, warn=None):
+def bench_finish(p: Mapping[str, Any], check_mode: bool = False, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """finalize, with the plan's metrics metrics.prom and the push, and the asked reports (warn: the module's)."""
     seen = {"benchmark": "run %s" % p["run_id"]}
     try:

@@ -13,10 +13,11 @@ document in it, and when stray lines were written into the middle of it (stderr 
 pod log) drops the lines that cannot be JSON and tries again. Everything else is kept in ``noise``
 so a report can show it.
 """
-
+from __future__ import annotations
 
 import json
 import re
+from typing import Any, Iterable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
@@ -36,7 +37,7 @@ class FioError(StoragePerfError, ValueError):
 # ------------------------------------------------------------------------------------------------
 # reading the output
 # ------------------------------------------------------------------------------------------------
-def find_document(text):
+def find_document(text: object) -> tuple[dict[str, Any], list[str]]:
     """(document, noise lines) from text holding one fio JSON document among other lines."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
@@ -54,7 +55,8 @@ def find_document(text):
     # stray lines inside the document: keep only lines that can be JSON, from the first start on
     for start in starts:
         head, body = text[:start], text[start:]
-        kept, dropped = [], []
+        kept: list[str] = []
+        dropped: list[str] = []
         for line in body.splitlines():
             (kept if _JSON_LINE.match(line) else dropped).append(line)
         cleaned = "\n".join(kept)
@@ -72,25 +74,25 @@ def find_document(text):
                    "first lines: %s" % sample)
 
 
-def _lines(text):
+def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
-def _num(value):
+def _num(value: Any) -> float | None:
     try:
         return float(value)
     except (TypeError, ValueError):
         return None
 
 
-def _latency_ns(io, key):
+def _latency_ns(io: Mapping[str, Any], key: str) -> dict[str, Any] | None:
     """{min,max,mean,stddev,p50,p90,p99,p99_9} in ns from clat_ns / lat_ns (or fio 2.x clat in us)."""
     src, scale = io.get(key + "_ns"), 1.0
     if not isinstance(src, dict):
         src, scale = io.get(key), 1000.0
     if not isinstance(src, dict):
         return None
-    out = {}
+    out: dict[str, Any] = {}
     for k in ("min", "max", "mean", "stddev"):
         v = _num(src.get(k))
         out[k] = None if v is None else v * scale
@@ -103,7 +105,7 @@ def _latency_ns(io, key):
     return out
 
 
-def _direction(io):
+def _direction(io: object) -> dict[str, Any] | None:
     """One direction of one job, or None when it did no I/O (latency bins kept until groups are merged)."""
     if not isinstance(io, dict):
         return None
@@ -113,15 +115,16 @@ def _direction(io):
         return None
     bw = _num(io.get("bw_bytes"))
     if bw is None and _num(io.get("bw")) is not None:
-        bw = _num(io.get("bw")) * 1024.0  # KiB/s before fio 3.0
+        bw = _num(io.get("bw")) * 1024.0  # type: ignore[operator]  # not None: checked above; KiB/s before fio 3.0
     return {"iops": _num(io.get("iops")) or 0.0, "bw_bytes": bw or 0.0, "io_bytes": io_bytes,
             "runtime_ms": _num(io.get("runtime")) or 0.0, "total_ios": total,
             "clat_ns": _latency_ns(io, "clat"), "lat_ns": _latency_ns(io, "lat")}
 
 
-def _job(raw, global_options):
+def _job(raw: Mapping[str, Any], global_options: Mapping[str, Any]) -> dict[str, Any]:
     options = dict(global_options)
     options.update(raw.get("job options") or {})
+    job: dict[str, Any]
     job = {"name": str(raw.get("jobname", "")), "groupid": int(_num(raw.get("groupid")) or 0),
            "error": int(_num(raw.get("error")) or 0), "options": options}
     for d in DIRECTIONS:
@@ -133,15 +136,15 @@ def _job(raw, global_options):
     return job
 
 
-def _merge_bins(bins_list):
-    total = {}
+def _merge_bins(bins_list: Iterable[Mapping[Any, Any]]) -> dict[int, int]:
+    total: dict[int, int] = {}
     for bins in bins_list:
         for k, v in bins.items():
             total[int(k)] = total.get(int(k), 0) + int(v)
     return total
 
 
-def _bins_percentile(bins, p):
+def _bins_percentile(bins: Mapping[int, int], p: float) -> float | None:
     """Closest rank over fio's latency bins (ns -> count), as fio computes its own percentiles."""
     n = sum(bins.values())
     if not n:
@@ -155,7 +158,7 @@ def _bins_percentile(bins, p):
     return float(max(bins))
 
 
-def _merge_latency(parts):
+def _merge_latency(parts: Iterable[tuple[Any, int]]) -> tuple[dict[str, Any] | None, bool]:
     """Latency of a group from its jobs' latencies: exact for min/max/mean; percentiles from bins
     (fio --output-format=json+) when every job has them, else the worst job's (approximate)."""
     parts = [(lat, ios) for lat, ios in parts if lat]
@@ -184,8 +187,9 @@ def _merge_latency(parts):
     return out, approximate
 
 
-def _group(jobs):
+def _group(jobs: list[dict[str, Any]]) -> dict[str, Any]:
     first = jobs[0]
+    group: dict[str, Any]
     group = {"groupid": first["groupid"], "name": first["name"], "jobs": len(jobs),
              "job_names": sorted({j["name"] for j in jobs}), "options": first["options"],
              "error": max(j["error"] for j in jobs), "approximate": False}
@@ -204,13 +208,13 @@ def _group(jobs):
     return group
 
 
-def step_name(text):
+def step_name(text: object) -> str:
     """A result-document step name from a fio job name (randwrite_4k, rand_100write_4k ...)."""
     name = re.sub(r"[^A-Za-z0-9_]+", "_", str(text)).strip("_").lower()
     return name or "fio"
 
 
-def step_label(options, jobs):
+def step_label(options: Mapping[str, Any], jobs: int) -> str:
     """'randwrite 4k psync iodepth 1 ×50', the seed's job in a few words."""
     parts = [options.get("rw") or options.get("readwrite") or "read", options.get("bs") or options.get("blocksize") or "4k",
              options.get("ioengine") or "psync"]
@@ -221,23 +225,24 @@ def step_label(options, jobs):
     return " ".join(str(p) for p in parts)
 
 
-def _step(group):
+def _step(group: Mapping[str, Any]) -> dict[str, Any]:
     """The group as a result-document step (docs/results.md): metrics, and latency in seconds."""
     dirs = [d for d in DIRECTIONS if d in group]
-    metrics = {"iops": round(group["iops"], 3), "bw_bytes": round(group["bw_bytes"], 3)}
+    metrics: dict[str, Any] = {"iops": round(group["iops"], 3), "bw_bytes": round(group["bw_bytes"], 3)}
     if len(dirs) > 1:
         for d in dirs:
             metrics["%s_iops" % d] = round(group[d]["iops"], 3)
             metrics["%s_bw_bytes" % d] = round(group[d]["bw_bytes"], 3)
     # completion latency of the direction that did most of the I/O (a mixed job's reads, say)
     main = max(dirs, key=lambda d: group[d]["total_ios"]) if dirs else None
-    latency = None
+    latency: dict[str, float] | None = None
     clat = group[main]["clat_ns"] if main else None
     if clat and all(clat.get(k) is not None for k in ("min", "max", "mean", "p50", "p90", "p99")):
         latency = {k: clat[k] / 1e9 for k in ("min", "p50", "p90", "p99", "max", "mean")}
         if clat.get("p99_9") is not None:
             latency["p99_9"] = clat["p99_9"] / 1e9
         metrics["clat_mean_ns"] = round(clat["mean"], 1)  # the seed's "lat avg" column
+    step: dict[str, Any]
     step = {"name": step_name(group["name"]), "label": step_label(group["options"], group["jobs"]),
             "status": "ok" if not group["error"] else "failed",
             "wall_s": round(max([group[d]["runtime_ms"] for d in dirs] or [0]) / 1000.0, 3),
@@ -250,7 +255,7 @@ def _step(group):
     return step
 
 
-def parse(text):
+def parse(text: object) -> dict[str, Any]:
     """Summary of fio output: {fio_version, jobs[], groups[], steps[], noise[], errors[]}.
 
     jobs: one per entry of fio's ``jobs`` (one per group with group_reporting); groups: the jobs
@@ -262,8 +267,8 @@ def parse(text):
     if not jobs:
         raise FioError("fio output holds a JSON document without jobs: did every job fail to start? %s"
                        % ("; ".join(noise[:3]) or ""))
-    by_group = {}
-    order = []
+    by_group: dict[int, list[dict[str, Any]]] = {}
+    order: list[int] = []
     for j in jobs:
         if j["groupid"] not in by_group:
             by_group[j["groupid"]] = []
@@ -271,7 +276,7 @@ def parse(text):
         by_group[j["groupid"]].append(j)
     groups = [_group(by_group[g]) for g in order]
     steps = [_step(g) for g in groups]
-    seen = {}
+    seen: dict[str, int] = {}
     for s in steps:  # step names must be unique in a run
         n = seen.get(s["name"], 0)
         seen[s["name"]] = n + 1

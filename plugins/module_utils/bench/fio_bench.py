@@ -11,8 +11,10 @@ bandwidth and completion latency. A class that could not be measured records eac
 The first variant is the baseline the report's ratios are computed against: the role measures bench_fio_baseline
 first, and `baseline` names it in the document's notes.
 """
+from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import fio as F
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import job_run as J
@@ -22,6 +24,10 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import StepError
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
+
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 BENCHMARK = "fio"
 SHARED_NAMESPACE = False  # every class and repetition in its own namespace, deleted after it (cleanup)
@@ -64,10 +70,10 @@ _JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 TITLE = SC.titled("fio")
 
 
-def _flags(options):
+def _flags(options: Mapping[str, Any]) -> list[str]:
     """fio's command-line options of one section: `true` is a flag (thread, time_based), false and null are left out;
     in key order, as fio reads them whatever the order."""
-    out = []
+    out: list[str] = []
     for key, value in sorted(options.items(), key=lambda kv: kv[0].lower()):
         if value is True:
             out.append("--%s" % key)
@@ -76,7 +82,7 @@ def _flags(options):
     return out
 
 
-def fio_args(plan):
+def fio_args(plan: Plan) -> list[str]:
     """fio's arguments: the global options, then one section per job; each job waits for the previous one
     (stonewall) and reports as its own group."""
     args = _flags(dict(plan.global_options, directory=plan.mount_path, filename=DATA_FILE, size=plan.size,
@@ -90,7 +96,7 @@ def fio_args(plan):
 
 
 class Plan:
-    def __init__(self, params):
+    def __init__(self, params: Mapping[str, Any] | None) -> None:
         params = complete(OPTIONS, params)
         self.storage_classes = list(params["storage_classes"])
         self.baseline = params["baseline"] or (self.storage_classes[0] if self.storage_classes else None)
@@ -104,14 +110,14 @@ class Plan:
         # 0: every job's runtime plus 10 minutes for the volume, the image and fio's layout of its file
         self.timeout = int(params["timeout"]) or self.runtime * len(self.jobs) + 600
         # read from the cluster by preflight(): {class: {provisioner, parameters}}
-        self.classes = {}
+        self.classes: dict[str, dict[str, Any]] = {}
 
     @property
-    def command(self):
+    def command(self) -> str:
         return "fio " + " ".join(fio_args(self))
 
 
-def problems(params):
+def problems(params: Mapping[str, Any] | None) -> list[str]:
     """Bad options, each naming the field and the fix (nothing is created when there are any)."""
     params = complete(OPTIONS, params)
     out = SC.problems(list(params["storage_classes"]), params["baseline"])
@@ -134,46 +140,46 @@ def problems(params):
     return out
 
 
-def facts(plan):
+def facts(plan: Plan) -> dict[str, Any]:
     """The plan as the result document's parameters and the module's `plan`."""
     return {"storage_classes": plan.storage_classes, "baseline": plan.baseline, "jobs": plan.jobs,
             "global": plan.global_options, "size": plan.size, "runtime": plan.runtime, "pvc_size": plan.pvc_size,
             "image": plan.image, "command": plan.command, "timeout": plan.timeout}
 
 
-def sweep_point(plan):
+def sweep_point(plan: Plan) -> None:
     return None
 
 
-def cleans_up(options, last):
+def cleans_up(options: Mapping[str, Any], last: bool) -> bool:
     """After each class (its own namespace) unless cleanup is off: the next class starts without this one's volume."""
     return bool(options["cleanup"])
 
 
-def plan_messages(plan, preflight=False):
+def plan_messages(plan: Plan, preflight: bool = False) -> list[str]:
     if preflight:
-        return [SC.baseline_note(plan.baseline)]
+        return [SC.baseline_note(plan.baseline)]  # type: ignore[arg-type]  # problems() refused no classes
     return []
 
 
-def preflight(client, plan):
+def preflight(client: Client, plan: Plan) -> Plan:
     """Read every StorageClass (provisioner and parameters go into each variant's settings)."""
     plan.classes = SC.read(client, plan.storage_classes)
     return plan
 
 
-def _job(ctx, plan, labels):
+def _job(ctx: Context, plan: Plan, labels: Mapping[str, str]) -> dict[str, Any]:
     container = {"name": "fio", "image": plan.image, "command": ["sh", "-c", SCRIPT % plan.mount_path, "fio"],
                  "args": fio_args(plan)}
     return J.job(NAME, ctx.namespace, labels, container, NAME, plan.mount_path)
 
 
-def _failed_steps(plan, reason):
+def _failed_steps(plan: Plan, reason: str) -> list[dict[str, Any]]:
     return [{"name": F.step_name(j["name"]), "label": j["name"], "status": "failed", "reason": reason}
             for j in plan.jobs]
 
 
-def steps_of(plan, ran):
+def steps_of(plan: Plan, ran: J.JobRun) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The repetition's steps from what the Job printed: one per fio job, or each failed with why."""
     try:
         summary = F.parse(ran.log)
@@ -189,7 +195,7 @@ def steps_of(plan, ran):
     return summary, steps
 
 
-def run(ctx, plan):
+def run(ctx: Context, plan: Plan) -> list[dict[str, Any]]:
     """Measure the variant's StorageClass: the Job to its end, its log parsed into one step per fio job."""
     cls, labels = SC.measured(ctx, plan)
     pvc = M.pvc(NAME, ctx.namespace, cls, plan.pvc_size, labels)

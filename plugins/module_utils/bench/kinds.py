@@ -7,30 +7,34 @@ Indexes map a value read from the object (a VolumeAttachment's PersistentVolume 
 Event's involved object) to the keys holding it, so a terminal-state predicate can ask
 "which VolumeAttachments are there for PV x" without scanning every object.
 """
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
 
 
 class Kind:
-    def __init__(self, name, api_version, namespaced, indexes=None):
+    def __init__(self, name: str, api_version: str, namespaced: bool,
+                 indexes: dict[str, Callable[[dict[str, Any]], str | None]] | None = None) -> None:
         self.name = name
         self.api_version = api_version
         self.namespaced = namespaced
         self.indexes = indexes or {}
 
-    def key(self, obj):
+    def key(self, obj: Mapping[str, Any]) -> str:
         md = obj.get("metadata") or {}
         if self.namespaced:
             return "%s/%s" % (md.get("namespace") or "", md.get("name"))
-        return md.get("name")
+        return md.get("name")  # type: ignore[return-value]  # an API object always has a name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Kind(%s)" % self.name
 
 
-def _va_pv(obj):
+def _va_pv(obj: Mapping[str, Any]) -> str | None:
     return ((obj.get("spec") or {}).get("source") or {}).get("persistentVolumeName")
 
 
-def _event_subject(obj):
+def _event_subject(obj: Mapping[str, Any]) -> str | None:
     io = obj.get("involvedObject") or obj.get("regarding") or {}
     if not io.get("name"):
         return None
@@ -39,12 +43,12 @@ def _event_subject(obj):
     return "%s/%s" % (io.get("kind"), io["name"])
 
 
-def _pv_claim(obj):
+def _pv_claim(obj: Mapping[str, Any]) -> str | None:
     ref = (obj.get("spec") or {}).get("claimRef") or {}
     return "%s/%s" % (ref["namespace"], ref["name"]) if ref.get("name") else None
 
 
-def _pod_node(obj):
+def _pod_node(obj: Mapping[str, Any]) -> str | None:
     return (obj.get("spec") or {}).get("nodeName")
 
 
@@ -61,6 +65,6 @@ JOB = Kind("Job", "batch/v1", True)  # a tool run to its end (job_run.py: fio, s
 BY_NAME = {k.name: k for k in (PVC, PV, POD, EVENT, VA, VS, VSC, STS, JOB)}
 
 
-def subject_key(kind_name, key):
+def subject_key(kind_name: str, key: str) -> str:
     """The Event index value of an object: "Kind/namespace/name" or "Kind/name"."""
     return "%s/%s" % (kind_name, key)

@@ -1,7 +1,7 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Labels every benchmark object carries, owner namespace names, and run id checks."""
-
+from __future__ import annotations
 
 import hashlib
 import re
@@ -16,7 +16,7 @@ _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 _RUN_ID = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
-def run_id_problem(run_id):
+def run_id_problem(run_id: str | None) -> str | None:
     """None when run_id can be a label value and a directory name, else what is wrong and how to fix it."""
     if not run_id:
         return "run_id is empty: leave it unset to get a generated one, or give letters, digits, '-', '_' and '.'"
@@ -26,22 +26,22 @@ def run_id_problem(run_id):
     return None
 
 
-def label_value(text):
+def label_value(text: object) -> str:
     """text made into a valid label value (variant names have spaces)."""
     value = re.sub(r"[^-A-Za-z0-9_.]+", "-", str(text)).strip("-_.")[:63].rstrip("-_.")
     return value if _LABEL_VALUE.match(value) else ""
 
 
-def run_labels(run_id, benchmark):
+def run_labels(run_id: str, benchmark: str) -> dict[str, str]:
     return {RUN_ID_LABEL: run_id, BENCHMARK_LABEL: label_value(benchmark)}
 
 
-def run_selector(run_id=None):
+def run_selector(run_id: str | None = None) -> str:
     """Label selector of one run's objects, or of every storageperf run when run_id is None."""
     return "%s=%s" % (RUN_ID_LABEL, run_id) if run_id else RUN_ID_LABEL
 
 
-def owner_namespace(run_id, benchmark, variant_index, repetition):
+def owner_namespace(run_id: str, benchmark: str, variant_index: int, repetition: int) -> str:
     """A DNS-1123 name unique per run, variant and repetition: <benchmark>-<hash of run id>-<v>-<r>.
 
     The hash (not the run id itself) keeps the name short and valid whatever the run id holds.

@@ -11,15 +11,19 @@ treats a run whose Lease has not expired as live. A run killed without a chance 
 If the Lease vanishes while the run measures (someone deleted it or its namespace, e.g. a forced cleanup),
 the run knows its objects may be gone too: the steps measured from then on are reported as disturbed.
 """
-
+from __future__ import annotations
 
 import datetime
 import os
 import socket
 import threading
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 API = "coordination.k8s.io/v1"
 NAME = "storageperf-run"
@@ -27,13 +31,13 @@ LEASE_SECONDS = 60
 RENEW_EVERY = 15.0
 
 
-def micro_time(when=None):
+def micro_time(when: datetime.datetime | None = None) -> str:
     """A Kubernetes MicroTime: RFC 3339 with microseconds, UTC."""
     when = when or datetime.datetime.now(datetime.timezone.utc)
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def parse_time(text):
+def parse_time(text: str | None) -> datetime.datetime | None:
     if not text:
         return None
     text = text.rstrip("Z")
@@ -45,11 +49,11 @@ def parse_time(text):
     return None
 
 
-def holder_identity():
+def holder_identity() -> str:
     return "%s/%d" % (socket.gethostname(), os.getpid())
 
 
-def expires_at(lease):
+def expires_at(lease: Mapping[str, Any]) -> datetime.datetime | None:
     spec = lease.get("spec") or {}
     renewed = parse_time(spec.get("renewTime") or spec.get("acquireTime"))
     if renewed is None or not spec.get("holderIdentity"):
@@ -57,7 +61,7 @@ def expires_at(lease):
     return renewed + datetime.timedelta(seconds=int(spec.get("leaseDurationSeconds") or 0))
 
 
-def live_runs(client, now=None):
+def live_runs(client: Client, now: datetime.datetime | None = None) -> dict[str, dict[str, Any]]:
     """{run_id: {namespace, holder, renewed, expires_in_s}} of the runs whose Lease has not expired.
 
     Compares the Lease's renewTime (written by the run's host) with this host's clock, as leader election does."""
@@ -65,7 +69,7 @@ def live_runs(client, now=None):
     if not client.has_resource(API, "Lease"):
         return {}
     leases, _ = client.list(API, "Lease", label_selector=L.run_selector())
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for lease in leases:
         md = lease.get("metadata") or {}
         run_id = (md.get("labels") or {}).get(L.RUN_ID_LABEL)
@@ -81,27 +85,28 @@ def live_runs(client, now=None):
 class RunLease:
     """Acquire, renew in the background, release. lost is the reason the Lease vanished, or None."""
 
-    def __init__(self, client, namespace, labels, duration=LEASE_SECONDS, renew_every=RENEW_EVERY):
+    def __init__(self, client: Client, namespace: str, labels: Mapping[str, str], duration: int = LEASE_SECONDS,
+                 renew_every: float = RENEW_EVERY) -> None:
         self.client = client
         self.namespace = namespace
         self.labels = dict(labels)
         self.duration = int(duration)
         self.renew_every = float(renew_every)
         self.holder = holder_identity()
-        self.lost = None
+        self.lost: str | None = None
         self.renewals = 0
-        self.failures = []
+        self.failures: list[str] = []
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
-    def body(self):
+    def body(self) -> dict[str, Any]:
         now = micro_time()
         return {"apiVersion": API, "kind": "Lease",
                 "metadata": {"name": NAME, "namespace": self.namespace, "labels": self.labels},
                 "spec": {"holderIdentity": self.holder, "leaseDurationSeconds": self.duration,
                          "acquireTime": now, "renewTime": now}}
 
-    def acquire(self):
+    def acquire(self) -> None:
         try:
             self.client.create(self.body())
         except K8sError as e:
@@ -112,7 +117,7 @@ class RunLease:
         self._thread = threading.Thread(target=self._renew_loop, name="storageperf-lease", daemon=True)
         self._thread.start()
 
-    def renew(self):
+    def renew(self) -> None:
         try:
             self.client.patch(API, "Lease", NAME, {"spec": {"renewTime": micro_time(), "holderIdentity": self.holder}},
                               namespace=self.namespace)
@@ -125,11 +130,11 @@ class RunLease:
                 self.failures.append(e.msg)
                 del self.failures[:-5]
 
-    def _renew_loop(self):
+    def _renew_loop(self) -> None:
         while not self._stop.wait(self.renew_every):
             self.renew()
 
-    def disturbance(self, check=True):
+    def disturbance(self, check: bool = True) -> str | None:
         """Why measurements are no longer valid, or None; check: ask the API server whether the Lease is there."""
         if self.lost is None and check:
             try:
@@ -140,12 +145,12 @@ class RunLease:
                 pass  # cannot tell: the step's own checks still apply
         return self.lost
 
-    def stop(self):
+    def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.renew_every + 30)
 
-    def release(self):
+    def release(self) -> None:
         """Stop renewing and delete the Lease (the run is over; its objects may now be cleaned)."""
         self.stop()
         try:

@@ -1,9 +1,10 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The objects the benchmarks create. Every one carries the run's labels (labels.run_labels)."""
-
+from __future__ import annotations
 
 import copy
+from typing import Any, Iterable, Mapping, Sequence
 
 SNAPSHOT_GROUP = "snapshot.storage.k8s.io"
 # seed 000: the attach-stress StatefulSet's image and command
@@ -12,18 +13,20 @@ SEED_COMMAND = ["/bin/sh", "-c", "trap exit TERM; while true; do date > /mnt/0/d
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 
 
-def _meta(name, namespace, labels):
-    md = {"name": name, "labels": dict(labels)}
+def _meta(name: str, namespace: str | None, labels: Mapping[str, str]) -> dict[str, Any]:
+    md: dict[str, Any] = {"name": name, "labels": dict(labels)}
     if namespace:
         md["namespace"] = namespace
     return md
 
 
-def namespace(name, labels):
+def namespace(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(name, None, labels)}
 
 
-def pvc(name, ns, storage_class, size, labels, access_modes=("ReadWriteOnce",), snapshot=None):
+def pvc(name: str, ns: str, storage_class: str, size: str, labels: Mapping[str, str], access_modes: Iterable[str] = ("ReadWriteOnce",),
+        snapshot: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any]
     spec = {"accessModes": list(access_modes), "storageClassName": storage_class,
             "resources": {"requests": {"storage": size}}}
     if snapshot:
@@ -31,11 +34,13 @@ def pvc(name, ns, storage_class, size, labels, access_modes=("ReadWriteOnce",), 
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(name, ns, labels), "spec": spec}
 
 
-def pod(name, ns, claims, labels, image=PAUSE_IMAGE, node=None):
+def pod(name: str, ns: str, claims: Sequence[str], labels: Mapping[str, str], image: str = PAUSE_IMAGE,
+        node: str | None = None) -> dict[str, Any]:
     """A pod mounting every claim at /mnt/<i>; it exits at once on SIGTERM (no 30 s grace wait): pause handles
     TERM, and another image runs a shell that traps it (a shell as PID 1 would ignore TERM and be killed only
     after terminationGracePeriodSeconds, which the unpublish step would then time). The seed's StatefulSet
     (attach_stress_statefulset) keeps the seed's own `trap exit TERM` loop and the default grace, as the seed has."""
+    spec: dict[str, Any]
     spec = {
         "containers": [{
             "name": "app", "image": image,
@@ -51,21 +56,21 @@ def pod(name, ns, claims, labels, image=PAUSE_IMAGE, node=None):
     return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(name, ns, labels), "spec": spec}
 
 
-def volume_snapshot(name, ns, source_pvc, snapshot_class, labels):
+def volume_snapshot(name: str, ns: str, source_pvc: str, snapshot_class: str, labels: Mapping[str, str]) -> dict[str, Any]:
     return {"apiVersion": SNAPSHOT_GROUP + "/v1", "kind": "VolumeSnapshot", "metadata": _meta(name, ns, labels),
             "spec": {"volumeSnapshotClassName": snapshot_class,
                      "source": {"persistentVolumeClaimName": source_pvc}}}
 
 
-def attach_stress_storage_class(name, provisioner, disk_type, labels):
+def attach_stress_storage_class(name: str, provisioner: str, disk_type: str, labels: Mapping[str, str]) -> dict[str, Any]:
     """Seed 000's StorageClass: WaitForFirstConsumer, reclaim Delete, expansion allowed."""
     return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": _meta(name, None, labels),
             "provisioner": provisioner, "parameters": {"type": disk_type},
             "volumeBindingMode": "WaitForFirstConsumer", "reclaimPolicy": "Delete", "allowVolumeExpansion": True}
 
 
-def attach_stress_statefulset(name, ns, node, storage_class, labels, replicas=1, volumes=2, size="1Gi",
-                              image=SEED_BUSYBOX):
+def attach_stress_statefulset(name: str, ns: str, node: str, storage_class: str, labels: Mapping[str, str], replicas: int = 1,
+                              volumes: int = 2, size: str = "1Gi", image: str = SEED_BUSYBOX) -> dict[str, Any]:
     """Seed 000's StatefulSet: Parallel pods pinned to one node, `volumes` claim templates each.
 
     The run labels go on the pods and the claim templates too, so every object it spawns is

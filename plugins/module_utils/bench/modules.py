@@ -12,9 +12,12 @@
 
 Every failure becomes a BenchProblem that names the benchmark (or the run) and what to fix.
 """
+from __future__ import annotations
 
 import os
 import signal
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import runner
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.finish import RUN_ARG_SPEC, bench_finish, metrics_export
@@ -24,10 +27,13 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import sweep as S
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
 
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
+
 __all__ = ["RUN_ARG_SPEC", "bench_plan", "bench_measure", "bench_finish"]
 
 
-def _guarded(what, run_id, reports_dir, job):
+def _guarded(what: Callable[[], str], run_id: str | None, reports_dir: str, job: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """job(), its failures as BenchProblems that start with what() (the benchmark, once known)."""
     try:
         return job()
@@ -49,7 +55,7 @@ def _guarded(what, run_id, reports_dir, job):
                            run_id=run_id) from e
 
 
-def _engine_problem(p):
+def _engine_problem(p: Mapping[str, Any]) -> str | None:
     if p["concurrency"] < 1:
         return "concurrency must be at least 1, got %d" % p["concurrency"]
     if p["step_timeout"] <= 0:
@@ -61,11 +67,11 @@ def _engine_problem(p):
     return None
 
 
-def bench_plan(p, client_of, check_mode=False):
+def bench_plan(p: Mapping[str, Any], client_of: Callable[..., Client], check_mode: bool = False) -> dict[str, Any]:
     """client_of(system, **options): the module base's client()."""
     benchmark = next(name for name in BENCHMARKS if p[name] is not None)
 
-    def plan():
+    def plan() -> dict[str, Any]:
         problem = _engine_problem(p)
         if problem:
             raise BenchProblem(problem)
@@ -86,17 +92,18 @@ def bench_plan(p, client_of, check_mode=False):
     return _guarded(lambda: benchmark, p["run_id"], p["reports_dir"], plan)
 
 
-def _interrupt(signum, frame):
+def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:
     # SIGTERM (ansible-playbook interrupted, AWX cancel) becomes an exception, so the result document
     # records the repetition as interrupted before the process ends
     raise KeyboardInterrupt("signal %d" % signum)
 
 
-def bench_measure(p, client_of, check_mode=False, warn=None):
+def bench_measure(p: Mapping[str, Any], client_of: Callable[..., Client], check_mode: bool = False,
+                  warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """client_of(system, **options): the module base's client(); warn: the module's warn()."""
     seen = {"benchmark": "run %s" % p["run_id"]}
 
-    def measure():
+    def measure() -> dict[str, Any]:
         if check_mode and not os.path.exists(runner.ResultFile(p["reports_dir"], p["run_id"]).path):
             # bench_plan wrote nothing in check mode: there is no stored plan to measure, only the variant to name
             variant = p["variant"] if p["sweep_point"] is None else S.point_name(p["variant"], p["sweep_point"])

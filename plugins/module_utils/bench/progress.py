@@ -6,23 +6,24 @@ The module rewrites one small JSON file (atomically: temp file + rename) every c
 the action plugin (plugins/action/bench_measure.py) reads it while the module runs and prints one line
 with display.display, which ansible-playbook writes to its stdout and AWX shows in the job output.
 """
-
+from __future__ import annotations
 
 import json
 import os
 import tempfile
+from typing import Any, Mapping
 
 
 class ProgressFile:
     """Writer side (the module): {"current": progress of the running step, "finished": [final progress
     of every step done so far]}. Write failures are ignored: progress never fails a measurement."""
 
-    def __init__(self, path, context=None):
+    def __init__(self, path: str | None, context: Mapping[str, Any] | None = None) -> None:
         self.path = path
         self.context = dict(context or {})
-        self.finished = []
+        self.finished: list[dict[str, Any]] = []
 
-    def __call__(self, progress):
+    def __call__(self, progress: Mapping[str, Any]) -> None:
         if not self.path:
             return
         current = dict(self.context, **progress)
@@ -39,11 +40,11 @@ class ProgressFile:
         except OSError:
             pass
 
-    def update(self, **context):
+    def update(self, **context: Any) -> None:
         self.context.update(context)
 
 
-def read(path):
+def read(path: str) -> Any:
     """The last progress written, or None (not written yet, or unreadable)."""
     try:
         with open(path) as f:
@@ -52,7 +53,7 @@ def read(path):
         return None
 
 
-def line(p):
+def line(p: Mapping[str, Any]) -> str:
     """'csi_lifecycle · concurrency on #1 · Publish (Attach): 312/1000 vol done, 41.2 vol/s, 7.6s'."""
     variant = "%s #%s" % (p.get("variant"), p.get("repetition")) if p.get("variant") else None
     where = " · ".join(x for x in (p.get("benchmark"), variant) if x)

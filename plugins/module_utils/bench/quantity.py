@@ -7,14 +7,14 @@ Grammar (apimachinery pkg/api/resource/quantity.go):
   <number>   ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
   <suffix>   ::= Ki | Mi | Gi | Ti | Pi | Ei | m | "" | k | M | G | T | P | E | (e|E)<signedNumber>
 """
-
+from __future__ import annotations
 
 import re
 
 _QUANTITY = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
 
 
-def quantity_problem(field, value, positive=True):
+def quantity_problem(field: str, value: object, positive: bool = True) -> str | None:
     """None when value is a Kubernetes quantity (and > 0 when positive), else what is wrong and the fix."""
     text = str(value if value is not None else "").strip()
     m = _QUANTITY.match(text)

@@ -8,9 +8,10 @@ run killed half way leaves every step it measured on disk, under status "interru
 finalize() (bench_finish, called by the roles at the very end, also after a failure)
 gives the document its final status.
 """
-
+from __future__ import annotations
 
 import os
+from typing import Any, Iterable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 
@@ -20,13 +21,14 @@ _ADD_STEP_KEYS = ("status", "count", "wall_s", "unit", "rate", "latency", "objec
 
 
 class ResultFile:
-    def __init__(self, reports_dir, run_id):
+    def __init__(self, reports_dir: str, run_id: str) -> None:
         self.reports_dir = reports_dir
         self.run_id = run_id
         self.path = D.result_path(reports_dir, run_id)
-        self.doc = None
+        self.doc: dict[str, Any] = None  # type: ignore[assignment]  # open() or the caller sets it before any use
 
-    def open(self, benchmark, parameters=None, cluster=None, components=None, title=None, notes=None):
+    def open(self, benchmark: str, parameters: dict[str, Any] | None = None, cluster: dict[str, Any] | None = None,
+             components: dict[str, Any] | None = None, title: str | None = None, notes: Iterable[str] | None = None) -> dict[str, Any]:
         """Load the run's document, or start it. A document of another benchmark under this run id is an error."""
         if os.path.exists(self.path):
             doc = D.load(self.path, check=False)
@@ -46,7 +48,8 @@ class ResultFile:
         self.doc = doc
         return doc
 
-    def begin_run(self, variant_name, settings=None, sweep_point=None):
+    def begin_run(self, variant_name: str, settings: dict[str, Any] | None = None,
+                  sweep_point: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Append a repetition to the variant (created on first use); the document is interrupted until finalize.
 
         sweep_point {variant, parameter, value}: the variant is one size of a sweep (report/sweep.py).
@@ -64,13 +67,13 @@ class ResultFile:
         self.write()
         return variant, run
 
-    def variant_index(self, variant_name):
+    def variant_index(self, variant_name: str) -> int:
         for i, v in enumerate(self.doc["variants"]):
             if v["name"] == variant_name:
                 return i + 1
         return len(self.doc["variants"]) + 1
 
-    def record_step(self, run, result):
+    def record_step(self, run: dict[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
         """Add one step result to the run and write the document at once."""
         kwargs = {k: result[k] for k in _ADD_STEP_KEYS if result.get(k) is not None}
         step = D.add_step(run, result["name"], **kwargs)
@@ -80,22 +83,22 @@ class ResultFile:
         self.write()
         return step
 
-    def end_run(self, run, status=None, extra=None):
+    def end_run(self, run: dict[str, Any], status: str | None = None, extra: Mapping[str, Any] | None = None) -> None:
         for k, v in (extra or {}).items():
             run[k] = v
         D.finish_run(run, status=status)
         self.write()
 
-    def finalize(self, status=None, reason=None):
+    def finalize(self, status: str | None = None, reason: str | None = None) -> str:
         D.finalize(self.doc, status=status, reason=reason)
         return self.write(check=True)
 
-    def write(self, check=False):
+    def write(self, check: bool = False) -> str:
         # mid-run writes skip validation: a partial document must land on disk whatever it holds
         return D.write_atomic(self.doc, self.reports_dir, check=check)
 
 
-def step_line(step):
+def step_line(step: Mapping[str, Any]) -> dict[str, Any]:
     """The compact form of a step that the module returns (no per-object timings)."""
     keys = ("name", "label", "status", "count", "unit", "wall_s", "rate", "reason", "api_requests")
     out = {k: step.get(k) for k in keys if step.get(k) is not None}

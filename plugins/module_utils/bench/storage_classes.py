@@ -4,12 +4,25 @@
 
 A variant's name is its class; the first variant measured is the baseline the report's ratios are against.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
-def problems(classes, baseline):
+
+class ClassPlan(Protocol):
+    """What measured() reads of a plan (fio_bench.Plan, sysbench_bench.Plan): the classes and what read() found."""
+    storage_classes: list[str]
+    classes: dict[str, dict[str, Any]]
+
+
+def problems(classes: Sequence[str], baseline: str | None) -> list[str]:
     """What is wrong with storage_classes and baseline, each naming the field and the fix."""
     out = []
     if not classes or len(set(classes)) != len(classes):
@@ -20,18 +33,18 @@ def problems(classes, baseline):
     return out
 
 
-def baseline_note(baseline):
+def baseline_note(baseline: str) -> str:
     return "Baseline: %s (ratios are candidate / baseline)." % baseline
 
 
-def titled(tool):
+def titled(tool: str) -> Callable[[Mapping[str, Any]], str]:
     """A benchmark's TITLE: '<tool>: a vs b', the classes in the order measured."""
     return lambda facts: "%s: %s" % (tool, " vs ".join(facts["storage_classes"]))
 
 
-def read(client, names):
+def read(client: Client, names: Sequence[str]) -> dict[str, dict[str, Any]]:
     """{class: {provisioner, parameters}} of every class; K8sError naming the missing ones (nothing is created)."""
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     for name in names:
         sc = client.get("storage.k8s.io/v1", "StorageClass", name, missing_ok=True)
         if sc is not None:
@@ -44,7 +57,7 @@ def read(client, names):
     return found
 
 
-def measured(ctx, plan):
+def measured(ctx: Context, plan: ClassPlan) -> tuple[str, dict[str, str]]:
     """(class, labels of its objects) of the repetition's variant, its class recorded in the variant's settings."""
     cls = ctx.variant
     if cls not in plan.classes:

@@ -1,11 +1,15 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The sizes of a scaling sweep (csi_lifecycle `sweep`: volume counts), checked before anything is created."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
 
 EXAMPLE = "[10, 100, 1000]"
 
 
-def sizes_problem(sizes, name="sweep"):
+def sizes_problem(sizes: Sequence[Any] | None, name: str = "sweep") -> str | None:
     """None when `sizes` can be swept, else what is wrong, naming `name` and the fix.
 
     Sizes are volume counts: whole numbers of at least 1, each once, at least two of them (one size is
@@ -27,10 +31,10 @@ def sizes_problem(sizes, name="sweep"):
     return None
 
 
-def ordered(sizes):
+def ordered(sizes: Iterable[Any] | None) -> list[int]:
     """The sizes ascending: the order the sweep measures and the report draws them in."""
     return sorted(int(s) for s in sizes or ())
 
 
-def _text(sizes):
+def _text(sizes: Iterable[Any]) -> str:
     return "[%s]" % ", ".join(str(s) for s in sizes)

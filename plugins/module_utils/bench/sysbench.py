@@ -20,10 +20,11 @@ decimals of a millisecond, so a fast device's 4 us reads ``0.00``. Such a value 
 zero: it is kept as printed in ``latency_ms`` and named in ``latency_below_ms`` with the bound, and the
 step carries it as an upper bound (``latency_p95_below_s``), which reports show as ``< 10µs``.
 """
-
+from __future__ import annotations
 
 import json
 import re
+from typing import Any, Iterable, Mapping, Sequence
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
@@ -51,17 +52,17 @@ class SysbenchError(StoragePerfError, ValueError):
     """sysbench output without a result."""
 
 
-def _num(value):
+def _num(value: Any) -> float | None:
     try:
         return float(value)
     except (TypeError, ValueError):
         return None
 
 
-def _objects(text):
+def _objects(text: str) -> list[tuple[dict[str, Any], int, int]]:
     """Every JSON object in text, with its span: sysbench's report objects, our wrapper's line."""
     decoder = json.JSONDecoder()
-    out = []
+    out: list[tuple[dict[str, Any], int, int]] = []
     i = text.find("{")
     while i >= 0:
         try:
@@ -77,12 +78,14 @@ def _objects(text):
     return out
 
 
-def _report_objects(text):
+def _report_objects(text: str) -> list[tuple[dict[str, Any], int, int]]:
     return [(o, s, e) for o, s, e in _objects(text) if "tps" in o or "storageperf" in o]
 
 
-def _histogram(lines):
+def _histogram(lines: Iterable[str]) -> list[tuple[float, int]]:
     """[(value_ms, count)] of the last latency histogram in the output."""
+    rows: list[tuple[float, int]]
+    last: list[tuple[float, int]] | None
     rows, inside, last = [], False, None
     for line in lines:
         if line.strip() == _HIST_HEAD:
@@ -102,7 +105,7 @@ def _histogram(lines):
     return last or []
 
 
-def histogram_percentile(rows, p):
+def histogram_percentile(rows: Sequence[tuple[float, int]], p: float) -> float | None:
     """Closest rank over (value, count) rows: the first value where the running count reaches p%."""
     total = sum(c for _, c in rows)
     if not total:
@@ -116,11 +119,11 @@ def histogram_percentile(rows, p):
     return max(v for v, _ in rows)
 
 
-def _pct_key(p):
+def _pct_key(p: float) -> str:
     return ("p%g" % p).replace(".", "_")
 
 
-def parse(text, name=None):
+def parse(text: object, name: str | None = None) -> dict[str, Any]:
     """Summary of sysbench output: {sysbench_version, threads, source, tps, qps, reads_per_s, writes_per_s,
     other_per_s, errors_per_s, reconnects_per_s, time_s, events, percentile, latency_ms{...}, histogram_rows,
     intermediate, noise, step}. name: the test (oltp_insert ...) for the step."""
@@ -129,11 +132,12 @@ def parse(text, name=None):
     if not isinstance(text, str):
         raise SysbenchError("sysbench output must be text, got %s" % type(text).__name__)
     lines = text.splitlines()
+    out: dict[str, Any]
     out = {"sysbench_version": None, "threads": None, "source": None, "tps": None, "qps": None,
            "reads_per_s": None, "writes_per_s": None, "other_per_s": None, "errors_per_s": None,
            "reconnects_per_s": None, "time_s": None, "events": None, "percentile": None,
            "latency_ms": {}, "latency_below_ms": {}, "histogram_rows": 0, "intermediate": 0, "noise": []}
-    resolution = {}
+    resolution: dict[str, float] = {}
     for line in lines:
         m = _VERSION.match(line)
         if m and not out["sysbench_version"]:
@@ -150,7 +154,7 @@ def parse(text, name=None):
     extra = [o["storageperf"] for o, _, _ in reports if isinstance(o.get("storageperf"), dict)]
     if cumulative:
         last = cumulative[-1]  # with a JSON intermediate hook too, the cumulative report comes last
-        qps = last.get("qps") if isinstance(last.get("qps"), dict) else {"total": last.get("qps")}
+        qps: dict[str, Any] = last.get("qps") if isinstance(last.get("qps"), dict) else {"total": last.get("qps")}  # type: ignore[assignment]  # dict: checked
         out.update(source="json", tps=_num(last.get("tps")), qps=_num(qps.get("total")),
                    reads_per_s=_num(qps.get("reads")), writes_per_s=_num(qps.get("writes")),
                    other_per_s=_num(qps.get("other")), errors_per_s=_num(last.get("errors")),
@@ -169,7 +173,7 @@ def parse(text, name=None):
             out["time_s"] = _num(e.get("time_total"))  # the JSON's "time" is rounded to whole seconds
         out["percentile"] = _num(e.get("percentile"))
         if _num(e.get("threads")):
-            out["threads"] = int(_num(e.get("threads")))
+            out["threads"] = int(_num(e.get("threads")))  # type: ignore[arg-type]  # not None: checked above
 
     if not cumulative:
         _parse_text_report(lines, out)
@@ -201,8 +205,8 @@ def parse(text, name=None):
     return out
 
 
-def _parse_text_report(lines, out):
-    section = None
+def _parse_text_report(lines: Iterable[str], out: dict[str, Any]) -> None:
+    section: str | None = None
     for line in lines:
         if line.strip().startswith("queries performed"):
             section = "queries"
@@ -251,11 +255,11 @@ def _parse_text_report(lines, out):
         del out[k]
 
 
-def _noise(lines, text, spans):
+def _noise(lines: list[str], text: str, spans: Iterable[tuple[int, int]]) -> list[str]:
     """Lines that are neither sysbench's banner, its reports, nor the histogram."""
-    covered = set()
+    covered: set[int] = set()
     offset = 0
-    starts = []
+    starts: list[int] = []
     for line in lines:
         starts.append(offset)
         offset += len(line) + 1
@@ -272,20 +276,20 @@ def _noise(lines, text, spans):
     return [line.rstrip() for i, line in enumerate(lines) if line.strip() and i not in covered and not known.match(line)]
 
 
-def step_name(test):
+def step_name(test: str) -> str:
     """A result-document step name from a sysbench test's name."""
     return re.sub(r"[^A-Za-z0-9_]+", "_", test).strip("_").lower() or "sysbench"
 
 
-def step(summary, name=None):
+def step(summary: Mapping[str, Any], name: str | None = None) -> dict[str, Any]:
     """The run as a result-document step (docs/results.md): tps/qps metrics, latency in seconds."""
     lat = summary["latency_ms"]
     below = summary.get("latency_below_ms") or {}
-    metrics = {"tps": summary["tps"], "qps": summary["qps"]}
+    metrics: dict[str, Any] = {"tps": summary["tps"], "qps": summary["qps"]}
     if summary.get("errors_per_s"):
         metrics["errors_per_s"] = summary["errors_per_s"]
 
-    def latency_metric(key, metric):
+    def latency_metric(key: str, metric: str) -> None:
         # a value printed as 0 becomes its upper bound under a key of its own, never a measured 0
         if key in below:
             metrics[metric + "_below_s"] = below[key] / 1000.0
@@ -293,7 +297,7 @@ def step(summary, name=None):
             metrics[metric + "_s"] = lat[key] / 1000.0
 
     latency_metric("avg", "latency_avg")
-    latency = None
+    latency: dict[str, float] | None = None
     if all(lat.get(k) is not None and k not in below for k in ("min", "avg", "max", "p50", "p90", "p99")):
         latency = {"min": lat["min"] / 1000.0, "p50": lat["p50"] / 1000.0, "p90": lat["p90"] / 1000.0,
                    "p99": lat["p99"] / 1000.0, "max": lat["max"] / 1000.0, "mean": lat["avg"] / 1000.0}
@@ -308,6 +312,7 @@ def step(summary, name=None):
     label = test.replace("_", " ")
     if summary.get("threads"):
         label += " \u00d7%d threads" % summary["threads"]
+    out: dict[str, Any]
     out = {"name": step_name(test), "label": label,
            "status": "ok", "wall_s": summary.get("time_s"), "metrics": metrics, "latency": latency}
     if not summary["tps"]:

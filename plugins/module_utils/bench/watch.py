@@ -11,21 +11,28 @@ the differences are fed to the tracker as events. Nothing is ever polled per obj
 stops answering (K8sUnreachable from the request policy) the watch ends and keeps the error in `lost`,
 so the step stops waiting for events that cannot come.
 """
-
+from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import backoff
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
+
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.kinds import Kind
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Tracker
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 LIST_LIMIT = 5000
 WATCH_TIMEOUT = 300
 
 
 class KindWatch:
-    def __init__(self, client, kind, cond, tracker, namespace=None, label_selector=None,
-                 timeout_seconds=WATCH_TIMEOUT, clock=time.monotonic):
+    def __init__(self, client: Client, kind: Kind, cond: threading.Condition, tracker: Tracker, namespace: str | None = None,
+                 label_selector: str | None = None, timeout_seconds: int = WATCH_TIMEOUT,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.kind = kind
         self.cond = cond
@@ -34,21 +41,21 @@ class KindWatch:
         self.label_selector = label_selector
         self.timeout_seconds = timeout_seconds
         self.clock = clock
-        self.rv = None
+        self.rv: str | None = None
         self.opens = 0
         self.relists = 0
-        self.failures = []
-        self.lost = None
+        self.failures: list[str] = []
+        self.lost: K8sUnreachable | None = None
         self._stop = threading.Event()
         self._open = threading.Event()
-        self._resp = None
-        self._thread = None
+        self._resp: Any = None
+        self._thread: threading.Thread | None = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "KindWatch(%s ns=%s)" % (self.kind.name, self.namespace)
 
     # lifecycle -----------------------------------------------------------------------------
-    def prime(self):
+    def prime(self) -> int:
         """List the kind: the world's state before the step, and where the watch starts."""
         items, self.rv = self.client.list(self.kind.api_version, self.kind.name, namespace=self.namespace,
                                           label_selector=self.label_selector, limit=LIST_LIMIT)
@@ -57,29 +64,29 @@ class KindWatch:
             self.tracker.relisted(self.kind.name, items, t)
         return len(items)
 
-    def start(self):
+    def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="watch-%s" % self.kind.name)
         self._thread.daemon = True
         self._thread.start()
 
-    def wait_open(self, timeout):
+    def wait_open(self, timeout: float | None) -> bool:
         return self._open.wait(timeout)
 
-    def stop(self, join_timeout=5.0):
+    def stop(self, join_timeout: float = 5.0) -> None:
         self._stop.set()
         self._shutdown()
         if self._thread is not None:
             self._thread.join(join_timeout)
 
     # internals -----------------------------------------------------------------------------
-    def _opened(self, resp):
+    def _opened(self, resp: Any) -> None:
         self._resp = resp
         self.opens += 1
         self._open.set()
         if self._stop.is_set():
             self._shutdown()
 
-    def _shutdown(self):
+    def _shutdown(self) -> None:
         resp = self._resp
         if resp is None:
             return
@@ -94,7 +101,7 @@ class KindWatch:
             except Exception:  # noqa: BLE001 - already released or closed: nothing left to stop
                 continue
 
-    def _relist(self):
+    def _relist(self) -> None:
         self.relists += 1
         items, self.rv = self.client.list(self.kind.api_version, self.kind.name, namespace=self.namespace,
                                           label_selector=self.label_selector, limit=LIST_LIMIT)
@@ -103,11 +110,11 @@ class KindWatch:
             self.tracker.relisted(self.kind.name, items, t)
             self.cond.notify_all()
 
-    def _pause(self, delays):
+    def _pause(self, delays: Iterator[float]) -> None:
         # between reconnects; stop() ends the pause at once
         self._stop.wait(next(delays))
 
-    def _run(self):
+    def _run(self) -> None:
         delays = backoff(0.2, 5.0, jitter=False)
         while not self._stop.is_set():
             try:
@@ -129,7 +136,7 @@ class KindWatch:
                     if etype == "BOOKMARK":
                         continue
                     with self.cond:
-                        self.tracker.observe(self.kind.name, etype, obj, t)
+                        self.tracker.observe(self.kind.name, etype, obj, t)  # type: ignore[arg-type]  # every watch event has a type
                         self.cond.notify_all()
                 delays = backoff(0.2, 5.0, jitter=False)  # the watch ran: the next failure waits the least again
             except K8sUnreachable as e:
