@@ -39,19 +39,14 @@ SEED_JOBS = [
 # bench_plan's fio suboptions: the one place their defaults are written (storage_classes has none: problems()
 # refuses it empty with what to give)
 OPTIONS = {
-    "storage_classes": dict(type="list", elements="str", default=[]),
-    "baseline": dict(type="str"),
+    **SC.CLASS_OPTIONS,
     "jobs": dict(type="list", elements="dict", default=SEED_JOBS),
     "global": dict(type="dict", default={"ioengine": "psync", "direct": 1, "thread": True, "group_reporting": True,
                                          "time_based": True}),
     "size": dict(type="str", default="10G"),
     "runtime": dict(type="int", default=180),
-    "pvc_size": dict(type="str", default="100Gi"),
     "image": dict(type="str", default="registry.cn-hangzhou.aliyuncs.com/eric-dev/sysbench:fio"),
     "mount_path": dict(type="str", default="/data"),
-    "timeout": dict(type="int", default=0),
-    "cleanup": dict(type="bool", default=True),
-    "cleanup_timeout": dict(type="float", default=600.0),
 }
 READ_BY_PREFLIGHT = ("classes",)
 SWEEP_PARAMETER = None  # fio has no sweep

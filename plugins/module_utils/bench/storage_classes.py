@@ -16,6 +16,18 @@ if TYPE_CHECKING:  # for annotations only: no import arrow
     from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 
+# The options of every benchmark whose variants are StorageClasses (fio, sysbench); each OPTIONS spec extends them
+# with its own, so these defaults are written once.
+CLASS_OPTIONS: dict[str, dict[str, Any]] = {
+    "storage_classes": dict(type="list", elements="str", default=[]),
+    "baseline": dict(type="str"),
+    "pvc_size": dict(type="str", default="100Gi"),
+    "timeout": dict(type="int", default=0),
+    "cleanup": dict(type="bool", default=True),
+    "cleanup_timeout": dict(type="float", default=600.0),
+}
+
+
 class ClassPlan(Protocol):
     """What measured() reads of a plan (fio_bench.Plan, sysbench_bench.Plan): the classes and what read() found."""
     storage_classes: list[str]

@@ -41,8 +41,7 @@ TEST_CHOICES = ("oltp_insert", "oltp_point_select", "oltp_read_write", "oltp_rea
                 "select_random_ranges")
 # bench_plan's sysbench suboptions: the one place their defaults are written
 OPTIONS = {
-    "storage_classes": dict(type="list", elements="str", default=[]),
-    "baseline": dict(type="str"),
+    **SC.CLASS_OPTIONS,
     "tests": dict(type="list", elements="str", choices=list(TEST_CHOICES), default=["oltp_point_select", "oltp_insert"]),
     "tables": dict(type="int", default=32),
     "table_size": dict(type="int", default=10000),
@@ -56,12 +55,8 @@ OPTIONS = {
     "db_port": dict(type="int", default=3306),
     "database": dict(type="str", default="sbtest"),
     "mysql_user": dict(type="str", default="root"),
-    "pvc_size": dict(type="str", default="100Gi"),
     "image": dict(type="str", default="severalnines/sysbench"),
     "db_timeout": dict(type="int", default=600),
-    "timeout": dict(type="int", default=0),
-    "cleanup": dict(type="bool", default=True),
-    "cleanup_timeout": dict(type="float", default=600.0),
 }
 READ_BY_PREFLIGHT = ("classes",)
 SWEEP_PARAMETER = None  # sysbench has no sweep
