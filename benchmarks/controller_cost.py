@@ -18,6 +18,8 @@ All against twins at time scale 0.01 started here (and stopped here).
 
 Controller CPU is ansible-playbook and every process it waited for (workers, modules): the rusage of the
 child, so the twins' processes, started by `python -m twin up` in their own sessions, are not counted.
+Twin CPU-s: what the twin's processes (its session) spent during the run, on the same CPUs: not the
+controller's, but what a fleet run on this machine shares them with.
 Measured steps: the sum of the result document's step durations (what the benchmark reports as the
 cluster's). Per task, the callback in benchmarks/callback_plugins/task_profile.py records the wall time, and
 every module process a worker starts; the rows give the tasks (results that were not skipped) and module runs of
@@ -112,6 +114,20 @@ class Cpu:
         self.seconds = u.ru_utime + u.ru_stime - self.before
 
 
+def twin_cpu(twin_dir: Path) -> float:
+    """CPU-s so far of every twin process (a fleet's front and its clusters share the session of twin.pid)."""
+    sid = int((twin_dir / "twin.pid").read_text().split()[0])
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended between the listing and the read
+            continue
+        if int(fields[3]) == sid:  # fields after the name: state, ppid, pgrp, session, ... utime, stime
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def measured_steps(reports: Path) -> float:
     total = 0.0
     for result in reports.rglob("result.json"):
@@ -123,9 +139,11 @@ def measured_steps(reports: Path) -> float:
 
 
 def timed(playbook: str, inventory: Path, twin_dir: Path, forks: int, extra: dict, work: Path, profile: str) -> dict:
+    twin_before = twin_cpu(twin_dir)
     with Cpu() as cpu:
         got = run(playbook, inventory, twin_dir, forks, extra, work / profile)
     got["cpu"] = cpu.seconds
+    got["twin_cpu"] = twin_cpu(twin_dir) - twin_before
     return got
 
 
@@ -192,7 +210,7 @@ def main() -> int:
                 steps = measured_steps(reports) / clusters if playbook.startswith("bench") else None
                 rows.append(f"| `{playbook}` | {clusters} | {got['wall']:.1f} s | "
                             f"{'%.1f s' % steps if steps is not None else ''} | {got['cpu'] / clusters:.2f} | "
-                            f"{tasks_per:.3g} | {modules_per:.3g} |")
+                            f"{tasks_per:.3g} | {modules_per:.3g} | {got['twin_cpu'] / clusters:.2f} |")
                 profiles[f"{playbook} x{clusters}"] = got["tasks"]
                 modules[f"{playbook} x{clusters}"] = got["modules"]
                 splits[f"{playbook} x{clusters}"] = got["split"]
@@ -204,8 +222,8 @@ def main() -> int:
         print(json.dumps(found, indent=2, sort_keys=True))
         return 0
     print("| playbook | clusters (-f) | wall | measured steps per cluster | controller CPU-s per cluster "
-          "| tasks per cluster | module runs per cluster |")
-    print("|---|---|---|---|---|---|---|")
+          "| tasks per cluster | module runs per cluster | twin CPU-s per cluster |")
+    print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     for name, tasks in profiles.items():
         print(f"\n{name}: costliest tasks (wall per cluster, summed over the runs of the task)")

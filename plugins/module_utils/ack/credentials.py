@@ -17,8 +17,6 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import urlencode
 from typing import Any, Mapping, Optional, Tuple
 
-from ansible.module_utils.urls import open_url
-
 from ansible_collections.storageperf.k8s.plugins.module_utils.ack.errors import AliyunError
 
 ENV_ACCESS_KEY_ID = "ALIBABA_CLOUD_ACCESS_KEY_ID"
@@ -125,6 +123,10 @@ def _url(endpoint: str, path: str = "") -> str:
 def _http(url: str, what: str, method: str = "GET", data: str | None = None, headers: dict[str, str] | None = None,
           timeout: float = 10) -> tuple[int, str]:
     """(status, body text) of one plain HTTP call; connection errors become an AliyunError naming `what`."""
+    # imported here: ansible.module_utils.urls costs a module run 46 ms (cryptography, email), and only the chain's
+    # RRSA, ECS RAM role and STS steps call out; keys from the environment never do (docs/performance.md)
+    from ansible.module_utils.urls import open_url
+
     try:
         resp = open_url(url, method=method, data=data, headers=headers or {}, timeout=timeout,
                         follow_redirects="none", use_proxy=False)
