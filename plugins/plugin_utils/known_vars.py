@@ -18,9 +18,10 @@ PLAYBOOKS = {
     "bench_csi_lifecycle": ["storage_class", "volumes", "sweep", "pvcs_per_pod", "size", "snapshot_class", "steps",
                             "compare", "attribution", "repeat", "concurrency", "step_timeout", "give_up_after_warnings",
                             "run_id", "reports_dir", "cleanup", "max_fail_percentage", "metrics_pushgateway_url"],
-    "bench_fio": ["max_fail_percentage", "metrics_pushgateway_url"],
+    # fio and sysbench take their role's names; the fleet report reads the reports directory to sit beside the clusters
+    "bench_fio": ["max_fail_percentage", "metrics_pushgateway_url", "bench_fio_reports_dir"],
     "bench_gluster": ["compare", "volume_counts", "reports_dir", "metrics_pushgateway_url"],
-    "bench_sysbench": ["max_fail_percentage", "metrics_pushgateway_url"],
+    "bench_sysbench": ["max_fail_percentage", "metrics_pushgateway_url", "bench_sysbench_reports_dir"],
     "cleanup": ["run_id", "all_runs", "timeout", "force"],
     "cleanup_gluster": ["prefix"],
     "cluster_info": [],

@@ -13,7 +13,7 @@ from kubernetes import client, config, watch
 from tests.support.alibaba import admin
 from tests.support.fleet import Fleet
 from tests.support.twin import REPO
-from tests.functional.test_fleet_playbooks import INVENTORY, fleet_env, fleet_report, results_per_cluster, server_of
+from tests.support.fleet_runs import INVENTORY, fleet_env, fleet_report, results_per_cluster, server_of
 
 RUN_LIMIT = 300  # the bound for the whole run: a fleet never waits on a dead cluster's step timeout
 

@@ -7,63 +7,15 @@ the job's set_stats (what AWX keeps as artifacts, read here through ansible-runn
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.support.fleet import Fleet
-from tests.support.twin import REPO, VENV_BIN, PlaybookRun, run_playbook
+from tests.support.fleet_runs import (HOSTS, cluster_dirs, fleet_report, recap, results_per_cluster, run_as_awx,
+                                      run_on_fleet, server_of)
 
-INVENTORY = REPO / "inventories" / "twin-fleet"
-HOSTS = ["twin-1", "twin-2", "twin-3"]
 SMALL_BENCH = {"volumes": 8, "pvcs_per_pod": 4}
-
-
-def fleet_env(fleet: Fleet, reports: Path) -> dict[str, str]:
-    # no KUBECONFIG / K8S_AUTH_*: each host brings its own cluster through the inventory
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("K8S_AUTH_", "KUBECONFIG"))}
-    env.update(fleet.front.credentials)  # the fleet's one account and ONTAP credential, as an AWX credential gives them
-    env.update(STORAGEPERF_TWIN_DIR=str(fleet.dir), HOME=str(fleet.dir / "home"), ANSIBLE_FORKS="3",
-               PATH=f"{VENV_BIN}:{env.get('PATH', '')}")
-    reports.mkdir(parents=True, exist_ok=True)
-    return env
-
-
-def run_on_fleet(fleet: Fleet, playbook: str, reports: Path, extra_vars: dict | None = None) -> PlaybookRun:
-    return run_playbook(REPO / "playbooks" / playbook, inventory=INVENTORY, env=fleet_env(fleet, reports),
-                        extra_vars={"reports_dir": str(reports), **(extra_vars or {})}, record_dir=fleet.dir)
-
-
-def recap(run: PlaybookRun) -> dict[str, dict[str, int]]:
-    """PLAY RECAP counts per host: {'twin-1': {'ok': 5, 'failed': 0, ...}}."""
-    out = {}
-    for line in run.stdout.split("PLAY RECAP", 1)[1].splitlines()[1:]:
-        if ":" not in line:
-            continue
-        host, counts = line.split(":", 1)
-        out[host.strip()] = {k: int(v) for k, v in (pair.split("=") for pair in counts.split())}
-    return out
-
-
-def server_of(fleet: Fleet, host: str) -> str:
-    return yaml.safe_load((fleet.dir / host / "kubeconfig").read_text())["clusters"][0]["cluster"]["server"]
-
-
-def cluster_dirs(reports: Path) -> list[Path]:
-    return [d for d in sorted(reports.iterdir()) if d.is_dir() and not d.name.startswith("fleet-")]
-
-
-def results_per_cluster(reports: Path) -> dict[str, list[dict]]:
-    return {d.name: [json.loads(p.read_text()) for p in sorted(d.glob("*/result.json"))] for d in cluster_dirs(reports)}
-
-
-def fleet_report(reports: Path) -> dict:
-    """The one fleet report the run wrote beside the clusters' directories."""
-    [fleet_dir] = reports.glob("fleet-*")
-    assert (fleet_dir / "fleet.md").is_file() and (fleet_dir / "fleet.html").is_file()
-    return json.loads((fleet_dir / "fleet.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -159,11 +111,9 @@ def test_benchmark_draws_each_cluster_report_on_its_path_when_asked(fleet, tmp_p
 
 def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tmp_path):
     """Through ansible-runner, the engine AWX runs jobs with: twin-2's API server stops after its preflight."""
-    ansible_runner = pytest.importorskip("ansible_runner")
+    pytest.importorskip("ansible_runner")
     reports = tmp_path / "reports"
     with Fleet(tmp_path / "fleet", clusters=3, nodes=2) as fleet:
-        env = fleet_env(fleet, reports)
-        env.update(ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(REPO / "collections"))
         stopped = []
 
         def on_event(event: dict) -> bool:
@@ -175,11 +125,8 @@ def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tm
                 stopped.append(True)
             return True
 
-        (tmp_path / "job").mkdir()
-        job = ansible_runner.run(private_data_dir=str(tmp_path / "job"), project_dir=str(REPO),
-                                 playbook=str(REPO / "playbooks" / "bench_csi_lifecycle.yml"),
-                                 inventory=str(INVENTORY), envvars=env, forks=3, quiet=True,
-                                 extravars={"reports_dir": str(reports), **SMALL_BENCH}, event_handler=on_event)
+        job, artifacts = run_as_awx(fleet, "bench_csi_lifecycle.yml", reports, tmp_path / "job",
+                                    {"reports_dir": str(reports), **SMALL_BENCH}, event_handler=on_event)
         assert stopped, "twin-2's preflight never finished"
         assert job.status == "failed"
         assert set(job.stats["failures"]) == {"twin-2"}, job.stats
@@ -194,8 +141,6 @@ def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tm
         assert failed["status"] == "unreachable" and failed["cluster"]["name"] == "twin-2"
         assert failed["unreachable"]["server"] == server_of(fleet, "twin-2")
 
-        [final] = [e for e in job.events if e["event"] == "playbook_on_stats"]
-        artifacts = final["event_data"]["artifact_data"]
         assert set(artifacts["storageperf_stats_bench_csi_lifecycle"]) == set(HOSTS)
         assert artifacts["storageperf_stats_bench_csi_lifecycle"]["twin-2"]["status"] == "unreachable"
         assert {artifacts["storageperf_stats_bench_csi_lifecycle"][h]["status"] for h in ("twin-1", "twin-3")} == {"ok"}

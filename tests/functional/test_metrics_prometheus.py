@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.functional.test_fleet_playbooks import HOSTS, INVENTORY, fleet_env, results_per_cluster, run_on_fleet
+from tests.support.fleet_runs import HOSTS, INVENTORY, fleet_env, results_per_cluster, run_on_fleet
 from tests.support import prometheus as P
 from tests.support.fleet import Fleet
 from tests.support.s3 import free_port

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.functional.test_fleet_playbooks import INVENTORY, fleet_env
+from tests.support.fleet_runs import INVENTORY, fleet_env
 from tests.support.fleet import Fleet
 from tests.support.twin import REPO, PlaybookRun, run_playbook
 
