@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.fleet import Fleet
-from tests.support.fleet_runs import (HOSTS, cluster_dirs, fleet_report, recap, results_per_cluster, run_as_awx,
-                                      run_on_fleet, server_of)
+from tests.support.fleet_runs import (HOSTS, cluster_dirs, fleet_report, labelled, recap, results_per_cluster,
+                                      run_as_awx, run_on_fleet, server_of)
 
 SMALL_BENCH = {"volumes": 8, "pvcs_per_pod": 4}
 
@@ -63,9 +63,9 @@ def test_tuning_playbooks_run_on_every_cluster_at_once(fleet, tmp_path):
                a["snapshot_controller_tuning"] == "on" for a in after.values()), after
 
 
-def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
-    reports = tmp_path / "reports"
-    run = run_on_fleet(fleet, "bench_csi_lifecycle.yml", reports, SMALL_BENCH)
+def one_ok_result_per_cluster(fleet, run, reports: Path, stats_key: str) -> dict[str, dict]:
+    """Each cluster's one result document, ok, with its own run id, name and server; the job's set_stats name the
+    same run ids under stats_key; the fleet report has the three clusters, all ok. {host: document}."""
     assert run.rc == 0, run.stdout + run.stderr
     docs = results_per_cluster(reports)
     assert sorted(docs) == HOSTS and all(len(d) == 1 for d in docs.values())
@@ -74,18 +74,27 @@ def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
     for host, [doc] in docs.items():
         assert doc["status"] == "ok" and doc["cluster"]["name"] == host
         assert doc["cluster"]["server"] == server_of(fleet, host)
+    published = {}
+    for r in run.results:
+        if "Publish the outcome" in r["task"]:
+            published.update(r["result"]["ansible_stats"]["data"][stats_key])
+    assert {h: p["run_id"] for h, p in published.items()} == run_ids
+    side_by_side = fleet_report(reports)
+    assert side_by_side["summary"]["clusters"] == 3 and side_by_side["summary"]["ok"] == 3
+    assert sorted(r["cluster"] for r in side_by_side["clusters"]) == HOSTS
+    return {h: d[0] for h, d in docs.items()}
+
+
+def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
+    reports = tmp_path / "reports"
+    run = run_on_fleet(fleet, "bench_csi_lifecycle.yml", reports, SMALL_BENCH)
+    docs = one_ok_result_per_cluster(fleet, run, reports, "storageperf_stats_bench_csi_lifecycle")
+    for host, doc in docs.items():
         [variant] = doc["variants"]
         steps = variant["runs"][0]["steps"]
         assert len(steps) == 8 and all(s["status"] == "ok" and s["count"] == 8 for s in steps), steps
         assert (reports / host / doc["run_id"] / "report.html").is_file()
-    published = {}
-    for r in run.results:
-        if "Publish the outcome" in r["task"]:
-            published.update(r["result"]["ansible_stats"]["data"]["storageperf_stats_bench_csi_lifecycle"])
-    assert {h: p["run_id"] for h, p in published.items()} == run_ids
     fleet = fleet_report(reports)
-    assert fleet["summary"]["clusters"] == 3 and fleet["summary"]["ok"] == 3
-    assert sorted(r["cluster"] for r in fleet["clusters"]) == HOSTS
     # twins: each row carries its cluster's time scale and the page shows the step times in cluster time, labelled
     assert [r["time_scale"] for r in fleet["clusters"]] == [0.01] * 3  # the Fleet fixture's default time scale
     [fleet_md] = reports.glob("fleet-*/fleet.md")
@@ -96,6 +105,23 @@ def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
     assert len(per_host) == 3 and all("html" not in r["paths"] for r in per_host), per_host
     drawn = run.task("Draw the report.html the clusters left")["result"]["reports"]
     assert sorted(Path(r["paths"]["html"]).parent.parent.name for r in drawn) == HOSTS
+
+
+def test_attach_stress_keeps_one_result_per_cluster(fleet, tmp_path):
+    """bench_attach_stress.yml at -f 3: each cluster's StatefulSet on its own ACK cluster, one fleet report."""
+    reports = tmp_path / "reports"
+    run = run_on_fleet(fleet, "bench_attach_stress.yml", reports, {"replicas": 2})
+    docs = one_ok_result_per_cluster(fleet, run, reports, "storageperf_stats_bench_attach_stress")
+    for doc in docs.values():
+        steps = {s["name"]: s for s in doc["variants"][0]["runs"][0]["steps"]}
+        assert steps["scale_up"]["status"] == "ok" and steps["scale_up"]["count"] == 2, steps
+        assert len(steps["scale_up"]["attachments"]) == 4  # two pods, two disks each, on this cluster
+    # the fleet report's role was included once (run_once), and it drew the three pages the clusters left
+    assert [r["host"] for r in run.results if r["task"] == "Put every cluster side by side"] == ["twin-1"]
+    drawn = run.task("Draw the report.html the clusters left")["result"]["reports"]
+    assert sorted(Path(r["paths"]["html"]).parent.parent.name for r in drawn) == HOSTS
+    for host in HOSTS:
+        assert not labelled(fleet, host, "storageperf.k8s/benchmark=attach_stress"), host
 
 
 def test_benchmark_draws_each_cluster_report_on_its_path_when_asked(fleet, tmp_path):
