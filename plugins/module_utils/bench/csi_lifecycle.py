@@ -96,10 +96,12 @@ class _Lazy(Sequence[T]):
         return self.length
 
     @overload
-    def __getitem__(self, i: int) -> T: ...
+    def __getitem__(self, i: int) -> T:
+        ...
 
     @overload
-    def __getitem__(self, i: slice) -> list[T]: ...
+    def __getitem__(self, i: slice) -> list[T]:
+        ...
 
     def __getitem__(self, i: int | slice) -> T | list[T]:
         if isinstance(i, slice):
@@ -202,7 +204,8 @@ def facts(plan: Plan) -> dict[str, Any]:
     In a sweep the volume and pod counts differ per variant (each sweep point records its own), so the
     document's parameters hold the sizes instead.
     """
-    out: dict[str, Any] = {"volumes": plan.volumes, "pods": len(plan.pods), "pvcs_per_pod": plan.per_pod, "size": plan.size,
+    out: dict[str, Any]
+    out = {"volumes": plan.volumes, "pods": len(plan.pods), "pvcs_per_pod": plan.per_pod, "size": plan.size,
            "storage_class": plan.storage_class, "provisioner": plan.provisioner,
            "attach_required": plan.attach_required, "snapshot_class": plan.snapshot_class,
            "snapshot_steps_skipped": plan.snapshot_skip, "steps": plan.steps}
