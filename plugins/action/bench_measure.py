@@ -23,6 +23,7 @@ import signal
 import tempfile
 import threading
 import time
+from typing import Any, Callable
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
@@ -39,22 +40,22 @@ SHOW_EVERY = 5.0
 class Relay:
     """Reads the progress file on a thread and prints every finished step and the running one."""
 
-    def __init__(self, path, interval, host, clock=time.monotonic):
+    def __init__(self, path: str, interval: float, host: str, clock: Callable[[], float] = time.monotonic) -> None:
         self.path = path
         self.interval = max(0.5, float(interval))
         self.host = host
         self.clock = clock
         self.stop = threading.Event()
         self.printed = 0
-        self.last = None
-        self.last_shown = None
+        self.last: str | None = None
+        self.last_shown: float | None = None
         self.thread = threading.Thread(target=self._loop, name="bench-progress")
         self.thread.daemon = True
 
-    def _show(self, text):
+    def _show(self, text: str) -> None:
         display.display("bench_measure [%s]: %s" % (self.host, text))
 
-    def poll(self):
+    def poll(self) -> None:
         data = P.read(self.path)
         if not data:
             return
@@ -71,7 +72,7 @@ class Relay:
                 self.last = text
                 self.last_shown = now
 
-    def _loop(self):
+    def _loop(self) -> None:
         # SIGINT/SIGTERM are for the worker's main thread, whose handler passes them on to the module's process
         # group (ansible-playbook interrupted, an AWX cancel). A process-directed signal the kernel hands to this
         # thread instead leaves the main thread asleep in its wait for the module, and the module never hears it.
@@ -82,10 +83,10 @@ class Relay:
             except Exception:  # noqa: BLE001 - progress display must never break the task
                 pass
 
-    def start(self):
+    def start(self) -> None:
         self.thread.start()
 
-    def finish(self):
+    def finish(self) -> None:
         self.stop.set()
         self.thread.join(5)
         try:
@@ -99,11 +100,12 @@ class ActionModule(ActionBase):
     _supports_check_mode = True
     _supports_async = True
 
-    def run(self, tmp=None, task_vars=None):
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         args = dict(self._task.args)
         local = getattr(self._connection, "transport", None) == "local"
-        relay, tmpdir = None, None
+        relay: Relay | None = None
+        tmpdir: str | None = None
         wants_progress = not args.get("progress_file") and not self._task.async_val
         if wants_progress and local:
             tmpdir = tempfile.mkdtemp(prefix="storageperf-progress-")

@@ -11,6 +11,7 @@ context.CLIARGS['args'].
 
 import difflib
 import os
+from typing import Any, Iterable, Sequence
 
 import yaml
 from ansible import context
@@ -23,9 +24,9 @@ from ansible_collections.storageperf.k8s.plugins.plugin_utils import known_vars 
 ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
 
 
-def role_variables(roles_dir=ROLES):
+def role_variables(roles_dir: str = ROLES) -> set[str]:
     """Every variable of every role's argument specs."""
-    names = set()
+    names: set[str] = set()
     if not os.path.isdir(roles_dir):
         return names
     for role in sorted(os.listdir(roles_dir)):
@@ -39,7 +40,7 @@ def role_variables(roles_dir=ROLES):
     return names
 
 
-def playbook_names(args):
+def playbook_names(args: Iterable[object] | None) -> list[str]:
     """The collection's playbooks among the command line's: paths (playbooks/x.yml) and names (storageperf.k8s.x)."""
     out = []
     for arg in args or ():
@@ -52,11 +53,11 @@ def playbook_names(args):
     return out
 
 
-def unknown_extra_vars(extra, playbooks, roles=None):
+def unknown_extra_vars(extra: Iterable[str], playbooks: Iterable[str], roles: Iterable[str] | None = None) -> dict[str, str | None]:
     """{name: nearest known name or None} for each extra var the playbooks do not read."""
     own = sorted({n for p in playbooks for n in K.PLAYBOOKS[p]})
     known = set(own) | set(K.INVENTORY) | set(K.OUTPUTS) | set(K.MAGIC) | set(roles if roles is not None else role_variables())
-    out = {}
+    out: dict[str, str | None] = {}
     for name in sorted(extra):
         if name in known or name.startswith(K.PREFIXES):
             continue
@@ -67,7 +68,7 @@ def unknown_extra_vars(extra, playbooks, roles=None):
     return out
 
 
-def warning(name, near, playbooks):
+def warning(name: str, near: str | None, playbooks: Sequence[str]) -> str:
     what = "extra var %s is not a variable of %s: it is ignored" % (name, " or ".join("%s.yml" % p for p in playbooks))
     return what + ("; did you mean %s?" % near if near else " (docs/<playbook>.md lists the variables)")
 
@@ -76,7 +77,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("playbooks",))
 
-    def run(self, tmp=None, task_vars=None):
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         args = self._task.args.get("playbooks")
         playbooks = playbook_names(args if args is not None else context.CLIARGS.get("args"))

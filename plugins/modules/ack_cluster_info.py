@@ -125,7 +125,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.module impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client  # noqa: F401
 
 
-def main():
+def main() -> None:
     # k8s first: its api_retries is the one both APIs use
     module = StoragePerfModule(argument_spec=dict(cluster_id=dict(type="str", required=True)),
                                auth=("k8s", "alibaba"), supports_check_mode=True)

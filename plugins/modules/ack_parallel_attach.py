@@ -200,7 +200,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.module impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import DEFAULT_WAIT_TIMEOUT
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=dict(
         cluster_id=dict(type="str", required=True),
         state=dict(type="str", choices=["present", "absent"], default="present"),

@@ -106,7 +106,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common import limi
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
-def main():
+def main() -> None:
     spec = dict(
         run_id=dict(type="str"),
         all_runs=dict(type="bool", default=False),

@@ -136,7 +136,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.module impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_compare
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             baseline=dict(type="path"),

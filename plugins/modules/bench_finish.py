@@ -113,7 +113,7 @@ def argument_spec():
     )
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=argument_spec(), supports_check_mode=True)
     module.run(lambda m: bench_finish(m.params, check_mode=m.check_mode, warn=m.warn))
 

@@ -160,7 +160,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_u
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_history
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             reports_dir=dict(type="path"),

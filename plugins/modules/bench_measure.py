@@ -168,7 +168,7 @@ def argument_spec():
 LIMITS = {"sweep_point": L.VOLUMES, "progress_interval": L.INTERVAL}
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=argument_spec(), auth="k8s", supports_check_mode=True, limits=LIMITS)
     module.run(lambda m: bench_measure(m.params, m.client, check_mode=m.check_mode, warn=m.warn))
 

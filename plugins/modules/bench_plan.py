@@ -566,7 +566,7 @@ LIMITS = {"csi_lifecycle.volumes": L.VOLUMES, "csi_lifecycle.sweep": L.SWEEP, "c
           "sysbench.timeout": L.TIMEOUT, "sysbench.cleanup_timeout": L.TIMEOUT}
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=argument_spec(), auth="k8s", supports_check_mode=True, limits=LIMITS,
                                mutually_exclusive=[tuple(BENCHMARKS)], required_one_of=[tuple(BENCHMARKS)])
     module.run(lambda m: bench_plan(m.params, m.client, check_mode=m.check_mode))

@@ -163,7 +163,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import rend
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import bench_report, render_each
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             result=dict(type="path"),

@@ -61,7 +61,7 @@ unknown:
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=dict(playbooks=dict(type="list", elements="str")), supports_check_mode=True)
     # the action plugin of the same name does the work on the controller, where the extra vars are
     module.fail_json(msg="storageperf.k8s.check_extra_vars runs as an action on the controller; run it as a task")

@@ -110,7 +110,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.k8s import client 
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.storage_facts import gather
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=dict(include_nodes=dict(type="bool", default=True)),
                                auth="k8s", supports_check_mode=True)
     module.run(lambda m: dict(gather(m.k8s, include_nodes=m.params["include_nodes"]), changed=False,

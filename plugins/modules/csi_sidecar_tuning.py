@@ -127,7 +127,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.csi_sidecars import tune_sidecars
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=dict(
         name=dict(type="str", required=True),
         namespace=dict(type="str", required=True),

@@ -126,7 +126,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.module impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import fleet_report
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             entries=dict(type="list", elements="dict", required=True),

@@ -107,7 +107,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.module impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import metrics_push
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             result=dict(type="path"),

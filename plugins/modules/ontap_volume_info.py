@@ -200,7 +200,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.module impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.trident.ontap import volume_inventory
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             svm=dict(type="str"),

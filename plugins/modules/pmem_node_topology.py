@@ -103,7 +103,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.plugin import
 from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.topology import ensure_node_topology
 
 
-def main():
+def main() -> None:
     argument_spec = dict(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         nodes=dict(type="list", elements="str", default=[]),

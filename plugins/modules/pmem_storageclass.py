@@ -147,7 +147,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.plugin import
 from ansible_collections.storageperf.k8s.plugins.module_utils.pmem.storageclass import ensure_storageclass
 
 
-def main():
+def main() -> None:
     argument_spec = dict(
         name=dict(type="str", required=True),
         state=dict(type="str", choices=["present", "absent"], default="present"),

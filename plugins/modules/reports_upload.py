@@ -105,7 +105,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_u
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import reports_upload
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             src=dict(type="path", required=True),

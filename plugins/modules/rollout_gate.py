@@ -207,7 +207,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.module impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.gate import rollout_gate
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             baseline=dict(type="path", required=True),

@@ -175,7 +175,7 @@ def _plan(module):
     return dict(result, changed=False)
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             change=dict(type="str", required=True, choices=["trident_concurrency", "snapshot_controller",

@@ -123,7 +123,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.module impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.state_modules import rollout_record
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             rollout_dir=dict(type="path", required=True),

@@ -129,7 +129,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_u
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.state_modules import rollout_report
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
             rollout_dir=dict(type="path"),

@@ -140,7 +140,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.snapshot_controller import tune
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=dict(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         name=dict(type="str"),

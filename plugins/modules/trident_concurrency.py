@@ -148,7 +148,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.trident.switch import switch_concurrency
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=dict(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         namespace=dict(type="str"),

@@ -199,7 +199,7 @@ def advice_with_commands(p, client_of):
     return result
 
 
-def main():
+def main() -> None:
     module = StoragePerfModule(argument_spec=dict(cluster_id=dict(type="str"), trident_namespace=dict(type="str"),
                                                   inventory=dict(type="str"), cluster_name=dict(type="str"),
                                                   output_dir=dict(type="path")),

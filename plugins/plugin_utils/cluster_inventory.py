@@ -13,12 +13,20 @@ reads an old answer.
 import hashlib
 import json
 import re
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
 try:
     from ansible.template import trust_as_template
 except ImportError:  # ansible-core < 2.19 templates every inventory string
-    def trust_as_template(value):
+    def trust_as_template(value: Any) -> Any:
         return value
+
+if TYPE_CHECKING:  # the mixin's methods use the plugin class's ansible bases (ansible has no types: Any to mypy)
+    from ansible.plugins.inventory import BaseInventoryPlugin as _PluginBase
+else:
+    _PluginBase = object
+
+T = TypeVar("T")
 
 DEFAULT_GROUP = "k8s_clusters"
 PLAYBOOK_PYTHON = "{{ ansible_playbook_python }}"
@@ -26,7 +34,7 @@ PLAYBOOK_PYTHON = "{{ ansible_playbook_python }}"
 _UNSAFE_HOST_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
-def host_name(text):
+def host_name(text: object) -> str:
     """A host name usable in patterns: characters outside letters, digits and `_ . -` become `_`.
 
     `:` and `,` separate host patterns, `@` starts a limit file, `[` a range; kubeconfig context names have them
@@ -36,18 +44,18 @@ def host_name(text):
     return name or "cluster"
 
 
-def digest(query):
+def digest(query: Any) -> str:
     """A stable digest of the options that decide what a listing returns."""
     return hashlib.sha256(json.dumps(query, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
-def base_vars():
+def base_vars() -> dict[str, Any]:
     """The controller-side connection every cluster host gets (compose may override it)."""
     # Only this string is trusted as a template: values read from clusters (names, tags) never are.
     return {"ansible_connection": "local", "ansible_python_interpreter": trust_as_template(PLAYBOOK_PYTHON)}
 
 
-class ClusterInventory:
+class ClusterInventory(_PluginBase):
     """Mixin for an InventoryModule(BaseInventoryPlugin, Constructable, Cacheable) whose hosts are clusters.
 
     The plugin class sets NAME and CONFIG_SUFFIXES (the file endings that name it, e.g. ``.ack.yml``).
@@ -55,7 +63,7 @@ class ClusterInventory:
 
     CONFIG_SUFFIXES: "tuple[str, ...]" = ()
 
-    def verify_file(self, path):
+    def verify_file(self, path: str) -> bool:
         """A file ending in one of CONFIG_SUFFIXES, or any YAML file whose `plugin:` line names this plugin (so
         that the `auto` plugin hands it over whatever its name)."""
         if not super().verify_file(path):
@@ -72,11 +80,11 @@ class ClusterInventory:
         line = r"^plugin:\s*[\"']?%s[\"']?\s*(#.*)?$" % re.escape(self.NAME)
         return bool(re.search(line, head, re.MULTILINE))
 
-    def cluster_group(self):
+    def cluster_group(self) -> str:
         group = self.get_option("cluster_group")
         return group or DEFAULT_GROUP
 
-    def add_cluster(self, name, hostvars):
+    def add_cluster(self, name: str, hostvars: Mapping[str, Any]) -> None:
         """Add one cluster host with its vars, then the constructed options (compose, groups, keyed_groups)."""
         group = self.inventory.add_group(self.cluster_group())
         self.inventory.add_host(name, group=group)
@@ -90,7 +98,8 @@ class ClusterInventory:
         self._add_host_to_composed_groups(self.get_option("groups"), variables, name, strict=strict)
         self._add_host_to_keyed_groups(self.get_option("keyed_groups"), variables, name, strict=strict)
 
-    def cached_listing(self, path, use_cache, query, fetch, still_valid=None):
+    def cached_listing(self, path: str, use_cache: bool, query: Any, fetch: Callable[[], T],
+                       still_valid: Callable[[T], bool] | None = None) -> T:
         """The listing for `query` from the inventory cache when it is there and still valid, else fetch() (and
         store it when caching is on). `use_cache` is parse()'s `cache` argument: false on --flush-cache and
         refresh_inventory, which then fetch anew and update the cache."""

@@ -19,6 +19,7 @@ cannot give, so a credential in the task environment fails the task, naming the 
 
 
 import os
+from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
@@ -31,25 +32,24 @@ CREDENTIAL_VARIABLES = frozenset((
     "ONTAP_USERNAME", "ONTAP_PASSWORD",
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 ))
-_UNSET = object()
 
 
 class CredentialEnvAction(NormalAction):
 
-    def run(self, tmp=None, task_vars=None):
-        self._saved_environ = {}
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._saved_environ: dict[str, str | None] = {}  # None: the variable was not set
         try:
             return super().run(tmp, task_vars)
         finally:
             # the worker ends with this task anyway; put back what it had so nothing outlives the module
             for name, value in self._saved_environ.items():
-                if value is _UNSET:
+                if value is None:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
 
-    def _compute_environment_string(self, raw_environment_out=None):
-        environment = {}
+    def _compute_environment_string(self, raw_environment_out: dict[str, Any] | None = None) -> str:
+        environment: dict[str, Any] = {}
         super()._compute_environment_string(environment)
         credentials = {k: v for k, v in environment.items() if k in CREDENTIAL_VARIABLES}
         rest = {k: v for k, v in environment.items() if k not in CREDENTIAL_VARIABLES}
@@ -61,7 +61,7 @@ class CredentialEnvAction(NormalAction):
                     "with connection: local (or delegate_to: localhost), or set them in the environment of the host "
                     "that runs the module." % (self._task.action, ", ".join(sorted(credentials))))
             for name, value in credentials.items():
-                self._saved_environ.setdefault(name, os.environ.get(name, _UNSET))
+                self._saved_environ.setdefault(name, os.environ.get(name))
                 os.environ[name] = "" if value is None else to_text(value)
         if isinstance(raw_environment_out, dict):
             raw_environment_out.clear()

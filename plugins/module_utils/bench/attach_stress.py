@@ -18,7 +18,9 @@ R is capped by the node's disk limit: the CSINode's allocatable count for the dr
 given disk_limit (the instance type's DescribeInstanceTypes DiskQuantity, 56 for
 ecs.g7se.16xlarge), minus the disks already attached there, divided by the volumes per pod.
 """
+from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
@@ -30,6 +32,11 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity imp
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.limits import CLOUD_DISK_SIZE
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
+
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import View
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 BENCHMARK = "attach_stress"
 # one owner namespace for the whole run: variants reuse the StatefulSet and its disks (see _setup)
@@ -65,13 +72,13 @@ SWEEP_TITLE = TITLE  # attach_stress has no sweep
 
 
 class Plan:
-    def __init__(self, params):
+    def __init__(self, params: Mapping[str, Any] | None) -> None:
         params = complete(OPTIONS, params)
         self.replicas_requested = int(params["replicas"])
         self.replicas = self.replicas_requested
         self.node = params["node"] or None
-        self.node_name = None
-        self.instance_type = None
+        self.node_name: str | None = None
+        self.instance_type: str | None = None
         self.storage_class = params["storage_class"]
         self.provisioner = params["provisioner"]
         self.disk_type = params["disk_type"]
@@ -81,25 +88,25 @@ class Plan:
         self.name = params["statefulset"]
         self.disk_limit_param = int(params["disk_limit"])
         self.prewarm = params["prewarm"] not in (False, "false", "no", 0)
-        self.disk_limit = None
-        self.disk_limit_source = None
+        self.disk_limit: int | None = None
+        self.disk_limit_source: str | None = None
         self.attached_before = 0
         self.attach_required = True
         self.create_storage_class = True
         # a missing class is created only when it is the seed's own or asked for: a typo must not benchmark a new class
         self.create_missing_class = bool(params.get("create_storage_class")) or self.storage_class == SEED_STORAGE_CLASS
-        self.messages = []
+        self.messages: list[str] = []
 
-    def pod(self, i):
+    def pod(self, i: int) -> str:
         return "%s-%d" % (self.name, i)
 
-    def claims(self, i):
+    def claims(self, i: int) -> list[str]:
         return ["volume-%d-%s" % (v, self.pod(i)) for v in range(self.volumes_per_pod)]
 
 
-def problems(params):
+def problems(params: Mapping[str, Any] | None) -> list[str]:
     params = complete(OPTIONS, params)
-    out = []
+    out: list[str] = []
     if int(params["replicas"]) < 1:
         out.append("replicas must be at least 1 (the seed scales to %d)" % SEED_REPLICAS)
     if int(params["volumes_per_pod"]) < 1:
@@ -112,17 +119,17 @@ def problems(params):
     return out
 
 
-def cleans_up(options, last):
+def cleans_up(options: Mapping[str, Any], last: bool) -> bool:
     """Never after a repetition: the run's one namespace is shared by its variants (bench_cleanup removes it)."""
     return False
 
 
-def sweep_point(plan):
+def sweep_point(plan: Plan) -> None:
     """attach_stress has no sweep: every variant is measured at one size."""
     return None
 
 
-def facts(plan):
+def facts(plan: Plan) -> dict[str, Any]:
     """The plan as the result document's parameters and the module's `plan`."""
     return {"replicas": plan.replicas, "replicas_requested": plan.replicas_requested, "node": plan.node_name,
             "volumes_per_pod": plan.volumes_per_pod, "storage_class": plan.storage_class,
@@ -132,19 +139,19 @@ def facts(plan):
             "prewarm": plan.prewarm}
 
 
-def plan_messages(plan, preflight=False):
+def plan_messages(plan: Plan, preflight: bool = False) -> list[str]:
     """What preflight found (replicas capped, a class to create), for the module's warnings."""
     return list(plan.messages)
 
 
-def _ready(node):
+def _ready(node: Mapping[str, Any]) -> bool:
     for c in (node.get("status") or {}).get("conditions") or []:
         if c.get("type") == "Ready":
             return c.get("status") == "True"
     return False
 
 
-def _csinode_limit(client, node_name, driver):
+def _csinode_limit(client: Client, node_name: str, driver: str) -> tuple[int | None, bool]:
     csinode = client.get("storage.k8s.io/v1", "CSINode", node_name, missing_ok=True)
     for d in ((csinode or {}).get("spec") or {}).get("drivers") or []:
         if d.get("name") == driver:
@@ -153,7 +160,7 @@ def _csinode_limit(client, node_name, driver):
     return None, False
 
 
-def preflight(client, plan):
+def preflight(client: Client, plan: Plan) -> Plan:
     """Pick the node, read its disk limit and cap the replicas; check the StorageClass and CSIDriver."""
     nodes, _ = client.list("v1", "Node")
     by_name = {n["metadata"]["name"]: n for n in nodes}
@@ -226,7 +233,7 @@ def preflight(client, plan):
     return plan
 
 
-def ensure_storage_class(ctx, plan):
+def ensure_storage_class(ctx: Context, plan: Plan) -> bool:
     """Create the seed's StorageClass (labelled, so the cleanup removes it) unless one exists."""
     if not plan.create_storage_class:
         return False
@@ -240,12 +247,12 @@ def ensure_storage_class(ctx, plan):
     return True
 
 
-def _scale(ctx, plan, replicas):
+def _scale(ctx: Context, plan: Plan, replicas: int) -> Callable[[Client], Any]:
     return lambda client: client.patch("apps/v1", "StatefulSet", plan.name, {"spec": {"replicas": replicas}},
                                        namespace=ctx.namespace, subresource="scale")
 
 
-def _watches(ctx, plan):
+def _watches(ctx: Context, plan: Plan) -> list[Watched]:
     ns = ctx.namespace
     w = [Watched(K.POD, ns), Watched(K.PVC, ns), Watched(K.EVENT, ns)]
     if plan.attach_required:
@@ -253,20 +260,23 @@ def _watches(ctx, plan):
     return w
 
 
-def step_up(ctx, plan, replicas, name="scale_up", label=STEPS[0][1], create=False):
-    def make(view):
-        items = []
+def step_up(ctx: Context, plan: Plan, replicas: int, name: str = "scale_up", label: str = STEPS[0][1],
+            create: bool = False) -> Step:
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
+        items: list[Item] = []
         for i in range(replicas):
             pod_key = ctx.key(plan.pod(i))
             claims = [ctx.key(c) for c in plan.claims(i)]
             items.append(Item(plan.pod(i), C.published(pod_key, claims, plan.attach_required),
                               subjects=[(C.POD, pod_key)] + [(C.PVC, c) for c in claims], volumes=claims))
+        call: Callable[[Client], Any]
         if create:
-            body = M.attach_stress_statefulset(plan.name, ctx.namespace, plan.node, plan.storage_class, ctx.labels,
+            body = M.attach_stress_statefulset(plan.name, ctx.namespace, plan.node,  # type: ignore[arg-type]  # preflight() picked it
+                                               plan.storage_class, ctx.labels,
                                                replicas=replicas, volumes=plan.volumes_per_pod, size=plan.size,
                                                image=plan.image)
 
-            def call(client):
+            def call(client: Client) -> Any:
                 return client.create(body)
         else:
             call = _scale(ctx, plan, replicas)
@@ -277,9 +287,9 @@ def step_up(ctx, plan, replicas, name="scale_up", label=STEPS[0][1], create=Fals
                 metrics={"volumes": replicas * plan.volumes_per_pod})
 
 
-def step_down(ctx, plan, replicas, name="scale_down", label=STEPS[1][1]):
-    def make(view):
-        items = []
+def step_down(ctx: Context, plan: Plan, replicas: int, name: str = "scale_down", label: str = STEPS[1][1]) -> Step:
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
+        items: list[Item] = []
         for i in range(replicas):
             pod_key = ctx.key(plan.pod(i))
             claims = [ctx.key(c) for c in plan.claims(i)]
@@ -291,11 +301,11 @@ def step_down(ctx, plan, replicas, name="scale_down", label=STEPS[1][1]):
                 metrics={"volumes": replicas * plan.volumes_per_pod})
 
 
-def _setup_line(result):
+def _setup_line(result: Mapping[str, Any]) -> dict[str, Any]:
     return {k: result.get(k) for k in ("name", "status", "reason", "wall_s", "api_requests")}
 
 
-def _setup(ctx, plan, setup):
+def _setup(ctx: Context, plan: Plan, setup: list[dict[str, Any]]) -> None:
     """The seed's preparation, once per run: the StatefulSet with 1 replica, waited for, scaled to 0; with
     prewarm also scaled to R and back, so the R x 2 disks exist before any timed scale-up (the seed's second,
     parallel run found them there too: whenScaled Retain) and every variant times attaching, not provisioning.
@@ -323,10 +333,10 @@ def _setup(ctx, plan, setup):
             raise StepError("setup %s: %s%s" % (step.name, r.get("reason"), first))
 
 
-def run(ctx, plan):
+def run(ctx: Context, plan: Plan) -> list[dict[str, Any]]:
     """Set up as the seed does (apply, rollout, scale to 0), then time scale_up and scale_down."""
-    results = []
-    setup = []
+    results: list[dict[str, Any]] = []
+    setup: list[dict[str, Any]] = []
     ctx.info["setup"] = setup
     try:
         _setup(ctx, plan, setup)

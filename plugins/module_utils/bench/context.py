@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # for annotations only: no import arrow
 
 class Context:
     def __init__(self, client: Client, run_id: str, benchmark: str, namespace: str, options: Options,
-                 record: Callable[[dict[str, Any]], None], variant: str = "", repetition: int = 1) -> None:
+                 record: Callable[[dict[str, Any]], object], variant: str | None = "", repetition: int | None = 1) -> None:
         self.client = client
         self.run_id = run_id
         self.benchmark = benchmark

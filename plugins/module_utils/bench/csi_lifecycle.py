@@ -15,8 +15,9 @@ Every step counts volumes (the seed's "vol/s"). A step runs only when the steps 
 succeeded; otherwise, and when a prerequisite is missing (no VolumeSnapshotClass for the
 driver), it is recorded as skipped with the reason.
 """
+from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Mapping, Sequence, Tuple, TypeVar, overload
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import conditions as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
@@ -29,6 +30,11 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity imp
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
+
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import View
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 BENCHMARK = "csi_lifecycle"
 SHARED_NAMESPACE = False  # every repetition in its own namespace, deleted after it
@@ -78,15 +84,26 @@ TITLE = "CSI lifecycle at %(volumes)s volumes (%(pods)s pods x %(pvcs_per_pod)s 
 SWEEP_TITLE = "CSI lifecycle sweep at %(sweep)s volumes (%(pvcs_per_pod)s PVCs per pod)"
 
 
-class _Lazy(Sequence):
+T = TypeVar("T")
+
+
+class _Lazy(Sequence[T]):
     """A read-only sequence of `length` items, each made by _item(i) when it is read."""
 
     length = 0
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.length
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> T:
+        ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[T]:
+        ...
+
+    def __getitem__(self, i: int | slice) -> T | list[T]:
         if isinstance(i, slice):
             return [self._item(j) for j in range(*i.indices(self.length))]
         if i < 0:
@@ -95,45 +112,45 @@ class _Lazy(Sequence):
             raise IndexError(i)
         return self._item(i)
 
-    def _item(self, i):
+    def _item(self, i: int) -> T:
         raise NotImplementedError
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, (Sequence, list)) and len(other) == self.length and list(self) == list(other)
 
-    def __add__(self, other):
+    def __add__(self, other: Iterable[T]) -> list[T]:
         return list(self) + list(other)
 
-    def __radd__(self, other):
+    def __radd__(self, other: Iterable[T]) -> list[T]:
         return list(other) + list(self)
 
 
-class Names(_Lazy):
+class Names(_Lazy[str]):
     """The names <prefix>-<zero-padded index> of count objects."""
 
-    def __init__(self, prefix, width, count):
+    def __init__(self, prefix: str, width: int, count: int) -> None:
         self.prefix, self.width, self.length = prefix, width, count
 
-    def _item(self, i):
+    def _item(self, i: int) -> str:
         return "%s-%0*d" % (self.prefix, self.width, i)
 
 
-class Pods(_Lazy):
+class Pods(_Lazy[Tuple[str, List[str]]]):
     """(pod name, its volumes' names) of the publish step: per_pod volumes each, in order."""
 
-    def __init__(self, vols, per_pod):
+    def __init__(self, vols: Names, per_pod: int) -> None:
         self.vols, self.per_pod = vols, per_pod
         self.length = (len(vols) + per_pod - 1) // per_pod
         self.width = max(3, len(str(self.length - 1)))
 
-    def _item(self, p):
+    def _item(self, p: int) -> tuple[str, list[str]]:
         return "pod-%0*d" % (self.width, p), self.vols[p * self.per_pod:(p + 1) * self.per_pod]
 
 
 class Plan:
     """Names and settings of one repetition, checked before anything is created."""
 
-    def __init__(self, params):
+    def __init__(self, params: Mapping[str, Any] | None) -> None:
         params = complete(OPTIONS, params)
         self.volumes = int(params["volumes"])
         self.per_pod = int(params["pvcs_per_pod"])
@@ -152,17 +169,17 @@ class Plan:
         self.clones = Names("clone", width, self.volumes)
         self.pods = Pods(self.vols, self.per_pod)
         # read from the cluster by preflight()
-        self.provisioner = None
+        self.provisioner: str | None = None
         self.attach_required = True
         self.pv_reclaim_delete = True
-        self.snapshot_skip = None
+        self.snapshot_skip: str | None = None
         self.content_deleted = True
 
 
-def problems(params):
+def problems(params: Mapping[str, Any] | None) -> list[str]:
     """Bad parameters, each naming the field and the fix (nothing is created when there are any)."""
     params = complete(OPTIONS, params)
-    out = []
+    out: list[str] = []
     if int(params["volumes"]) < 1:
         out.append("volumes must be at least 1 (the seed uses 100 and 1000)")
     if int(params["pvcs_per_pod"]) < 1:
@@ -181,12 +198,13 @@ def problems(params):
     return out
 
 
-def facts(plan):
+def facts(plan: Plan) -> dict[str, Any]:
     """The plan as the result document's parameters and the module's `plan`.
 
     In a sweep the volume and pod counts differ per variant (each sweep point records its own), so the
     document's parameters hold the sizes instead.
     """
+    out: dict[str, Any]
     out = {"volumes": plan.volumes, "pods": len(plan.pods), "pvcs_per_pod": plan.per_pod, "size": plan.size,
            "storage_class": plan.storage_class, "provisioner": plan.provisioner,
            "attach_required": plan.attach_required, "snapshot_class": plan.snapshot_class,
@@ -197,25 +215,25 @@ def facts(plan):
     return out
 
 
-def sweep_point(plan):
+def sweep_point(plan: Plan) -> dict[str, Any] | None:
     """What makes a measured variant one point of the sweep, or None outside a sweep."""
     return {"parameter": "volumes", "value": plan.volumes} if plan.sweep else None
 
 
-def cleans_up(options, last):
+def cleans_up(options: Mapping[str, Any], last: bool) -> bool:
     """Whether a repetition deletes its namespace: cleanup off keeps each repetition's objects for inspection; in a
     sweep only the run's very last one (every size must start on a cluster without the previous size's objects)."""
     return bool(options["cleanup"] or (options["sweep"] and not last))
 
 
-def plan_messages(plan, preflight=False):
+def plan_messages(plan: Plan, preflight: bool = False) -> list[str]:
     """What the person running the play should know about the plan; preflight also says which steps it skips."""
     if preflight and plan.snapshot_skip:
         return ["snapshot steps will be skipped: %s" % plan.snapshot_skip]
     return []
 
 
-def preflight(client, plan):
+def preflight(client: Client, plan: Plan) -> Plan:
     """Read what the steps depend on: the StorageClass, the CSIDriver, a VolumeSnapshotClass.
 
     Raises K8sError with a message saying what to fix when the benchmark cannot run at all.
@@ -230,14 +248,15 @@ def preflight(client, plan):
                        "(the seed's Trident classes are)" % plan.storage_class, 422, "Invalid")
     plan.provisioner = sc.get("provisioner")
     plan.pv_reclaim_delete = sc.get("reclaimPolicy", "Delete") == "Delete"
-    driver = client.get("storage.k8s.io/v1", "CSIDriver", plan.provisioner, missing_ok=True)
+    driver = client.get("storage.k8s.io/v1", "CSIDriver", plan.provisioner,  # type: ignore[arg-type]  # the API requires one
+                        missing_ok=True)
     # no CSIDriver object: Kubernetes attaches (attachRequired defaults to true)
     plan.attach_required = bool(((driver or {}).get("spec") or {}).get("attachRequired", True))
     plan.snapshot_skip = _snapshot_class(client, plan)
     return plan
 
 
-def _snapshot_class(client, plan):
+def _snapshot_class(client: Client, plan: Plan) -> str | None:
     """Pick the VolumeSnapshotClass; return None, or why the snapshot steps must be skipped."""
     if not any(s in plan.steps for s in SNAPSHOT_STEPS):
         return None
@@ -262,20 +281,22 @@ def _snapshot_class(client, plan):
 
 
 # steps ---------------------------------------------------------------------------------------------
-def _create(body):
+def _create(body: dict[str, Any]) -> Callable[[Client], Any]:
     return lambda client: client.create(body)
 
 
-def _delete(api_version, kind, name, ns):
+def _delete(api_version: str, kind: str, name: str, ns: str) -> Callable[[Client], Any]:
     return lambda client: client.delete(api_version, kind, name, namespace=ns, missing_ok=False)
 
 
-def step_create_volume(ctx, plan, names=None, label="Create Volume", step_name="create_volume", snapshots=None):
+def step_create_volume(ctx: Context, plan: Plan, names: Sequence[str] | None = None, label: str = "Create Volume",
+                       step_name: str = "create_volume", snapshots: Sequence[str] | None = None) -> Step:
     ns = ctx.namespace
     names = names or plan.vols
 
-    def make(view):
-        items, subs = [], []
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
+        items: list[Item] = []
+        subs: list[Submission] = []
         for i, name in enumerate(names):
             key = ctx.key(name)
             items.append(Item(name, C.pvc_bound(key), subjects=[(C.PVC, key)]))
@@ -286,11 +307,12 @@ def step_create_volume(ctx, plan, names=None, label="Create Volume", step_name="
     return Step(step_name, label, "vol", [Watched(K.PVC, ns), Watched(K.EVENT, ns)], make, "Bound")
 
 
-def step_publish(ctx, plan):
+def step_publish(ctx: Context, plan: Plan) -> Step:
     ns = ctx.namespace
 
-    def make(view):
-        items, subs = [], []
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
+        items: list[Item] = []
+        subs: list[Submission] = []
         for pod, vols in plan.pods:
             pod_key = ctx.key(pod)
             for v in vols:
@@ -306,11 +328,12 @@ def step_publish(ctx, plan):
                 attachments="attach" if plan.attach_required else None)
 
 
-def step_unpublish(ctx, plan):
+def step_unpublish(ctx: Context, plan: Plan) -> Step:
     ns = ctx.namespace
 
-    def make(view):
-        items, subs = [], []
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
+        items: list[Item] = []
+        subs: list[Submission] = []
         for pod, vols in plan.pods:
             pod_key = ctx.key(pod)
             for v in vols:
@@ -326,26 +349,29 @@ def step_unpublish(ctx, plan):
                 attachments="detach" if plan.attach_required else None)
 
 
-def step_create_snapshot(ctx, plan):
+def step_create_snapshot(ctx: Context, plan: Plan) -> Step:
     ns = ctx.namespace
 
-    def make(view):
-        items, subs = [], []
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
+        items: list[Item] = []
+        subs: list[Submission] = []
         for i, snap in enumerate(plan.snaps):
             vol = plan.vols[i]
             key = ctx.key(snap)
             items.append(Item(snap, C.snapshot_ready(key), subjects=[(C.VS, key), (C.PVC, ctx.key(vol))]))
-            subs.append(Submission([snap], _create(M.volume_snapshot(snap, ns, vol, plan.snapshot_class, ctx.labels))))
+            body = M.volume_snapshot(snap, ns, vol, plan.snapshot_class, ctx.labels)  # type: ignore[arg-type]  # preflight chose one, else the step is skipped
+            subs.append(Submission([snap], _create(body)))
         return items, subs
     return Step("create_snapshot", "Create Snapshot", "vol", [Watched(K.VS, ns), Watched(K.EVENT, ns)], make,
                 "readyToUse")
 
 
-def step_delete_pvcs(ctx, plan, names, step_name, label):
+def step_delete_pvcs(ctx: Context, plan: Plan, names: Sequence[str], step_name: str, label: str) -> Step:
     ns = ctx.namespace
 
-    def make(view):
-        items, subs = [], []
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
+        items: list[Item] = []
+        subs: list[Submission] = []
         for name in names:
             key = ctx.key(name)
             items.append(Item(name, C.pvc_and_pv_gone(key, plan.pv_reclaim_delete), subjects=[(C.PVC, key)]))
@@ -355,11 +381,12 @@ def step_delete_pvcs(ctx, plan, names, step_name, label):
                 "PVC and PV gone" if plan.pv_reclaim_delete else "PVC gone and PV Released")
 
 
-def step_delete_snapshot(ctx, plan):
+def step_delete_snapshot(ctx: Context, plan: Plan) -> Step:
     ns = ctx.namespace
 
-    def make(view):
-        items, subs = [], []
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
+        items: list[Item] = []
+        subs: list[Submission] = []
         for snap in plan.snaps:
             key = ctx.key(snap)
             items.append(Item(snap, C.snapshot_gone(key, plan.content_deleted), subjects=[(C.VS, key)]))
@@ -369,7 +396,7 @@ def step_delete_snapshot(ctx, plan):
                 make, "VolumeSnapshot and content gone" if plan.content_deleted else "VolumeSnapshot gone")
 
 
-def build_step(name, ctx, plan):
+def build_step(name: str, ctx: Context, plan: Plan) -> Step:
     if name == "create_volume":
         return step_create_volume(ctx, plan)
     if name == "publish":
@@ -388,7 +415,7 @@ def build_step(name, ctx, plan):
     return step_delete_pvcs(ctx, plan, plan.vols, "delete_volume", "Delete Volume")
 
 
-def skip_reason(name, plan, results):
+def skip_reason(name: str, plan: Plan, results: Sequence[Mapping[str, Any]]) -> str | None:
     """Why step `name` must not run given the earlier results, or None."""
     if name not in plan.steps:
         return "not selected: steps are %s" % ", ".join(plan.steps)
@@ -406,9 +433,9 @@ def skip_reason(name, plan, results):
     return None
 
 
-def run(ctx, plan):
+def run(ctx: Context, plan: Plan) -> list[dict[str, Any]]:
     """Run the 8 steps in order; each result goes to ctx.record at once. Returns the results."""
-    results = []
+    results: list[dict[str, Any]] = []
     for name, label in STEPS:
         why = skip_reason(name, plan, results)
         if why:

@@ -11,8 +11,11 @@
 
 bench/modules.py holds the modules' one call each.
 """
+from __future__ import annotations
 
 import os
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Union
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle, fio_bench, sysbench_bench
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
@@ -29,20 +32,27 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sUnreachable
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sweep as SW
 
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.progress import ProgressFile
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
+
+    # one benchmark's Plan (Union: an alias is an expression, and the modules' Python 3.8 has no X | Y there)
+    Plan = Union[csi_lifecycle.Plan, attach_stress.Plan, fio_bench.Plan, sysbench_bench.Plan]
+
 # The one table of benchmarks. An entry is the benchmark's module; what differs between benchmarks is its
 # attributes, so nothing below branches on a name: OPTIONS (bench_plan's suboption of that name: the argument spec,
 # where each default is written), READ_BY_PREFLIGHT (the plan attributes preflight reads, stored with the plan),
 # SWEEP_PARAMETER, TITLE and SWEEP_TITLE (% the plan's facts; TITLE may be a function of them), SHARED_NAMESPACE,
 # problems(options), Plan(options), preflight(client, plan), facts(plan), sweep_point(plan), cleans_up(options, last),
 # plan_messages(plan, preflight), run(ctx, plan) (what it learns beyond its steps goes on ctx: context.py).
-BENCHMARKS = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress, fio_bench, sysbench_bench)}
+BENCHMARKS: dict[str, ModuleType] = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress, fio_bench, sysbench_bench)}
 
 
 class BenchProblem(StoragePerfError):
     """Bad input or a cluster the benchmark cannot run on; nothing was changed."""
 
 
-def make_plan(client, benchmark, options):
+def make_plan(client: Client, benchmark: str, options: Mapping[str, Any] | None) -> Plan:
     """Validate, then read the cluster. Raises BenchProblem (with what to fix) or K8sError."""
     entry = BENCHMARKS[benchmark]
     found = entry.problems(options)
@@ -53,15 +63,15 @@ def make_plan(client, benchmark, options):
     return plan
 
 
-def plan_facts(benchmark, plan):
+def plan_facts(benchmark: str, plan: Plan) -> dict[str, Any]:
     return BENCHMARKS[benchmark].facts(plan)
 
 
-def measured_cluster(client, name=None):
+def measured_cluster(client: Client, name: str | None = None) -> dict[str, Any]:
     """The cluster a result document was measured on; name is the inventory host of a fleet run."""
     version = client.server_version() or {}
     nodes, _ = client.list("v1", "Node")
-    facts = {"server": client.host, "version": version.get("gitVersion", ""), "nodes": len(nodes)}
+    facts: dict[str, Any] = {"server": client.host, "version": version.get("gitVersion", ""), "nodes": len(nodes)}
     if name:
         facts["name"] = name
     scale = time_scale(client)
@@ -75,7 +85,7 @@ def measured_cluster(client, name=None):
 TIME_SCALE_CONFIGMAP = ("kube-public", "cluster-time-scale", "timeScale")
 
 
-def time_scale(client):
+def time_scale(client: Client) -> float | None:
     namespace, name, key = TIME_SCALE_CONFIGMAP
     try:
         cm = client.get("v1", "ConfigMap", name, namespace=namespace, missing_ok=True) or {}
@@ -85,7 +95,7 @@ def time_scale(client):
     return scale if 0 < scale != 1 else None
 
 
-def title(benchmark, facts):
+def title(benchmark: str, facts: Mapping[str, Any]) -> str | None:
     entry = BENCHMARKS[benchmark]
     if callable(entry.TITLE):  # a title that is more than the facts put in a sentence (fio: "a vs b")
         return entry.TITLE(facts)
@@ -97,7 +107,7 @@ def title(benchmark, facts):
         return None
 
 
-def stored_plan(benchmark, options, plan, run):
+def stored_plan(benchmark: str, options: Mapping[str, Any] | None, plan: Plan, run: Mapping[str, Any]) -> dict[str, Any]:
     """What bench_plan keeps in the document (its `plan`) so that every repetition runs this plan without reading
     the cluster again: the benchmark's options, what preflight read, and the run's own settings (run: engine,
     variants, repeat, metrics)."""
@@ -106,7 +116,7 @@ def stored_plan(benchmark, options, plan, run):
     return dict(run, benchmark=benchmark, options=complete(entry.OPTIONS, options), read=read)
 
 
-def restored_plan(stored, point=None):
+def restored_plan(stored: Mapping[str, Any], point: int | None = None) -> Plan:
     """The plan bench_plan made, at sweep point `point` (the value of the benchmark's SWEEP_PARAMETER)."""
     entry = BENCHMARKS[stored["benchmark"]]
     options = dict(stored["options"])
@@ -126,8 +136,10 @@ def restored_plan(stored, point=None):
     return plan
 
 
-def preflight(client, benchmark, options, reports_dir, run_id=None, cluster_name=None, components=None, notes=None,
-              run=None, check_mode=False):
+def preflight(client: Client, benchmark: str, options: Mapping[str, Any] | None, reports_dir: str,
+              run_id: str | None = None, cluster_name: str | None = None, components: dict[str, Any] | None = None,
+              notes: Iterable[str] | None = None, run: Mapping[str, Any] | None = None,
+              check_mode: bool = False) -> dict[str, Any]:
     """bench_plan: check, read the cluster once, and start the document with the plan stored in it."""
     plan = make_plan(client, benchmark, options)
     facts = plan_facts(benchmark, plan)
@@ -147,7 +159,7 @@ def preflight(client, benchmark, options, reports_dir, run_id=None, cluster_name
     return {"run_id": run_id, "plan": facts, "messages": messages, "result_path": rf.path, "changed": changed}
 
 
-def load_plan(reports_dir, run_id):
+def load_plan(reports_dir: str, run_id: str) -> tuple[ResultFile, dict[str, Any]]:
     """The run's document and the plan bench_plan stored in it."""
     problem = L.run_id_problem(run_id)
     if problem:
@@ -163,7 +175,8 @@ def load_plan(reports_dir, run_id):
     return rf, rf.doc["plan"]
 
 
-def _repetition(rf, stored, variant, point):
+def _repetition(rf: ResultFile, stored: Mapping[str, Any], variant: str,
+                point: int | None) -> tuple[str, dict[str, Any] | None, bool]:
     """(document variant name, its sweep point, the repetition's number, whether it is the run's last)."""
     variants, repeat = stored.get("variants") or [], stored.get("repeat") or 1
     if variants and variant not in variants:
@@ -184,8 +197,9 @@ def _repetition(rf, stored, variant, point):
     return name, sweep_point, last
 
 
-def measure(client, rf, stored, variant, settings=None, point=None, progress=None, progress_interval=2.0,
-            check_mode=False):
+def measure(client: Client, rf: ResultFile, stored: Mapping[str, Any], variant: str,
+            settings: dict[str, Any] | None = None, point: int | None = None, progress: ProgressFile | None = None,
+            progress_interval: float = 2.0, check_mode: bool = False) -> dict[str, Any]:
     """One repetition of the stored plan. Returns {run_id, variant, repetition, namespace, status, steps, plan, messages}."""
     benchmark = stored["benchmark"]
     entry = BENCHMARKS[benchmark]
@@ -197,7 +211,7 @@ def measure(client, rf, stored, variant, settings=None, point=None, progress=Non
         return {"run_id": run_id, "variant": variant, "plan": facts, "status": None, "steps": [],
                 "messages": entry.plan_messages(plan), "result_path": rf.path, "changed": True}
     measured, run = rf.begin_run(variant, settings, sweep_point=sweep_point)
-    extra = {}
+    extra: dict[str, Any] = {}
     cleanup = entry.cleans_up(stored["options"], last)
     if entry.SHARED_NAMESPACE:
         # the run's one namespace; kept between repetitions, removed by the run's cleanup (bench_cleanup)
@@ -214,7 +228,7 @@ def measure(client, rf, stored, variant, settings=None, point=None, progress=Non
                   variant=None if entry.SHARED_NAMESPACE else variant,
                   repetition=None if entry.SHARED_NAMESPACE else run["repetition"])
     extra["namespace"] = namespace
-    status = None
+    status: str | None = None
     # renewed while the repetition runs, so that a cleanup of every run (bench_cleanup all_runs) leaves it alone
     lease = RunLease(client.sibling(), namespace, ctx.labels)
     try:
@@ -252,7 +266,7 @@ def measure(client, rf, stored, variant, settings=None, point=None, progress=Non
             "setup": extra.get("setup"), "result_path": rf.path, "changed": True}
 
 
-def _learned(doc, variant, ctx):
+def _learned(doc: dict[str, Any], variant: dict[str, Any], ctx: Context) -> None:
     """What the repetition learned beyond its steps (Context: settings, variant_facts, components, notes)."""
     variant["settings"] = dict(variant.get("settings") or {}, **ctx.settings)
     variant.update(ctx.variant_facts)
@@ -263,7 +277,7 @@ def _learned(doc, variant, ctx):
             doc["notes"].append(note)
 
 
-def _clean(client, namespace, timeout):
+def _clean(client: Client, namespace: str, timeout: float) -> dict[str, Any]:
     try:
         return Cleanup(client, namespaces=[namespace], timeout=timeout).run()
     except CleanupTimeout as e:
@@ -272,6 +286,6 @@ def _clean(client, namespace, timeout):
         return {"error": "%s: %s" % (type(e).__name__, getattr(e, "msg", e))}
 
 
-def _mark_unreachable(rf, client, e):
+def _mark_unreachable(rf: ResultFile, client: Client, e: K8sUnreachable) -> None:
     """Say in the document which server stopped answering and since when (finalize() then keeps the status)."""
     rf.doc["unreachable"] = {"server": client.host, "since": e.details.get("since") or D.now_iso(), "message": e.msg}

@@ -72,7 +72,7 @@ def read(client: Client, names: Sequence[str]) -> dict[str, dict[str, Any]]:
 def measured(ctx: Context, plan: ClassPlan) -> tuple[str, dict[str, str]]:
     """(class, labels of its objects) of the repetition's variant, its class recorded in the variant's settings."""
     cls = ctx.variant
-    if cls not in plan.classes:
+    if cls is None or cls not in plan.classes:  # None: a benchmark whose variants share one namespace
         raise K8sError("variant %s is not one of the plan's storage_classes (%s): measure each class by its name"
                        % (cls, ", ".join(plan.storage_classes)), 422, "Invalid")
     sc = plan.classes[cls]

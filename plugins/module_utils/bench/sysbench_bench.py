@@ -13,11 +13,13 @@ A variant is a StorageClass (its name is the variant's), measured in its own own
   4. the database is stopped and awaited gone, also after a failure: two hostNetwork databases on one node would both
      want the port.
 """
+from __future__ import annotations
 
 import os
 import re
 import secrets
 import string
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import job_run as J
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
@@ -31,6 +33,12 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity imp
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench_scripts import CONFIGMAP, RUN_SH
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
+
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.conditions import Predicate
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import View
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
 BENCHMARK = "sysbench"
 SHARED_NAMESPACE = False  # every class and repetition in its own namespace, deleted after it (cleanup)
@@ -72,7 +80,17 @@ TITLE = SC.titled("sysbench")
 
 
 class Plan:
-    def __init__(self, params):
+    # set from the options by name in __init__
+    tables: int
+    table_size: int
+    threads: int
+    time: int
+    warmup_time: int
+    percentile: int
+    db_port: int
+    db_timeout: int
+
+    def __init__(self, params: Mapping[str, Any] | None) -> None:
         params = complete(OPTIONS, params)
         self.storage_classes = list(params["storage_classes"])
         self.baseline = params["baseline"] or (self.storage_classes[0] if self.storage_classes else None)
@@ -88,10 +106,10 @@ class Plan:
         self.image = params["image"]
         # 0: every test's time and warm-up, the database's start, and 15 minutes for preparing the tables
         self.timeout = int(params["timeout"]) or len(self.tests) * (self.time + self.warmup_time) + self.db_timeout + 900
-        self.classes = {}  # read by preflight(): {class: {provisioner, parameters}}
+        self.classes: dict[str, dict[str, Any]] = {}  # read by preflight(): {class: {provisioner, parameters}}
 
 
-def problems(params):
+def problems(params: Mapping[str, Any] | None) -> list[str]:
     """Bad options, each naming the field and the fix (nothing is created when there are any)."""
     params = complete(OPTIONS, params)
     out = SC.problems(list(params["storage_classes"]), params["baseline"])
@@ -110,7 +128,7 @@ def problems(params):
     return out
 
 
-def facts(plan):
+def facts(plan: Plan) -> dict[str, Any]:
     """The plan as the result document's parameters and the module's `plan`."""
     return {"storage_classes": plan.storage_classes, "baseline": plan.baseline, "tests": plan.tests,
             "tables": plan.tables, "table_size": plan.table_size, "threads": plan.threads, "time": plan.time,
@@ -119,40 +137,40 @@ def facts(plan):
             "pvc_size": plan.pvc_size, "timeout": plan.timeout}
 
 
-def sweep_point(plan):
+def sweep_point(plan: Plan) -> None:
     return None
 
 
-def cleans_up(options, last):
+def cleans_up(options: Mapping[str, Any], last: bool) -> bool:
     """After each class (its own namespace) unless cleanup is off: the next class starts without this one's volume."""
     return bool(options["cleanup"])
 
 
-def plan_messages(plan, preflight=False):
+def plan_messages(plan: Plan, preflight: bool = False) -> list[str]:
     if preflight:
-        return [SC.baseline_note(plan.baseline),
+        return [SC.baseline_note(plan.baseline),  # type: ignore[arg-type]  # problems() refused no classes
                 "tps of oltp_insert is inserts per second, the seed's figure; latency is per transaction."]
     return []
 
 
-def preflight(client, plan):
+def preflight(client: Client, plan: Plan) -> Plan:
     """Read every StorageClass (provisioner and parameters go into each variant's settings)."""
     plan.classes = SC.read(client, plan.storage_classes)
     return plan
 
 
-def password():
+def password() -> str:
     """The root password: the one the role put in the module's environment, else a random one for this class."""
     return os.environ.get(PASSWORD_ENV) or "".join(secrets.choice(string.ascii_letters + string.digits)
                                                    for _ in range(24))
 
 
 # the objects -------------------------------------------------------------------------------------------------------
-def _secret_env(name):
+def _secret_env(name: str) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "password"}}}
 
 
-def database(plan, ns, labels):
+def database(plan: Plan, ns: str, labels: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(Service, pod): the database with its data on the DB claim, the root password from the Secret."""
     pod_labels = dict(labels, app=DB)
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": DB, "namespace": ns, "labels": dict(labels)},
@@ -168,7 +186,7 @@ def database(plan, ns, labels):
     return service, pod
 
 
-def sysbench_job(plan, ns, labels, node):
+def sysbench_job(plan: Plan, ns: str, labels: Mapping[str, str], node: str) -> dict[str, Any]:
     host = "127.0.0.1" if plan.host_network else "%s.%s.svc" % (DB, ns)
     env = [{"name": k, "value": str(v)} for k, v in (
         ("DB_HOST", host), ("DB_PORT", plan.db_port), ("DB_USER", plan.mysql_user), ("DB_NAME", plan.database),
@@ -185,8 +203,8 @@ def sysbench_job(plan, ns, labels, node):
 
 
 # the steps ---------------------------------------------------------------------------------------------------------
-def _pod_running(key):
-    def check(view):
+def _pod_running(key: str) -> Predicate:
+    def check(view: View) -> str | None:
         pod = view.get(K.POD.name, key)
         if pod is None:
             return "pod not seen"
@@ -195,24 +213,25 @@ def _pod_running(key):
     return check
 
 
-def _pod_gone(key):
+def _pod_gone(key: str) -> Predicate:
     return lambda view: None if view.get(K.POD.name, key) is None else "pod still there"
 
 
-def _db_step(ctx, name, label, check, call, terminal):
+def _db_step(ctx: Context, name: str, label: str, check: Callable[[str], Predicate], call: Callable[[Client], object],
+             terminal: str) -> Step:
     ns = ctx.namespace
     key = ctx.key(DB)
 
-    def make(view):
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
         return [Item(DB, check(key), subjects=[(K.POD.name, key), (K.PVC.name, key)])], [Submission([DB], call)]
     return Step(name, label, "pod", [Watched(K.POD, ns), Watched(K.EVENT, ns)], make, terminal)
 
 
-def start_database(ctx, plan, labels, cls):
+def start_database(ctx: Context, plan: Plan, labels: Mapping[str, str], cls: str) -> tuple[dict[str, Any], str | None]:
     pvc = M.pvc(DB, ctx.namespace, cls, plan.pvc_size, labels)
     service, pod = database(plan, ctx.namespace, labels)
 
-    def create(client):
+    def create(client: Client) -> None:
         for body in (pvc, service, pod):
             client.create(body)
     step = _db_step(ctx, "database_" + DB, "database on %s" % cls, _pod_running, create, "pod Running")
@@ -221,16 +240,16 @@ def start_database(ctx, plan, labels, cls):
     return result, (found.get("spec") or {}).get("nodeName")
 
 
-def stop_database(ctx, plan):
+def stop_database(ctx: Context, plan: Plan) -> dict[str, Any]:
     """Delete the database pod and wait until it is gone (its port is free for the next class's)."""
     step = _db_step(ctx, "database_stop", "stop the database", _pod_gone,
                     lambda client: client.delete("v1", "Pod", DB, namespace=ctx.namespace), "pod gone")
     return run_step(ctx.client, step, J.step_options(ctx.options, plan.db_timeout))
 
 
-def sections(log, tests):
+def sections(log: str, tests: Iterable[str]) -> dict[str, tuple[str, str | None]]:
     """{test: (output, exit code or None when the test never ended)} of the tests whose begin marker is in the log."""
-    out = {}
+    out: dict[str, tuple[str, str | None]] = {}
     for test in tests:
         begin, end = "### storageperf-begin %s ###" % test, "### storageperf-end %s " % test
         if begin not in log:
@@ -244,10 +263,11 @@ def sections(log, tests):
     return out
 
 
-def steps_of(plan, ran):
+def steps_of(plan: Plan, ran: J.JobRun) -> tuple[str | None, list[dict[str, Any]]]:
     """(sysbench version, the repetition's steps): one per test, each failed with why when it did not end well."""
     found = sections(ran.log or "", plan.tests)
-    version, steps = None, []
+    version: str | None = None
+    steps: list[dict[str, Any]] = []
     for test in plan.tests:
         text, code = found.get(test, (None, None))
         if code == "0":
@@ -267,15 +287,15 @@ def steps_of(plan, ran):
     return version, steps
 
 
-def _failed_step(test, reason):
+def _failed_step(test: str, reason: str) -> dict[str, Any]:
     return {"name": S.step_name(test), "label": test.replace("_", " "), "status": "failed", "reason": reason}
 
 
-def _failed(plan, reason):
+def _failed(plan: Plan, reason: str) -> list[dict[str, Any]]:
     return [_failed_step(t, reason) for t in plan.tests]
 
 
-def run(ctx, plan):
+def run(ctx: Context, plan: Plan) -> list[dict[str, Any]]:
     """Measure the variant's StorageClass: the database, then sysbench's tests, each test's section of the log a step."""
     cls, labels = SC.measured(ctx, plan)
     ctx.settings["image"] = plan.db_image
