@@ -100,11 +100,13 @@ report:
 
 # bench/finish.py, not bench/modules.py: this module reads no cluster, so it loads neither the bench engine nor the
 # kubernetes client (docs/performance.md)
+from typing import Any, Dict
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.finish import RUN_ARG_SPEC, bench_finish
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
-def argument_spec():
+def argument_spec() -> Dict[str, Any]:
     return dict(
         **RUN_ARG_SPEC,
         status=dict(type="str", default="ok", choices=["ok", "failed", "interrupted"]),

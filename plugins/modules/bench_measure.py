@@ -149,12 +149,14 @@ cleanup:
   type: dict
 """
 
+from typing import Any, Dict
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.modules import RUN_ARG_SPEC, bench_measure
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
-def argument_spec():
+def argument_spec() -> Dict[str, Any]:
     return dict(
         **RUN_ARG_SPEC,
         variant=dict(type="str", default="as configured"),

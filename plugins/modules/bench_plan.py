@@ -523,13 +523,15 @@ messages:
   elements: str
 """
 
+from typing import Any, Dict
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.modules import bench_plan
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.runner import BENCHMARKS
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
-def argument_spec():
+def argument_spec() -> Dict[str, Any]:
     spec = {name: dict(type="dict", options=entry.OPTIONS) for name, entry in BENCHMARKS.items()}
     spec.update(
         run_id=dict(type="str", default=""),

@@ -102,6 +102,8 @@ samples:
   type: int
 """
 
+from typing import Any, Dict
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.modules import metrics_push
@@ -122,7 +124,7 @@ def main() -> None:
     module.run(run)
 
 
-def run(module):
+def run(module: StoragePerfModule) -> Dict[str, Any]:
     result = metrics_push(module.params, check_mode=module.check_mode)
     for warning in result.pop("warnings", []):  # a Pushgateway that is down: shown, the task stays ok
         module.warn(warning)

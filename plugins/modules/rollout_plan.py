@@ -161,6 +161,8 @@ lines:
   elements: str
 """
 
+from typing import Any, Dict
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
@@ -168,7 +170,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import pla
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import waves as W
 
 
-def _plan(module):
+def _plan(module: StoragePerfModule) -> Dict[str, Any]:
     result = P.plan_with_records(module.params)
     for warning in result.pop("warnings"):
         module.warn(warning)

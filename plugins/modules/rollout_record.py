@@ -119,6 +119,8 @@ paths:
   sample: {twin-1: /srv/reports/rollout-trident_concurrency-1a2b3c/clusters/twin-1.json}
 """
 
+from typing import Any, Dict
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.state_modules import rollout_record
 
@@ -136,7 +138,7 @@ def main() -> None:
     module.run(run)
 
 
-def run(module):
+def run(module: StoragePerfModule) -> Dict[str, Any]:
     result = rollout_record(module.params, check_mode=module.check_mode, diff=module.diff_mode)
     for warning in result.pop("warnings", []):  # a record file that cannot be read: named, then replaced
         module.warn(warning)

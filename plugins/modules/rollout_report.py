@@ -123,6 +123,8 @@ changed_files:
   elements: str
 """
 
+from typing import Any, Dict
+
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import s3_upload as U
@@ -147,7 +149,7 @@ def main() -> None:
     module.run(run)
 
 
-def run(module):
+def run(module: StoragePerfModule) -> Dict[str, Any]:
     result = rollout_report(module.params, check_mode=module.check_mode)
     for warning in result.pop("warnings", []):  # a record file left out: named, the report still written
         module.warn(warning)

@@ -181,13 +181,14 @@ advice:
 """
 
 import datetime
+from typing import Any, Callable, Dict, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice.advisor import tuning_advice
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice.commands import add_commands
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.module import StoragePerfModule
 
 
-def advice_with_commands(p, client_of):
+def advice_with_commands(p: Mapping[str, Any], client_of: Callable[[str], Any]) -> Dict[str, Any]:
     result = tuning_advice(p, client_of)
     add_commands(result["advice"], p["inventory"], p["cluster_name"])
     if p["output_dir"]:
