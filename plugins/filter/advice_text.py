@@ -6,7 +6,7 @@
 from typing import Any, Callable
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import advice_render
 
 FORMATS = ("console", "markdown", "html")
 

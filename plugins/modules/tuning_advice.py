@@ -193,7 +193,7 @@ def advice_with_commands(p: Mapping[str, Any], client_of: Callable[[str], Any]) 
     add_commands(result["advice"], p["inventory"], p["cluster_name"])
     if p["output_dir"]:
         # here, not at the top: the reports' renderer loads only when they are written
-        from ansible_collections.storageperf.k8s.plugins.module_utils.advice.advice_render import write_reports
+        from ansible_collections.storageperf.k8s.plugins.module_utils.report.advice_render import write_reports
 
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         result["paths"] = write_reports(result["advice"], p["cluster_name"] or "cluster", p["output_dir"], stamp)

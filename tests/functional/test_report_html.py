@@ -356,7 +356,7 @@ PAGES = list(BENCH_PAGES) + ["fleet", "history", "advice"]
 
 
 def page(kind: str, root: Path) -> Path:
-    from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render
+    from ansible_collections.storageperf.k8s.plugins.module_utils.report import advice_render
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
     from ansible_collections.storageperf.k8s.plugins.module_utils.report import history as H

@@ -21,7 +21,8 @@ analysis  figures derived from documents, as data: steps (one step summary's lab
           seeds' measured step times, the one table of them, and which one a step repeats; a twin's time scale)
 render    words and formats: tables (table models), render (Markdown, HTML), charts (PNG),
           summary (the facts / set_stats dict: texts and Markdown table lines), verdict_text,
-          junit, fleet_render, fleet_charts, history_render, history_charts
+          junit, fleet_render, fleet_charts, history_render, history_charts, advice_render (a cluster's tuning
+          advice as console lines, advice.md and advice.html)
 io        s3_upload (a report directory into a bucket), s3_results (result documents out of one),
           metrics_export (metric families into metrics.prom and a Prometheus Pushgateway)
 modules   modules (what the report modules do: the glue of the floors below)
@@ -32,7 +33,7 @@ FLOORS = (
     ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet", "history", "metric_families",
                   "seed_figures")),
     ("render", ("tables", "render", "charts", "summary", "verdict_text", "junit", "fleet_render", "fleet_charts",
-                "history_render", "history_charts")),
+                "history_render", "history_charts", "advice_render")),
     ("io", ("s3_upload", "s3_results", "metrics_export")),
     ("modules", ("modules",)),
 )

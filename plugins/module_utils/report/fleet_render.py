@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render as AR
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import advice_render as AR
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T

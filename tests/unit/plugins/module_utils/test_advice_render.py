@@ -1,10 +1,10 @@
-"""advice/commands.py and advice/advice_render.py: the command per tuning, and the advice as console lines,
+"""advice/commands.py and report/advice_render.py: the command per tuning, and the advice as console lines,
 Markdown and HTML."""
 from __future__ import annotations
 
 import copy
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.advice import advice_render as AR
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import advice_render as AR
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice import commands as C
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet as F
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import fleet_render as FR
