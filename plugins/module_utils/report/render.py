@@ -48,7 +48,8 @@ def table_markdown(table: dict[str, Any]) -> str:
     left = table.get("left", 1)
     lines.append("|" + "|".join(["---"] * left + ["---:"] * (len(table["headers"]) - left)) + "|")
     for row in table["rows"]:
-        cells = [_md_escape(c["text"]) for c in row]
+        # a reported figure (a reference variant's, not measured here) in italics, as the HTML page sets it
+        cells = [("_%s_" if "reported" in c.get("cls", "").split() else "%s") % _md_escape(c["text"]) for c in row]
         if row and "sum" in row[0].get("cls", ""):
             cells = ["**%s**" % c if c else c for c in cells]
         lines.append("| " + " | ".join(cells) + " |")
@@ -119,7 +120,7 @@ tbody th[scope=row]{background:none;font-weight:500;text-align:left}
 table.left2 th:nth-child(2),table.left2 td:nth-child(2){text-align:left}
 td.ratio{font-weight:600}
 tr.sum td{font-weight:700;border-top:2px solid #9ca3af}
-td.fail{color:var(--fail)}td.warn{color:var(--warn)}td.skip,td.missing{color:var(--muted)}
+td.reported{font-style:italic}td.fail{color:var(--fail)}td.warn{color:var(--warn)}td.skip,td.missing{color:var(--muted)}
 table.facts td{text-align:left;white-space:normal}table.facts td.key{color:var(--muted);width:220px}
 .note{color:var(--muted);font-size:12px;margin:4px 0 0}
 figure{margin:10px 0 18px}figure img{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px}
