@@ -44,8 +44,9 @@ def _table(block: dict[str, Any]) -> dict[str, Any]:
     note = "Median over repetitions; a column per series of steps, then per figure the steps measured. "
     if sources:
         note += "Rows marked reported are published figures (%s), not measured here." % ", ".join(sources)
+    # wrap1: the variant's cell wraps (a broken step's reason beside it), so the figures stay on the screen
     return {"id": "parameter-" + name, "title": "Against %s" % name, "headers": headers, "rows": rows,
-            "note": note.strip()}
+            "note": note.strip(), "cls": "wrap1"}
 
 
 def _figure(value: float | None, key: str | None = None) -> dict[str, Any]:

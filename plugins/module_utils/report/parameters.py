@@ -10,9 +10,10 @@
 A row's wall times are its steps' medians, one per series measured at that value; its metrics are those of all its
 steps (the first series' first). A step with no ok repetition (a handshake that timed out) still shows what it
 measured: the median over its repetitions' own figures, with its status and reason on the row. `figures` are the
-metrics the table shows: figures that rank a variant (metrics.metric_info: counts such as volumes or created rank
-nothing), never the parameter itself, never a series' own figure (the metric labelled as the series is named, or
-the primary metric equal to the series' wall time: handshake_s of the handshake series).
+metrics the table shows: the registered ones (metrics.METRICS: a label and a direction; the others stay in the
+measured metrics table) that rank a variant (counts such as volumes or created rank nothing), never the parameter,
+never a series' own figure (the metric labelled as the series is named, or the primary metric equal to the series'
+wall time: handshake_s of the handshake series).
 A reference variant (settings measured: false, document.is_measured) gives rows with measured false and its source.
 The gluster benchmark's handshake table is this (docs/gluster.md); sweeps (sweep.py) are variants of their own, not
 step parameters, and have their own table.
@@ -25,7 +26,9 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import stat
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import (
     BROKEN_STEP_STATUSES, is_measured, summaries,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import metric_info, metric_keys, primary_metric
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import (
+    METRICS, metric_info, primary_metric,
+)
 
 
 def parameter_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -49,10 +52,10 @@ def parameter_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 block["rows"].append(row)
             _add_step(row, series, s, _raw_steps(variant, s["name"]))
     out = list(blocks.values())
-    order = metric_keys(doc)
     for block in out:
         block["rows"].sort(key=lambda r: (not r["measured"], _variant_index(doc, r["variant"]), r["value"]))
-        block["figures"] = [k for k in order if _is_figure(k, block)]
+        # in the registry's order; from the rows, not the summaries: a broken step's figures count too
+        block["figures"] = [k for k in METRICS if _is_figure(k, block)]
     return out
 
 
