@@ -12,7 +12,7 @@ description:
   - Turns the points collected by the C(gluster_volume_scale) role's benchmark into the collection's result
     document and writes C(<reports_dir>/<run_id>/result.json) atomically, then C(report.md) and C(report.html)
     from it with the shared renderer (C(storageperf.k8s.bench_report) writes the same files from the same
-    document): a handshake-against-volume-count table first (a row per mode and count, the seed's reference rows
+    document), a handshake-against-volume-count table first (a row per mode and count, the seed's reference rows
     marked reported), and in the HTML charts of handshake time against volume count per mode.
   - The document carries the run's plan under C(plan), in the shape the bench engine's C(bench_plan) stores
     (C(benchmark), C(options) from O(parameters), C(read) from O(cluster) and O(components), C(variants) and

@@ -120,7 +120,8 @@ tbody th[scope=row]{background:none;font-weight:500;text-align:left}
 table.left2 th:nth-child(2),table.left2 td:nth-child(2){text-align:left}
 td.ratio{font-weight:600}
 tr.sum td{font-weight:700;border-top:2px solid #9ca3af}
-td.reported{font-style:italic}table.wrap1 td:first-child{white-space:normal}td.fail{color:var(--fail)}td.warn{color:var(--warn)}td.skip,td.missing{color:var(--muted)}
+td.reported{font-style:italic}table.wrap1 td:first-child{white-space:normal}
+td.fail{color:var(--fail)}td.warn{color:var(--warn)}td.skip,td.missing{color:var(--muted)}
 table.facts td{text-align:left;white-space:normal}table.facts td.key{color:var(--muted);width:220px}
 .note{color:var(--muted);font-size:12px;margin:4px 0 0}
 figure{margin:10px 0 18px}figure img{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px}
