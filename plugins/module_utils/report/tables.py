@@ -449,5 +449,6 @@ def _value_text(sweep: dict[str, Any], value: float) -> str:
 def all_tables(doc: dict[str, Any]) -> list[dict[str, Any]]:
     # figures against a step parameter first: where a document has them (gluster's handshake against volume count),
     # they are its headline; the step-by-step tables follow
-    return parameter_tables(doc) + [t for t in (operations_table(doc), cluster_time_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
-                        repetitions_table(doc), W.table(doc)) if t]
+    rest = (operations_table(doc), cluster_time_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
+            repetitions_table(doc), W.table(doc))
+    return parameter_tables(doc) + [t for t in rest if t]
