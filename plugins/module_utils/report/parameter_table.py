@@ -35,7 +35,7 @@ def _table(block: dict[str, Any]) -> dict[str, Any]:
         label = r["variant"]
         if r["status"] != "ok":
             cls = (cls + " fail").strip()
-            label += " (%s%s)" % (r["status"], ": " + r["reason"][:REASON_CHARS] if r.get("reason") else "")
+            label += " (%s%s)" % (r["status"], ": " + _short(r["reason"]) if r.get("reason") else "")
         row = [cell(label, cls), cell(stats.format_number(r["value"]))]
         row += [_figure(r["wall_s"].get(s)) for s in block["series"]]
         row += [_figure(r["metrics"].get(k), k) for k in block["figures"]]
@@ -53,3 +53,8 @@ def _figure(value: float | None, key: str | None = None) -> dict[str, Any]:
     if value is None:
         return cell(stats.DASH, "missing")
     return cell(format_metric(key, value) if key else stats.format_duration(value))
+
+
+def _short(reason: str) -> str:
+    # the whole reason is in the Problems section below the tables
+    return reason if len(reason) <= REASON_CHARS else reason[:REASON_CHARS - 1].rstrip() + "…"

@@ -116,3 +116,13 @@ def test_a_sample_with_parameter_steps_has_the_table_and_one_without_has_none():
         assert P.parameter_blocks(doc) == []
         assert "### Against" not in R.to_markdown(doc)
         assert 'id="parameter-' not in R.to_html(doc, charts=False)
+
+
+def test_a_long_reason_is_cut_in_the_table_and_whole_in_the_problems():
+    reason = "handshake not finished 20 s after the restart, the limit set by timeout=20 (glusterd's own RPC timeout)"
+    doc = G.build_document([dict(TIMED_OUT, error=reason)], MODES, reference=False)
+    md = R.to_markdown(doc)
+    row = next(line for line in section(md).splitlines() if line.startswith("| brick-multiplex on (failed: "))
+    assert row.startswith("| brick-multiplex on (failed: handshake not finished 20 s after the restart, the limit"
+                          " set by timeout=20 (glu…) | 100 |"), row
+    assert reason in section(md, "Problems")
