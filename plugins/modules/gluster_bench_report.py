@@ -10,9 +10,10 @@ short_description: Write the GlusterFS volume-scale benchmark's result document 
 version_added: "0.1.0"
 description:
   - Turns the points collected by the C(gluster_volume_scale) role's benchmark into the collection's result
-    document and writes C(<reports_dir>/<run_id>/result.json) atomically, C(report.md) (a handshake-against-
-    volume-count table first, with the seed's reference rows) and C(report.html) (charts of handshake time
-    against volume count per mode).
+    document and writes C(<reports_dir>/<run_id>/result.json) atomically, then C(report.md) and C(report.html)
+    from it with the shared renderer (C(storageperf.k8s.bench_report) writes the same files from the same
+    document), a handshake-against-volume-count table first (a row per mode and count, the seed's reference rows
+    marked reported), and in the HTML charts of handshake time against volume count per mode.
   - The document carries the run's plan under C(plan), in the shape the bench engine's C(bench_plan) stores
     (C(benchmark), C(options) from O(parameters), C(read) from O(cluster) and O(components), C(variants) and
     C(settings) from O(modes), C(repeat)). A document already under O(run_id) that holds another plan is refused
@@ -96,7 +97,11 @@ paths:
   type: dict
   sample: {json: /repo/reports/gluster_volume_scale-20250101T000000Z-abc123/result.json}
 summary:
-  description: One row per mode and volume count (and the seed's reference rows), seconds.
+  description:
+    - One row per mode and volume count (and the seed's reference rows), seconds, read from the document's
+      handshake table (C(mode), C(volumes), C(measured), C(handshake_seconds), C(peers_connected_seconds),
+      C(volume_status_seconds), C(volume_info_seconds), C(create_seconds), C(error); reference rows C(mode),
+      C(volumes), C(measured), C(handshake_seconds)).
   returned: always
   type: list
   elements: dict

@@ -483,3 +483,24 @@ def test_page_check_sees_a_row_unit_its_cells_do_not_use(tmp_path):
     html.write_text(text.replace("clat mean (µs)", "clat mean (ms)"), encoding="utf-8")
     found = measure(html, tmp_path / "chromium-profile", 1280)
     assert any(u.startswith("metrics: clat mean (ms) over") for u in found["units"]), found
+
+
+def test_gluster_handshake_table_reads_well_on_screen_and_in_print(tmp_path):
+    # gluster_bench_report's page: the table against volume count (report/parameter_table.py) leads it, a timed-out
+    # count's reason beside its mode and the seed's long reference names included; it neither scrolls nor loses a
+    # column (the page's step-times table, five wide variant columns, scrolls on screen as it did before)
+    from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import report as G
+    from tests.unit.plugins.module_utils.test_gluster_plan import measured, params
+    from tests.unit.plugins.module_utils.test_report_parameters import RUN, TIMED_OUT
+
+    out = G.write_bench_report(params(tmp_path, RUN, measured() + [TIMED_OUT], counts=(20, 50, 100), status="failed"))
+    html = Path(out["paths"]["html"])
+    assert 'id="parameter-volumes"' in html.read_text(encoding="utf-8")
+    for width in (1280, 1920):
+        found = measure(html, tmp_path / "chromium-profile", width)
+        assert found["scrollWidth"] <= width and found["overflow"] == [], found
+        assert "parameter-volumes" not in found["clipped"], found
+    for paper in ("A4", "Letter"):
+        found = measure_print(html, tmp_path / "chromium-profile", paper)
+        assert found["scrollWidth"] <= found["viewport"], (paper, found)
+        assert found["overflow"] == [] and found["hidden"] == [] and found["clipped"] == [], (paper, found)

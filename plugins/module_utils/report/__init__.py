@@ -18,8 +18,10 @@ analysis  figures derived from documents, as data: steps (one step summary's lab
           tolerance verdicts), warning_events, fleet (the fleet document built from many results),
           history (every run of a reports directory in time order, regressions against earlier runs),
           metric_families (a result document as Prometheus metric families, as data), seed_figures (the
-          seeds' measured step times, the one table of them, and which one a step repeats; a twin's time scale)
-render    words and formats: tables (table models), render (Markdown, HTML), charts (PNG),
+          seeds' measured step times, the one table of them, and which one a step repeats; a twin's time scale),
+          parameters (figures against a step parameter: a row per variant and value, gluster's handshake table)
+render    words and formats: tables (table models), parameter_table (parameters.py's rows as a table model),
+          render (Markdown, HTML), charts (PNG),
           summary (the facts / set_stats dict: texts and Markdown table lines), verdict_text,
           junit, fleet_render, fleet_charts, history_render, history_charts, advice_render (a cluster's tuning
           advice as console lines, advice.md and advice.html)
@@ -31,9 +33,9 @@ modules   modules (what the report modules do: the glue of the floors below)
 FLOORS = (
     ("model", ("stats", "schema", "fleet_schema", "sweep", "document")),
     ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet", "history", "metric_families",
-                  "seed_figures")),
-    ("render", ("tables", "render", "charts", "summary", "verdict_text", "junit", "fleet_render", "fleet_charts",
-                "history_render", "history_charts", "advice_render")),
+                  "seed_figures", "parameters")),
+    ("render", ("tables", "parameter_table", "render", "charts", "summary", "verdict_text", "junit", "fleet_render",
+                "fleet_charts", "history_render", "history_charts", "advice_render")),
     ("io", ("s3_upload", "s3_results", "metrics_export")),
     ("modules", ("modules",)),
 )

@@ -25,9 +25,20 @@ METRICS = {
     "qps": ("queries/s", "number", "higher"),
     "events_per_s": ("events/s", "number", "higher"),
     "handshake_s": ("handshake", "duration", "lower"),
+    # the gluster handshake's milestones (gluster/handshake.py) the seed names, then `volume info all` and the creation
+    # of the count's new volumes, labelled as the handshake table heads them. A figure against a step parameter is a
+    # column of that table only when registered here (parameters.py): the restart command's return (restart_s) and
+    # the first `volume list` answer (volume_list_s) stay unregistered, shown in the measured metrics table only
+    "peers_connected_s": ("all peers Connected", "duration", "lower"),
+    "volume_status_s": ("volume status answers", "duration", "lower"),
+    "volume_info_s": ("volume info", "duration", "lower"),
+    "create_s": ("create (this step)", "duration", "lower"),
     "volumes": ("volumes", "number", None),
     # counts of what a step touched: never a figure to rank a variant by
     "attachments": ("attachments", "number", None),
+    "created": ("volumes created", "number", None),
+    "create_cli_calls": ("create CLI calls", "number", None),
+    "handshake_polls": ("handshake polls", "number", None),
 }
 PRIMARY_METRICS = ("iops", "tps", "qps", "bw_bytes", "handshake_s")
 BELOW_SUFFIX = "_below_s"

@@ -48,7 +48,8 @@ def table_markdown(table: dict[str, Any]) -> str:
     left = table.get("left", 1)
     lines.append("|" + "|".join(["---"] * left + ["---:"] * (len(table["headers"]) - left)) + "|")
     for row in table["rows"]:
-        cells = [_md_escape(c["text"]) for c in row]
+        # a reported figure (a reference variant's, not measured here) in italics, as the HTML page sets it
+        cells = [("_%s_" if "reported" in c.get("cls", "").split() else "%s") % _md_escape(c["text"]) for c in row]
         if row and "sum" in row[0].get("cls", ""):
             cells = ["**%s**" % c if c else c for c in cells]
         lines.append("| " + " | ".join(cells) + " |")
@@ -119,6 +120,7 @@ tbody th[scope=row]{background:none;font-weight:500;text-align:left}
 table.left2 th:nth-child(2),table.left2 td:nth-child(2){text-align:left}
 td.ratio{font-weight:600}
 tr.sum td{font-weight:700;border-top:2px solid #9ca3af}
+td.reported{font-style:italic}table.wrap1 td:first-child{white-space:normal}
 td.fail{color:var(--fail)}td.warn{color:var(--warn)}td.skip,td.missing{color:var(--muted)}
 table.facts td{text-align:left;white-space:normal}table.facts td.key{color:var(--muted);width:220px}
 .note{color:var(--muted);font-size:12px;margin:4px 0 0}
@@ -193,7 +195,7 @@ def to_html(doc: dict[str, Any], charts: bool = True) -> str:
             body.append('<p class="note">Charts need matplotlib on the host that renders the report.</p>')
     for table in T.all_tables(doc):
         body.append("<h2>%s</h2>" % esc(table["title"]))
-        body.append(table_html(table))
+        body.append(table_html(table, table.get("cls", "")))
     body += figures_html(chart_list)
     problems = T.problem_list(doc)
     if problems:

@@ -20,6 +20,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.document im
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics import (
     better_ratio, column_label, column_unit, format_in_unit, metric_info, metric_keys, primary_metric,
 )
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.parameter_table import parameter_tables
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import seed_figure, time_scale
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import (
     cell, median, operation_cell, status_text, step_label, step_speedup,
@@ -446,5 +447,8 @@ def _value_text(sweep: dict[str, Any], value: float) -> str:
 
 
 def all_tables(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    return [t for t in (operations_table(doc), cluster_time_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
-                        repetitions_table(doc), W.table(doc)) if t]
+    # figures against a step parameter first: where a document has them (gluster's handshake against volume count),
+    # they are its headline; the step-by-step tables follow
+    rest = (operations_table(doc), cluster_time_table(doc), sweep_table(doc), latency_table(doc), metrics_table(doc),
+            repetitions_table(doc), W.table(doc))
+    return parameter_tables(doc) + [t for t in rest if t]

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.gluster import handshake as H
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.modules import gluster_handshake_bench
 
 RESTARTED = "10.244.77.13"
@@ -164,6 +165,10 @@ def test_summary_shows_no_create_time_where_every_volume_existed():
                "handshake": {"handshake_seconds": 14.0}},
               {"mode": "brick-multiplex on", "volumes": 1000, "create": {"seconds": 54.6, "created_count": 999},
                "handshake": {"handshake_seconds": 9.3}}]
-    table = report.summary_markdown(report.summary_rows(points, reference=False))
-    assert "| brick-multiplex on | 2000 | 14s | - | - | - | - |" in table, table
+    doc = report.build_document(points, [{"name": "brick-multiplex on"}], reference=False)
+    # the shared renderer's handshake table (report/parameter_table.py), from the document
+    table = R.to_markdown(doc).split("### Against volumes")[1].split("###")[0]
+    assert "| Variant | volumes | handshake | create (this step) |" in table, table
+    assert "| brick-multiplex on | 2000 | 14s | — |\n" in table, table
     assert "| 55s |" in table and "µs" not in table, table
+    assert {r["volumes"]: r["create_seconds"] for r in report.summary_rows(doc)} == {1000: 54.6, 2000: None}
