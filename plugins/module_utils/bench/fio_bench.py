@@ -21,7 +21,6 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import job_r
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import storage_classes as SC
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import StepError
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 
@@ -115,7 +114,7 @@ class Plan:
 def problems(params: Mapping[str, Any] | None) -> list[str]:
     """Bad options, each naming the field and the fix (nothing is created when there are any)."""
     params = complete(OPTIONS, params)
-    out = SC.problems(list(params["storage_classes"]), params["baseline"])
+    out = SC.problems(params)
     jobs = params["jobs"]
     names = [j.get("name") for j in jobs]
     if not jobs or None in names or len(set(names)) != len(names) \
@@ -129,9 +128,6 @@ def problems(params: Mapping[str, Any] | None) -> list[str]:
         out.append("runtime must be > 0 seconds (the seed runs 180)")
     if int(params["timeout"]) < 0:
         out.append("timeout must be 0 (runtime x jobs + 600) or a number of seconds")
-    size = quantity_problem("pvc_size", params["pvc_size"])
-    if size:
-        out.append(size)
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 
 if TYPE_CHECKING:  # for annotations only: no import arrow
@@ -34,14 +35,19 @@ class ClassPlan(Protocol):
     classes: dict[str, dict[str, Any]]
 
 
-def problems(classes: Sequence[str], baseline: str | None) -> list[str]:
-    """What is wrong with storage_classes and baseline, each naming the field and the fix."""
+def problems(params: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the CLASS_OPTIONS of a benchmark's options (storage_classes, baseline, pvc_size), each
+    naming the field and the fix."""
+    classes, baseline = list(params["storage_classes"]), params["baseline"]
     out = []
     if not classes or len(set(classes)) != len(classes):
-        out.append("storage_classes must list distinct StorageClasses, at least one (got %s)" % list(classes))
+        out.append("storage_classes must list distinct StorageClasses, at least one (got %s)" % classes)
     if baseline and baseline not in classes:
         out.append("baseline %s must be one of storage_classes (%s) or empty (the first)"
                    % (baseline, ", ".join(classes)))
+    size = quantity_problem("pvc_size", params["pvc_size"])
+    if size:
+        out.append(size)
     return out
 
 

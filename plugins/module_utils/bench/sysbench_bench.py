@@ -29,7 +29,6 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine impor
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import run_step
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import storage_classes as SC
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench_scripts import CONFIGMAP, RUN_SH
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
@@ -112,7 +111,7 @@ class Plan:
 def problems(params: Mapping[str, Any] | None) -> list[str]:
     """Bad options, each naming the field and the fix (nothing is created when there are any)."""
     params = complete(OPTIONS, params)
-    out = SC.problems(list(params["storage_classes"]), params["baseline"])
+    out = SC.problems(params)
     if not params["tests"] or len(set(params["tests"])) != len(params["tests"]):
         out.append("tests must list distinct sysbench tests, at least one (the seed runs oltp_point_select, oltp_insert)")
     for name in ("tables", "table_size", "threads", "time"):
@@ -122,9 +121,6 @@ def problems(params: Mapping[str, Any] | None) -> list[str]:
         out.append("percentile must be between 1 and 99")
     if not _DATABASE.match(params["database"] or ""):
         out.append("database must be letters, digits and '_' (the seed uses sbtest)")
-    size = quantity_problem("pvc_size", params["pvc_size"])
-    if size:
-        out.append(size)
     return out
 
 

@@ -37,6 +37,8 @@ def test_problems_name_the_field_and_the_fix():
     assert "gtod_reduce must not be set in jobs or global" in text
     assert "runtime must be > 0" in text
     assert F.problems({"storage_classes": CLASSES}) == []
+    # the options every StorageClass benchmark shares are checked in one place (storage_classes.problems)
+    assert any("pvc_size" in p for p in F.problems({"storage_classes": CLASSES, "pvc_size": "ten gigs"}))
     assert "storage_classes must list" in " ".join(F.problems({}))
 
 

@@ -32,6 +32,7 @@ def test_problems_name_the_field_and_the_fix():
     assert "threads must be > 0" in text and "percentile must be between 1 and 99" in text
     assert "database must be letters, digits and '_'" in text
     assert B.problems({"storage_classes": CLASSES}) == []
+    assert any("pvc_size" in p for p in B.problems({"storage_classes": CLASSES, "pvc_size": "ten gigs"}))
     assert plan().timeout == 1 * (2 + 0) + 600 + 900
 
 
