@@ -51,6 +51,16 @@ def problems(params: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def sweep_point(plan: object) -> None:
+    """A StorageClass benchmark measures no sweep: its variants are the classes."""
+    return None
+
+
+def cleans_up(options: Mapping[str, Any], last: bool) -> bool:
+    """After each class (its own namespace) unless cleanup is off: the next class starts without this one's volume."""
+    return bool(options["cleanup"])
+
+
 def baseline_note(baseline: str) -> str:
     return "Baseline: %s (ratios are candidate / baseline)." % baseline
 

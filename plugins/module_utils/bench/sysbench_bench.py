@@ -133,13 +133,8 @@ def facts(plan: Plan) -> dict[str, Any]:
             "pvc_size": plan.pvc_size, "timeout": plan.timeout}
 
 
-def sweep_point(plan: Plan) -> None:
-    return None
-
-
-def cleans_up(options: Mapping[str, Any], last: bool) -> bool:
-    """After each class (its own namespace) unless cleanup is off: the next class starts without this one's volume."""
-    return bool(options["cleanup"])
+sweep_point = SC.sweep_point
+cleans_up = SC.cleans_up
 
 
 def plan_messages(plan: Plan, preflight: bool = False) -> list[str]:
