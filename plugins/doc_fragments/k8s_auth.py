@@ -46,10 +46,22 @@ options:
     description:
       - Tries per request on 429 (after its C(Retry-After)), 5xx and connection errors, with capped, jittered
         exponential backoff (client-go's default is 10 too). Every request of a run also shares a retry budget,
-        and a server that answers nothing for 20 s is reported unreachable; see docs/fleet.md.
+        and a server that answers nothing for O(api_unreachable_after) seconds is reported unreachable; see
+        docs/fleet.md.
       - At most 20 - tries per request; with capped backoff 20 already wait several minutes.
     type: int
     default: 10
+  api_unreachable_after:
+    description:
+      - Seconds an API server may answer nothing (connections refused, reset or timed out) before the run reports
+        it unreachable and fails the cluster, instead of retrying on. Throttled and 5xx answers are answers and do
+        not count.
+      - Lower it for a fleet, where a dead cluster should cost its host seconds, not minutes; raise it for a
+        control plane that restarts slowly (a single-master upgrade).
+      - Falls back to E(STORAGEPERF_API_UNREACHABLE_AFTER).
+      - At most 600 - ten minutes of a server answering nothing.
+    type: float
+    default: 20.0
 requirements:
   - kubernetes >= 30 (Python library)
 notes:

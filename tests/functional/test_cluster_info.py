@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from tests.support.twin import REPO
 
@@ -71,12 +72,16 @@ def test_wrong_token_gives_a_clear_error_without_the_token(twin):
 
 
 def test_unreachable_server_gives_a_clear_error(twin):
+    """A server that answers nothing is given up after the environment's STORAGEPERF_API_UNREACHABLE_AFTER (2 s),
+    not the option's default 20 s, which the message's silence says."""
     twin.down()
     run = twin.playbook(REPO / "playbooks" / "cluster_info.yml", extra_vars={"k8s_kubeconfig": str(twin.kubeconfig)},
-                        env={"K8S_AUTH_API_RETRIES": "2"})
+                        env={"STORAGEPERF_API_UNREACHABLE_AFTER": "2"})
     assert run.rc != 0
     msg = _facts(run)["result"]["msg"]
     assert "cannot reach the Kubernetes API" in msg and "127.0.0.1" in msg
+    # noticed at the first try that fails after 2 s of silence: one backoff step (at most 1.6 s here) past it
+    assert re.search(r"nothing but .* for [234] s while sending", msg), msg
 
 
 def test_server_errors_are_retried(twin):

@@ -19,7 +19,8 @@ import pytest
 from kubernetes import client, config
 
 from tests.support.fleet import Fleet
-from tests.support.fleet_runs import HOSTS, fleet_report, labelled, results_per_cluster, run_as_awx, server_of
+from tests.support.fleet_runs import (GIVE_UP_SOON, HOSTS, fleet_report, labelled, results_per_cluster, run_as_awx,
+                                      server_of, silence)
 from tests.support.waits import watch_until
 
 pytest.importorskip("ansible_runner")
@@ -139,7 +140,8 @@ def test_fio_cluster_that_stops_answering_fails_alone(tmp_path):
             return True
 
         job, artifacts = run_as_awx(fleet, "bench_fio.yml", reports, tmp_path / "job",
-                                    {**FIO, "bench_fio_reports_dir": str(reports)}, event_handler=on_event)
+                                    {**FIO, "bench_fio_reports_dir": str(reports)}, event_handler=on_event,
+                                    envvars=GIVE_UP_SOON)
         assert stopped, "twin-2's plan never finished"
         assert job.status == "failed" and set(job.stats["failures"]) == {"twin-2"}, job.stats
         docs = results_per_cluster(reports)
@@ -149,6 +151,8 @@ def test_fio_cluster_that_stops_answering_fails_alone(tmp_path):
             assert labelled(fleet, host, "storageperf.k8s/benchmark=fio") == []
         [dead] = docs["twin-2"]
         assert dead["status"] == "unreachable" and dead["unreachable"]["server"] == server_of(fleet, "twin-2")
+        # given up after the job's 5 s of silence (GIVE_UP_SOON), not the default 20 s
+        assert silence(dead["unreachable"]["message"]) < 20, dead["unreachable"]["message"]
 
         last = artifacts["storageperf_stats_bench_last"]
         assert set(last) == set(HOSTS) and last["twin-2"]["status"] == "unreachable"

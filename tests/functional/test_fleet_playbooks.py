@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.fleet import Fleet
-from tests.support.fleet_runs import (HOSTS, cluster_dirs, fleet_report, labelled, recap, results_per_cluster,
-                                      run_as_awx, run_on_fleet, server_of)
+from tests.support.fleet_runs import (GIVE_UP_SOON, HOSTS, cluster_dirs, fleet_report, labelled, recap, results_per_cluster,
+                                      run_as_awx, run_on_fleet, server_of, silence)
 
 SMALL_BENCH = {"volumes": 8, "pvcs_per_pod": 4}
 
@@ -152,7 +152,8 @@ def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tm
             return True
 
         job, artifacts = run_as_awx(fleet, "bench_csi_lifecycle.yml", reports, tmp_path / "job",
-                                    {"reports_dir": str(reports), **SMALL_BENCH}, event_handler=on_event)
+                                    {"reports_dir": str(reports), **SMALL_BENCH}, event_handler=on_event,
+                                    envvars=GIVE_UP_SOON)
         assert stopped, "twin-2's preflight never finished"
         assert job.status == "failed"
         assert set(job.stats["failures"]) == {"twin-2"}, job.stats
@@ -166,6 +167,8 @@ def test_unreachable_cluster_fails_alone_and_awx_artifacts_keep_every_cluster(tm
         # its API server stopped answering: a state of the run, with the server and its last answer
         assert failed["status"] == "unreachable" and failed["cluster"]["name"] == "twin-2"
         assert failed["unreachable"]["server"] == server_of(fleet, "twin-2")
+        # given up after the job's 5 s of silence (GIVE_UP_SOON), not the default 20 s
+        assert silence(failed["unreachable"]["message"]) < 20, failed["unreachable"]["message"]
 
         assert set(artifacts["storageperf_stats_bench_csi_lifecycle"]) == set(HOSTS)
         assert artifacts["storageperf_stats_bench_csi_lifecycle"]["twin-2"]["status"] == "unreachable"

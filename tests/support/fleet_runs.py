@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,9 @@ from tests.support.twin import REPO, VENV_BIN, PlaybookRun, run_playbook
 
 INVENTORY = REPO / "inventories" / "twin-fleet"
 HOSTS = ["twin-1", "twin-2", "twin-3"]
+# the environment of an AWX job template for a fleet whose dead clusters should cost their hosts seconds: every
+# Kubernetes-facing module gives a silent API server up after 5 s instead of 20 (api_unreachable_after)
+GIVE_UP_SOON = {"STORAGEPERF_API_UNREACHABLE_AFTER": "5"}
 
 
 def fleet_env(fleet: Fleet, reports: Path) -> dict[str, str]:
@@ -37,14 +41,17 @@ def run_on_fleet(fleet: Fleet, playbook: str, reports: Path, extra_vars: dict | 
 
 
 def run_as_awx(fleet: Fleet, playbook: str, reports: Path, job_dir: Path, extravars: dict[str, Any],
-               event_handler: Callable[[dict], bool] | None = None) -> tuple[Any, dict[str, Any]]:
+               event_handler: Callable[[dict], bool] | None = None,
+               envvars: dict[str, str] | None = None) -> tuple[Any, dict[str, Any]]:
     """The playbook as an AWX job at forks 3, through ansible-runner: the runner and the job's artifacts (the
     playbook_on_stats event's artifact_data, what AWX keeps). `extravars` go as they are: no reports_dir is added,
-    since the fio and sysbench playbooks take their role's bench_<tool>_reports_dir instead."""
+    since the fio and sysbench playbooks take their role's bench_<tool>_reports_dir instead. `envvars` are the job
+    template's environment on top of the fleet's."""
     import ansible_runner
 
     env = fleet_env(fleet, reports)
     env.update(ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(REPO / "collections"))
+    env.update(envvars or {})
     job_dir.mkdir(parents=True, exist_ok=True)
     job = ansible_runner.run(private_data_dir=str(job_dir), project_dir=str(REPO),
                              playbook=str(REPO / "playbooks" / playbook), inventory=str(INVENTORY), envvars=env,
@@ -62,6 +69,13 @@ def recap(run: PlaybookRun) -> dict[str, dict[str, int]]:
         host, counts = line.split(":", 1)
         out[host.strip()] = {k: int(v) for k, v in (pair.split("=") for pair in counts.split())}
     return out
+
+
+def silence(message: str) -> float:
+    """The seconds of silence an unreachable server's message names ("... nothing but <error> for 6 s ...")."""
+    found = re.search(r" for (\d+) s ", message)
+    assert found, message
+    return float(found.group(1))
 
 
 def server_of(fleet: Fleet, host: str) -> str:

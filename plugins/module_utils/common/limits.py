@@ -128,6 +128,7 @@ DISK_WARNING = Limit(64, "the most data disks an ECS instance takes")
 # --- how long to wait ----------------------------------------------------------------------------------
 TIMEOUT = Limit(DAY, "a day; a benchmark step or rollout that takes longer has failed")
 REQUEST_TIMEOUT = Limit(3600, "an hour for one API request")
+UNREACHABLE_AFTER = Limit(600, "ten minutes of a server answering nothing")
 INTERVAL = Limit(600, "ten minutes between two progress lines or polls")
 # --- fio and sysbench (seed 001) -----------------------------------------------------------------------
 PVC_SIZE = Limit(64 * TI, "Alibaba Cloud's largest disk (65536 GiB); a PMEM node has at most a few TiB",
@@ -234,6 +235,7 @@ ROLE_VARIABLES = {
 AUTH_OPTIONS = {
     "request_timeout": REQUEST_TIMEOUT,
     "api_retries": API_RETRIES,
+    "api_unreachable_after": UNREACHABLE_AFTER,
     "api_timeout": REQUEST_TIMEOUT,
     "concurrency": ALIBABA_CONCURRENCY,
 }

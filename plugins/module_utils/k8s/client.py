@@ -17,6 +17,9 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
+from ansible.module_utils.basic import env_fallback
+
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import request_policy as rp
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.auth import register as register_auth
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
@@ -100,6 +103,8 @@ K8S_AUTH_ARG_SPEC = dict(
     client_key=dict(type="path", aliases=["key_file"], no_log=False),
     request_timeout=dict(type="float", default=30.0),
     api_retries=dict(type="int", default=rp.DEFAULT_ATTEMPTS),
+    api_unreachable_after=dict(type="float", default=rp.UNREACHABLE_AFTER,
+                               fallback=(env_fallback, ["STORAGEPERF_API_UNREACHABLE_AFTER"])),
 )
 
 # The variables kubernetes.core reads, so one environment serves both collections.
@@ -112,6 +117,8 @@ AUTH_ENV = {
     "ca_cert": "K8S_AUTH_SSL_CA_CERT",
     "client_cert": "K8S_AUTH_CERT_FILE",
     "client_key": "K8S_AUTH_KEY_FILE",
+    # ours (kubernetes.core has no such option): the argument spec's fallback for modules, this for other callers
+    "api_unreachable_after": "STORAGEPERF_API_UNREACHABLE_AFTER",
 }
 
 RETRY_STATUS = (429, 500, 502, 503, 504)
@@ -155,7 +162,24 @@ def auth_params(params: Mapping[str, Any]) -> dict[str, Any]:
         out["request_timeout"] = 30.0
     if out.get("api_retries") is None:
         out["api_retries"] = rp.DEFAULT_ATTEMPTS
+    out["api_unreachable_after"] = _unreachable_after(out.get("api_unreachable_after"))
     return out
+
+
+def _unreachable_after(value: Any) -> float:
+    """api_unreachable_after in seconds; modules have checked theirs, the environment of other callers is checked here."""
+    if value is None:
+        return rp.UNREACHABLE_AFTER
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    most = limits.UNREACHABLE_AFTER.maximum
+    if not 0 < seconds <= most:
+        raise K8sError("api_unreachable_after (or %s) must be a number of seconds above 0 and at most %s, not %r: "
+                       "give how long a server may answer nothing before the run calls it unreachable"
+                       % (AUTH_ENV["api_unreachable_after"], most, value))
+    return seconds
 
 
 def build_configuration(params: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -227,7 +251,7 @@ class Client:
             self.configuration.connection_pool_maxsize = int(pool_maxsize)
         self.api_client = _PolicyApiClient(self.configuration)
         # one Health per Client and its siblings: the run's retry budget and whether its server still answers
-        self.health = rp.Health()
+        self.health = rp.Health(unreachable_after=self.params["api_unreachable_after"])
         # ignore: auth_params always sets api_retries, which get() cannot know
         self.api_client.storageperf_policy = rp.RequestPolicy(self.health, attempts=self.params.get("api_retries"),  # type: ignore[arg-type]
                                                               sleep=sleep, system="the Kubernetes API")
