@@ -12,7 +12,7 @@ export PYTHONPATH="$ROOT/collections:$ROOT"
 STAGES=("$@")
 [[ ${#STAGES[@]} -gt 0 ]] || STAGES=(lint sanity integration molecule pytest)
 
-stage() { printf '\n\033[1m== %s ==\033[0m\n' "$*"; }
+stage() { printf '\n\033[1m== %s (%s) ==\033[0m\n' "$*" "$(date -u +%T)"; }  # the time: where a run's minutes went
 
 # ansible-test wants the collection at .../ansible_collections/<ns>/<name> as a real directory, and
 # outside this git checkout (inside it, it would list files through git and skip the ignored copy).
@@ -97,7 +97,9 @@ run_pytest() {
   # Workers (pytest-xdist): most tests wait on a twin's cluster time or a playbook's processes rather than use a CPU,
   # so one worker per CPU runs the suite in about half the time; every test owns its twins, ports and directories.
   # PYTEST_WORKERS=0 runs it in this process. --durations names the slowest tests, where the suite's time goes.
-  python -m pytest tests/unit tests/twin tests/functional -q -p no:cacheprovider --timeout 900 --durations=40 \
+  # The functional tests (up to 200 s each) come first and the thousand unit tests (milliseconds) last: a worker that
+  # runs out steals from the end of the other's queue, so the run ends on short tests, not on one long one started late.
+  python -m pytest tests/functional tests/twin tests/unit -q -p no:cacheprovider --timeout 900 --durations=40 \
     -n "${PYTEST_WORKERS:-auto}" --dist worksteal "${PYTEST_ARGS[@]}" || rc=$?
   # exit 5 = no tests collected; that is a failure of the suite, not a pass
   return $rc
