@@ -87,8 +87,18 @@ run_integration() {
 
 run_molecule() {
   stage "molecule"
-  # one scenario per role, each against its own twin (extensions/molecule/, .config/molecule/config.yml)
-  molecule test --all
+  # One scenario per role, each against its own twin (extensions/molecule/, .config/molecule/config.yml), in its own
+  # ephemeral directory, so MOLECULE_WORKERS (2) of them run at once; each one's output is printed whole when it
+  # ends. (molecule's own --workers gives every step of a scenario a new ephemeral directory, which loses the twin
+  # that create started.) xargs exits 123 when any scenario failed.
+  local out rc=0
+  out=$(mktemp -d)
+  find extensions/molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename | sort |
+    xargs -P "${MOLECULE_WORKERS:-2}" -I{} bash -c \
+      'molecule test -s "$1" >"$2/$1.log" 2>&1; rc=$?; flock "$2" cat "$2/$1.log"; echo "molecule scenario $1: exit $rc"; exit $rc' \
+      _ {} "$out" || rc=$?
+  rm -rf "$out"
+  return $rc
 }
 
 run_pytest() {
