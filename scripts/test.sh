@@ -107,9 +107,7 @@ run_pytest() {
   # Workers (pytest-xdist): most tests wait on a twin's cluster time or a playbook's processes rather than use a CPU,
   # so one worker per CPU runs the suite in about half the time; every test owns its twins, ports and directories.
   # PYTEST_WORKERS=0 runs it in this process. --durations names the slowest tests, where the suite's time goes.
-  # The functional tests (up to 200 s each) come first and the thousand unit tests (milliseconds) last: a worker that
-  # runs out steals from the end of the other's queue, so the run ends on short tests, not on one long one started late.
-  python -m pytest tests/functional tests/twin tests/unit -q -p no:cacheprovider --timeout 900 --durations=40 \
+  python -m pytest tests/unit tests/twin tests/functional -q -p no:cacheprovider --timeout 900 --durations=40 \
     -n "${PYTEST_WORKERS:-auto}" --dist worksteal "${PYTEST_ARGS[@]}" || rc=$?
   # exit 5 = no tests collected; that is a failure of the suite, not a pass
   return $rc
