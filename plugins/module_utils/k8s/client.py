@@ -92,6 +92,9 @@ if HAS_K8S:
         return rp.Verdict(answered=True)
 
 
+# ours: kubernetes.core has no such option, so no K8S_AUTH_* variable
+UNREACHABLE_ENV = "STORAGEPERF_API_UNREACHABLE_AFTER"
+
 K8S_AUTH_ARG_SPEC = dict(
     kubeconfig=dict(type="raw"),
     context=dict(type="str"),
@@ -103,8 +106,7 @@ K8S_AUTH_ARG_SPEC = dict(
     client_key=dict(type="path", aliases=["key_file"], no_log=False),
     request_timeout=dict(type="float", default=30.0),
     api_retries=dict(type="int", default=rp.DEFAULT_ATTEMPTS),
-    api_unreachable_after=dict(type="float", default=rp.UNREACHABLE_AFTER,
-                               fallback=(env_fallback, ["STORAGEPERF_API_UNREACHABLE_AFTER"])),
+    api_unreachable_after=dict(type="float", default=rp.UNREACHABLE_AFTER, fallback=(env_fallback, [UNREACHABLE_ENV])),
 )
 
 # The variables kubernetes.core reads, so one environment serves both collections.
@@ -117,8 +119,8 @@ AUTH_ENV = {
     "ca_cert": "K8S_AUTH_SSL_CA_CERT",
     "client_cert": "K8S_AUTH_CERT_FILE",
     "client_key": "K8S_AUTH_KEY_FILE",
-    # ours (kubernetes.core has no such option): the argument spec's fallback for modules, this for other callers
-    "api_unreachable_after": "STORAGEPERF_API_UNREACHABLE_AFTER",
+    # the argument spec's fallback for modules, this entry for other callers
+    "api_unreachable_after": UNREACHABLE_ENV,
 }
 
 RETRY_STATUS = (429, 500, 502, 503, 504)
@@ -178,7 +180,7 @@ def _unreachable_after(value: Any) -> float:
     if not 0 < seconds <= most:
         raise K8sError("api_unreachable_after (or %s) must be a number of seconds above 0 and at most %s, not %r: "
                        "give how long a server may answer nothing before the run calls it unreachable"
-                       % (AUTH_ENV["api_unreachable_after"], most, value))
+                       % (UNREACHABLE_ENV, most, value))
     return seconds
 
 
