@@ -114,10 +114,12 @@ advice:
   type: dict
   contains:
     cluster:
-      description: The cluster - C(server) (the API server URL) and C(version) (its gitVersion).
+      description:
+        - The cluster - C(server) (the API server URL), C(version) (its gitVersion) and C(uid) (the uid of its
+          kube-system namespace, the cluster's identity for its life; null where the identity may not read it).
       type: dict
       returned: success
-      sample: {server: "https://10.0.0.1:6443", version: v1.32.4-aliyun.1}
+      sample: {server: "https://10.0.0.1:6443", version: v1.32.4-aliyun.1, uid: 9f6c3a3e-1d2b-4c55-8e0a-2f1b7d9c0a11}
     tunings:
       description:
         - One entry per tuning, in this order - V(parallel_attach), V(trident_concurrency),

@@ -67,7 +67,7 @@ def test_check_mode_prints_the_plan_and_changes_nothing(fleet, tmp_path):
     assert run.rc == 0, run.stdout + run.stderr
     plan = run.task("Show the plan")["result"]["msg"]
     assert "wave 1: twin-1" in plan and "wave 2: twin-2, twin-3" in plan
-    shown = {r["host"]: r["result"]["msg"] for r in run.results if "Show what this run would do" in r["task"]}
+    shown = {r["host"]: r["result"]["msg"] for r in run.results if "Show what this run does" in r["task"]}
     assert sorted(shown) == HOSTS
     for lines in shown.values():
         text = "\n".join(lines)
@@ -101,7 +101,10 @@ def test_trident_rollout_promotes_where_it_pays_and_rolls_back_where_it_cannot(f
     assert decisions(rollout_doc(tmp_path)) == decisions(doc)
     # nothing measured or changed again: no new probe run, no changed task on a cluster
     assert {h: probe_runs(tmp_path, h) for h in HOSTS} == measured
-    assert [r for r in again.results if r["host"] in HOSTS and r["status"] == "ok" and r["result"].get("changed")] == []
+    # (the run's lease, taken and given up on the controller, is the one thing a rerun changes)
+    changed = [(r["task"], r["action"]) for r in again.results if r["host"] in HOSTS and r["status"] == "ok"
+               and r["result"].get("changed") and r["action"] != "storageperf.k8s.rollout_lease"]
+    assert changed == []
     assert [concurrency(fleet, h) for h in HOSTS] == [(True, "true"), (True, "true"), (False, "false")]
 
 
