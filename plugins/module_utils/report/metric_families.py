@@ -152,7 +152,9 @@ def _info(doc: dict[str, Any], base: dict[str, str]) -> tuple[tuple[str, ...], d
     """The run_info labels: the run, its status and every version the document names, as <component>_version."""
     versions = {"kubernetes_version": (doc.get("cluster") or {}).get("version") or ""}
     for component, version in sorted((doc.get("components") or {}).items()):
-        versions.setdefault(_name_part(component) + "_version", version)
+        name = _name_part(component)
+        # a label name starts with a letter or _ ("3par" would not), and __ is Prometheus' own
+        versions.setdefault(("component_" if name[0].isdigit() else "") + name + "_version", version)
     labels = dict(base, run_id=identifier(doc["run_id"]), status=identifier(doc["status"]),
                   **{k: identifier(v) if v else "" for k, v in versions.items()})
     return tuple(k for k in labels if k not in base), labels

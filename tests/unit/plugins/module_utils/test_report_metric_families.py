@@ -75,12 +75,13 @@ def test_each_latency_statistic_is_a_family_of_its_own_and_a_single_variant_has_
 def test_the_run_id_status_and_versions_are_one_info_series_of_value_1():
     doc = known_document()
     doc["cluster"]["version"] = "v1.34.9"
-    doc["components"] = {"trident": "26.06.0", "snapshot-controller": "v8.2.0"}
+    doc["components"] = {"trident": "26.06.0", "snapshot-controller": "v8.2.0", "3PAR OS": "3.3.1 MU5"}
     doc["status"] = "failed"
     fams = by_name(MF.families(doc, "twin 1"))
     assert fams["storageperf_run_info"]["samples"] == [
         ({"cluster": "twin_1", "benchmark": "csi_lifecycle", "run_id": doc["run_id"], "status": "failed",
-          "kubernetes_version": "v1.34.9", "trident_version": "26.06.0", "snapshot_controller_version": "v8.2.0"}, 1.0)]
+          "kubernetes_version": "v1.34.9", "trident_version": "26.06.0", "snapshot_controller_version": "v8.2.0",
+          "component_3par_os_version": "3.3.1_MU5"}, 1.0)]
     assert fams["storageperf_run_ok"]["samples"] == [({"cluster": "twin_1", "benchmark": "csi_lifecycle"}, 0.0)]
     [(_, finished)] = fams["storageperf_run_finished_timestamp_seconds"]["samples"]
     assert finished == MF._epoch(doc["finished"]) and finished > 1.7e9
@@ -112,6 +113,7 @@ def test_every_family_name_and_label_value_follows_the_naming_guide():
             assert not fam["name"].endswith("_total")  # gauges, not counters
             for labels, _ in fam["samples"]:
                 assert set(labels) == set(fam["labels"]), fam["name"]
+                assert all(re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", k) and not k.startswith("__") for k in labels)
                 assert all(re.fullmatch(r"[A-Za-z0-9_.:-]*", v) for v in labels.values()), labels
     fio = by_name(MF.families(sample.fio_jobs(), "c"))
     [clat] = [v for lb, v in fio["storageperf_measured_clat_mean_seconds"]["samples"]][:1]
