@@ -13,7 +13,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.metrics imp
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "extensions" / "grafana" / "storageperf.json"
 METRIC = re.compile(r"\bstorageperf_[a-z0-9_]+")
-LABEL_LIST = re.compile(r"\b(?:by|on|group_left)\s*\(([a-z_, ]*)\)")
+LABEL_LIST = re.compile(r"\b(?:by|without|on|group_left)\s*\(([a-z_, ]*)\)")
 # the Grafana unit of a family, by its name's suffix (the naming guide's one unit per metric)
 UNITS = (("_timestamp_seconds", "dateTimeAsIso"), ("_seconds", "s"), ("_bytes_per_second", "Bps"),
          ("_per_second", "ops"), ("_ratio", "x"))
@@ -59,7 +59,7 @@ def test_every_expression_names_only_exported_metrics_and_their_labels():
         assert names, f"{where}: {expr!r} names no storageperf metric"
         assert names <= exported(), f"{where}: {sorted(names - exported())} are not exported"
         shown |= names
-        # label matchers {label=~...} and by/on/group_left (label, ...) name labels every named metric carries
+        # label matchers {label=~...} and by/without/on/group_left (label, ...) name labels every named metric carries
         labels = set(re.findall(r"([a-z_]+)\s*=~?", expr))
         labels |= {label.strip() for found in LABEL_LIST.findall(expr) for label in found.split(",")}
         for name in names:
