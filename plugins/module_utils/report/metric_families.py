@@ -54,9 +54,8 @@ FAMILIES = {  # name -> (labels beyond cluster/benchmark, help); the measured fi
         "of step times), as in the report's ratio column."),
 }
 LATENCY_FAMILIES = {stat: "storageperf_step_latency_%s_seconds" % stat for stat in LATENCY_STATS}
-for _stat, _name in LATENCY_FAMILIES.items():
-    FAMILIES[_name] = (STEP_LABELS, "Per-object latency of a benchmark step, the %s over its objects, median over ok "
-                                    "repetitions." % _stat)
+FAMILIES.update({name: (STEP_LABELS, "Per-object latency of a benchmark step, the %s over its objects, median over ok "
+                                     "repetitions." % stat) for stat, name in LATENCY_FAMILIES.items()})
 
 # measured figures (a step's `metrics` in the document) whose key's suffix alone would name them poorly
 MEASURED_NAMES = {
