@@ -25,8 +25,8 @@ install_debian_packages() {
     log "apt-get install ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    # glusterd, mariadbd, prometheus and prometheus-pushgateway must not start as system services: the tests start
-    # their own.
+    # glusterd, mariadbd, prometheus, prometheus-pushgateway and prometheus-node-exporter must not start as system
+    # services: the tests start their own.
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     rm -f /usr/sbin/policy-rc.d
