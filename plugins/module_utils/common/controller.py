@@ -73,7 +73,7 @@ def controller(pid: Optional[int] = None, proc: str = "/proc") -> Optional[Ident
     found: Optional[Tuple[int, int]] = None
     parent = here[1]
     for _ in range(MAX_DEPTH):
-        if parent <= 1:
+        if parent < 1:  # above PID 1 (which may be ansible-playbook itself, in a container without an init)
             break
         read = stat(parent, proc)
         if read is None:
