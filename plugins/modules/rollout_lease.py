@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: rollout_lease
 short_description: Hold a guarded rollout for one run at a time
-version_added: "0.5.0"
+version_added: "0.3.0"
 description:
   - Takes or gives up the lease of a rollout, C(<rollout_dir>/lease.json), so that two runs of one rollout never
     work at once (C(playbooks/rollout.yml) takes it before the first wave and gives it up after the report).

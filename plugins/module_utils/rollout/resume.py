@@ -184,7 +184,7 @@ def abort(record: Mapping[str, Any] | None, on: bool, identity: Mapping[str, Any
         aside = " (the change reads on: not this rollout's doing)" if on else ""
         return _out(LEAVE, "not changed by this rollout" + aside, record)
     when = (record or {}).get("updated", "?")
-    if state_of(record or {}) == "aborted" and not on:
-        return _out(LEAVE, "aborted on %s already" % when, record)
+    if state_of(record or {}) in ("aborted", "rolled_back") and not on:
+        return _out(LEAVE, "%s on %s already" % (state_of(record or {}).replace("_", " "), when), record)
     return _out(ABORT, "%s on %s: rolled back and read back (abort)" % (state_of(record or {}).replace("_", " "), when),
                 record)

@@ -107,3 +107,5 @@ def test_abort_rolls_back_what_the_rollout_changed_and_leaves_the_rest():
     assert R.abort(rec("planned"), True, ME)["start"] == "leave"
     assert R.abort(None, True, ME)["start"] == "leave"
     assert R.abort(rec("aborted", "aborted"), False, ME)["start"] == "leave"
+    assert R.abort(rec("rolled_back", "rolled_back"), False, ME)["start"] == "leave"
+    assert R.abort(rec("rolled_back", "rolled_back"), True, ME)["start"] == "abort"
