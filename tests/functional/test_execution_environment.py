@@ -114,7 +114,15 @@ def _pip_inputs(body):
 def test_setup_stamp_hashes_every_requirements_file_it_installs():
     """Each venv is reinstalled when any file its pip commands read changes: constraints.txt too."""
     stamped = {}
-    for body in _setup_functions().values():
+    functions = _setup_functions()
+    # the venvs of one requirements file each: the helper hashes exactly the file it installs
+    single = functions.pop("install_single_venv")
+    assert 'local dir=$1 files=("$2")' in single and 'venv_is_current "$dir" .requirements.sha "${files[@]}"' in single
+    assert 'pip" install -q -r "${files[0]}"' in single and 'hash_of "${files[@]}" > "$dir/.requirements.sha"' in single
+    for body in functions.values():
+        for venv, requirements in re.findall(r"install_single_venv (\S+) (\S+) ", body):
+            stamped[venv] = [requirements]
+    for body in functions.values():
         venv = re.search(r"venv_is_current (\S+) ", body)
         if venv:
             hashed = re.search(r"local files=\(([^)]*)\)", body).group(1).split()
@@ -125,6 +133,7 @@ def test_setup_stamp_hashes_every_requirements_file_it_installs():
             stamped[venv.group(1)] = inputs
     assert "constraints.txt" in stamped[".venv"] and "requirements.txt" in stamped[".venv"]
     assert stamped[".venv-oldest"] == ["requirements-oldest.txt"]
+    assert stamped[".venv-release"] == ["requirements-release.txt"]
 
 
 def _requirement_lines(name):
