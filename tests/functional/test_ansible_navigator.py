@@ -4,6 +4,7 @@ container engine."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import yaml
@@ -19,8 +20,9 @@ def _navigator(*args, env, timeout=300):
     return subprocess.run([NAVIGATOR, *args], cwd=REPO, env=env, text=True, capture_output=True, timeout=timeout)
 
 
-def test_settings_file_turns_the_ee_off_for_local_use(twin):
-    proc = _navigator("settings", "--effective", "--mode", "stdout", env=twin.env())
+def test_settings_file_turns_the_ee_off_for_local_use(tmp_path):
+    env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
+    proc = _navigator("settings", "--effective", "--mode", "stdout", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     effective = yaml.safe_load(proc.stdout)["ansible-navigator"]
     assert effective["execution-environment"]["enabled"] is False

@@ -12,15 +12,8 @@ import yaml
 
 from tests.support.twin import REPO, VENV_BIN
 
-# What galaxy-importer's ansible-lint says because Galaxy lints an upload without its dependencies installed
-# (kubernetes.core here): the only warnings a release may carry (docs/releasing.md).
-WITHOUT_DEPENDENCIES = (
-    re.compile(r"WARNING: playbooks/\w+\.yml:1: internal-error: Unexpected error code 4 from execution of: "
-               r"ansible-playbook --syntax-check -vv playbooks/\w+\.yml \(warning\)"),
-    re.compile(r"WARNING: playbooks/\w+\.yml:\d+:\d+: syntax-check\[unknown-module\]: couldn't resolve module/action "
-               r"'kubernetes\.core\.\w+'.*"),
-    re.compile(r"WARNING: Ignore files skip ansible-test sanity tests, found ignore-2\.\d+\.txt with \d+ statement\(s\)"),
-)
+# The importer's one warning that is not a finding: Galaxy says that sanity ignore files exist.
+IGNORE_FILES = re.compile(r"WARNING: Ignore files skip ansible-test sanity tests, found ignore-2\.\d+\.txt with \d+ statement\(s\)")
 
 
 def _git(repo, *args):
@@ -46,7 +39,12 @@ def _clone(tmp_path):
 
 
 def _make_release(clone, version, timeout=900):
+    # galaxy-importer's ansible-lint run (45 of its 56 CPU-s here) is left out of the test: its findings are
+    # warnings that never fail an import, and scripts/test.sh ansible-lint runs the same ansible-lint and profile on
+    # the whole repository with kubernetes.core installed, where the importer cannot resolve it. make release itself
+    # runs it.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "GIT_"))}
+    env["GALAXY_IMPORTER_RUN_ANSIBLE_LINT"] = "false"
     return subprocess.run(["make", "release", f"VERSION={version}"], cwd=clone, env=env, text=True,
                           capture_output=True, timeout=timeout)
 
@@ -80,11 +78,11 @@ def test_make_release_bumps_builds_checks_with_galaxy_importer_and_tags(tmp_path
         assert json.load(tar.extractfile("MANIFEST.json"))["collection_info"]["version"] == version
         assert tar.extractfile("CHANGELOG.rst").read().decode() == rst
 
-    # galaxy-importer: no warning beyond what the missing kubernetes.core causes, every module's and inventory
-    # plugin's docs rendered, every role's README read
+    # galaxy-importer: no warning but the ignore files', every module's and inventory plugin's docs rendered, every
+    # role's README read
     log = (clone / "build" / "galaxy-importer" / "import.log").read_text().splitlines()
     warnings = [ln for ln in log if ln.startswith(("WARNING", "ERROR"))]
-    assert [w for w in warnings if not any(p.fullmatch(w) for p in WITHOUT_DEPENDENCIES)] == []
+    assert [w for w in warnings if not IGNORE_FILES.fullmatch(w)] == []
     result = json.loads((clone / "build" / "galaxy-importer" / "importer_result.json").read_text())
     assert result["metadata"]["version"] == version
     docs = {(c["content_type"], c["content_name"]): c for c in result["docs_blob"]["contents"]}
