@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: rollout_plan
 short_description: Plan a guarded rollout of one change over a fleet of clusters
-version_added: "0.3.0"
+version_added: "0.2.0"
 description:
   - Puts the clusters of a rollout in waves (O(waves), read as Ansible's C(serial); a named O(canary) first) and
     says for every cluster what this run does there, from the records earlier runs of the same rollout left in

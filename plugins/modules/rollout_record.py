@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: rollout_record
 short_description: Keep what a guarded rollout decided for each cluster, one record file per cluster
-version_added: "0.3.0"
+version_added: "0.2.0"
 description:
   - Writes one record per cluster of a guarded rollout (C(playbooks/rollout.yml)) into
     C(<rollout_dir>/clusters/<cluster>.json). A record holds the cluster's wave, the decision (V(promoted),

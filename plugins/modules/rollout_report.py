@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: rollout_report
 short_description: Assemble a guarded rollout's per-cluster records into rollout.json, rollout.md and rollout.html
-version_added: "0.3.0"
+version_added: "0.2.0"
 description:
   - Reads the records M(storageperf.k8s.rollout_record) wrote, C(<rollout_dir>/clusters/<cluster>.json), and with
     O(bucket) those that M(storageperf.k8s.reports_upload) put under C(<prefix>/clusters/) in an S3-compatible bucket.

@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: tuning_advice
 short_description: Say which storage tunings a cluster has on, could turn on, or cannot, and what each would bring
-version_added: "0.1.0"
+version_added: "0.2.0"
 description:
   - Reads one cluster and reports, for every tuning this collection applies, whether it is C(on), C(available),
     C(blocked) or C(not_applicable), with the reasons, the settings read, the recommended settings, the figure the
