@@ -74,7 +74,7 @@ def kill_at(fleet: Fleet, reports: Path, freeze: str = "", when=None) -> None:
     run = Processes({})
     try:
         if freeze:
-            _wait(lambda: _state(proc.pid) in ("T", "gone"), 600, "the run never reached %r" % freeze)
+            _wait(lambda: _state(proc.pid) in ("T", "Z", "gone"), 600, "the run never reached %r" % freeze)
             assert _state(proc.pid) == "T", proc.communicate()[0][-4000:]
         else:
             _wait(when, 600, "the run never reached the kill point")
@@ -164,7 +164,8 @@ def test_a_second_run_of_a_running_rollout_is_refused(fleet, tmp_path):
     proc = subprocess.Popen(_command(reports, {}), cwd=REPO, env=_env(fleet, reports, "Measure the cluster before"),
                             text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        _wait(lambda: _state(proc.pid) in ("T", "gone"), 300, "the first run never reached its baseline")
+        _wait(lambda: _state(proc.pid) in ("T", "Z", "gone"), 300, "the first run never reached its baseline")
+        assert _state(proc.pid) == "T", proc.communicate()[0][-4000:]
         second = rerun(fleet, reports)
         assert second.returncode != 0
         assert "held by run" in second.stdout and "another run of this rollout is under way" in second.stdout
