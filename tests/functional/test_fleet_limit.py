@@ -126,3 +126,27 @@ def test_the_advisors_rollout_commands_run_verbatim_from_elsewhere_and_reach_the
     assert rollout and all(" storageperf.k8s.rollout -l twin-1 -e change=" in c for c in rollout), rollout
     for command, run in zip(rollout, run_verbatim(fleet, rollout, tmp_path)):
         assert_reaches_only(run, command, "twin-1")
+
+
+def test_a_benchmark_then_compare_and_history_under_a_limit(fleet, tmp_path):
+    """The benchmark runs on the cluster the limit names, and the playbooks that run once on the controller (compare
+    with a candidate, history) still run under that limit, once: a play on localhost alone would be skipped."""
+    reports = tmp_path / "reports"
+    bench = run_on_fleet(fleet, "bench_csi_lifecycle.yml", reports, {"volumes": 2, "steps": "create_volume,delete_volume"},
+                         limit="twin-1")
+    assert bench.rc == 0, bench.stdout[-3000:] + bench.stderr
+    assert hosts_of(bench) == {"twin-1"}
+    [result] = (reports / "twin-1").glob("*/result.json")
+    assert not (reports / "twin-2").exists()
+
+    compare = run_on_fleet(fleet, "compare.yml", reports, {
+        "candidate": str(result), "baseline": str(result), "tolerances": {"create_volume.wall_s": {"max_increase_pct": 1}}},
+        limit="twin-1")
+    assert compare.rc == 0, compare.stdout[-3000:] + compare.stderr
+    assert [(r["host"], r["result"]["verdict"]) for r in compare.results if "Compare the candidate with" in r["task"]
+            and r["status"] == "ok"] == [("twin-1", "pass")]
+
+    history = run_on_fleet(fleet, "history.yml", reports, limit="twin-1")
+    assert history.rc == 0, history.stdout[-3000:] + history.stderr
+    [shown] = [r for r in history.results if r["task"] == "Show the history"]
+    assert shown["host"] == "twin-1" and "1 runs" in " ".join(shown["result"]["msg"][:2]), shown["result"]["msg"]
