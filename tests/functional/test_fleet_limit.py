@@ -128,9 +128,10 @@ def test_the_advisors_rollout_commands_run_verbatim_from_elsewhere_and_reach_the
         assert_reaches_only(run, command, "twin-1")
 
 
-def test_a_benchmark_then_compare_and_history_under_a_limit(fleet, tmp_path):
-    """The benchmark runs on the cluster the limit names, and the playbooks that run once on the controller (compare
-    with a candidate, history) still run under that limit, once: a play on localhost alone would be skipped."""
+def test_a_benchmark_compare_history_and_cleanup_under_a_limit(fleet, tmp_path):
+    """The benchmark and the cleanup run on the cluster the limit names, and the playbooks that run once on the
+    controller (compare with a candidate, history) still run under that limit, once: a play on localhost alone would be
+    skipped."""
     reports = tmp_path / "reports"
     bench = run_on_fleet(fleet, "bench_csi_lifecycle.yml", reports, {"volumes": 2, "steps": "create_volume,delete_volume"},
                          limit="twin-1")
@@ -150,3 +151,7 @@ def test_a_benchmark_then_compare_and_history_under_a_limit(fleet, tmp_path):
     assert history.rc == 0, history.stdout[-3000:] + history.stderr
     [shown] = [r for r in history.results if r["task"] == "Show the history"]
     assert shown["host"] == "twin-1" and "1 runs" in " ".join(shown["result"]["msg"][:2]), shown["result"]["msg"]
+
+    cleanup = run_on_fleet(fleet, "cleanup.yml", reports, {"all_runs": True}, limit="twin-1", check=True)
+    assert cleanup.rc == 0, cleanup.stdout[-3000:] + cleanup.stderr
+    assert hosts_of(cleanup) == {"twin-1"} and any("Delete the run" in r["task"] for r in cleanup.results)
