@@ -70,5 +70,5 @@ PREFIXES = ("ansible_", "awx_", "tower_", "molecule_", "_")
 MAGIC = [
     "groups", "group_names", "hostvars", "inventory_hostname", "inventory_hostname_short", "inventory_dir",
     "inventory_file", "omit", "play_hosts", "playbook_dir", "role_name", "role_names", "role_path", "environment",
-    "ansible_inventory_sources",
+    "ansible_inventory_sources", "ansible_limit",
 ]

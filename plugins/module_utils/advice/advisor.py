@@ -238,7 +238,7 @@ def pmem_storageclasses(facts: Mapping[str, Any]) -> dict[str, Any]:
     if not labelled:
         return entry(name, "not_applicable", [
             "no node is labelled %s: the cluster has no nodes prepared for persistent memory (PMEM instance types "
-            "such as ecs.re6p); deploy_pmem.yml -e nodes=<node,...> prepares them" % pmem.TYPE_LABEL])
+            "such as ecs.re6p); storageperf.k8s.deploy_pmem -e nodes=<node,...> prepares them" % pmem.TYPE_LABEL])
     reasons = [pmem.node_type_problem({"metadata": {"name": n["name"], "labels": n["labels"]}}) for n in labelled]
     reasons = [r for r in reasons if r]
     if pmem.DRIVER not in [d["name"] for d in facts["csi_drivers"]]:

@@ -105,7 +105,7 @@ def check_tolerances(tolerances: object) -> dict[str, dict[str, Any]]:
             raise C.ToleranceError(
                 "tolerances[%r]: history judges each step against the same step of earlier runs; give "
                 "'[<variant>/]<step>.<field>' keys such as '*.wall_s' or 'create_volume.p99' (speedup and sum_wall_s "
-                "compare variants inside one run: playbooks/compare.yml)" % key)
+                "compare variants inside one run: storageperf.k8s.compare)" % key)
     return specs
 
 
