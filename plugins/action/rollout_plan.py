@@ -21,6 +21,7 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         args = dict(self._task.args)
         change = args.get("change")
+        parameters: Any
         try:
             parameters, problems = change_specs.check(str(change), args.get("change_parameters"))
         except Exception as e:  # noqa: BLE001 - an unknown change: the module names it with the choices

@@ -50,7 +50,11 @@ def check(change: str, given: Mapping[str, Any] | None, root: str = ROOT) -> tup
     if unknown:
         return given, ["change_parameters has %s, which %s does not take: its parameters are %s"
                        % (", ".join(unknown), change, ", ".join(sorted(row["parameters"])))]
-    spec = {name: option_spec(*row["spec"][name], root=root) for name in given if name in row.get("spec", {})}
+    spec = {}
+    for name in given:
+        if name in row.get("spec", {}):
+            kind, owner, option = row["spec"][name]
+            spec[name] = option_spec(kind, owner, option, root=root)
     result = ArgumentSpecValidator(spec).validate({k: v for k, v in given.items() if k in spec})
     problems = ["change_parameters.%s" % e.replace("argument '", "").replace("'", "", 1)
                 if e.startswith("argument '") else "change_parameters: %s" % e

@@ -120,7 +120,6 @@ def test_the_advisors_apply_commands_run_verbatim_from_elsewhere_and_reach_their
         assert_reaches_only(run, command, "twin-1")
 
 
-@pytest.mark.xfail(strict=True, reason="rollout.yml limit: lead's branch")
 def test_the_advisors_rollout_commands_run_verbatim_from_elsewhere_and_reach_their_cluster(fleet, commands, tmp_path):
     _, rollout = commands
     assert rollout and all(" storageperf.k8s.rollout -l twin-1 -e change=" in c for c in rollout), rollout

@@ -115,7 +115,7 @@ def _latency(obj: Mapping[str, Any]) -> float | None:
 def bad_latencies(doc: Mapping[str, Any], steps: Sequence[str] | None = None) -> tuple[int, list[str]]:
     """(count, examples) of finished operations of the judged variant whose latency is zero, negative or not finite:
     a measurement error (a clock that went back, a harness that timed nothing), never a gain."""
-    count, examples = 0, []
+    count, examples = 0, []  # type: tuple[int, list[str]]
     for run in _runs(doc):
         for step in run.get("steps", []):
             if step.get("status") not in MEASURED or (steps is not None and step["name"] not in steps):
