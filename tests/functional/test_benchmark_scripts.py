@@ -3,7 +3,7 @@
 Each script runs as a subprocess, as docs/performance.md and docs/calibration.md run it, with the options that make
 it small (they start and stop their own twins), and must exit 0 having printed the line or table its figures are
 read from. The list is checked against the directory: a new script in benchmarks/ fails here until it is listed in
-SMOKE (or, with a reason, in SKIP_SLOW or LIBRARIES). The whole file takes about a minute on 2 shared CPUs.
+SMOKE (or, with a reason, in SKIP_SLOW or LIBRARIES). The whole file takes about 70 s on 2 shared CPUs (load 4-5).
 """
 from __future__ import annotations
 
@@ -46,9 +46,9 @@ SMOKE: dict[str, tuple[list[str], str]] = {
 
 # script: why its smallest measuring run does not fit this file's budget (reported as skipped, run it by hand)
 SKIP_SLOW: dict[str, str] = {
-    "harness_vs_seed.py": "measuring: its smallest run is bench_csi_lifecycle.yml -e compare=true at 100 volumes "
-                          "(the seed's tables are for 100 and 1000 only), over 60 s at time scale 0.001; "
-                          "5 volumes took 46 s",
+    "harness_vs_seed.py": "measuring: its smallest run (--no-attach --volumes 100 --time-scale 0.001; the seed's "
+                          "tables are for 100 and 1000 volumes only) is bench_csi_lifecycle.yml -e compare=true, "
+                          "54 s measured, over this file's 30 s per script",
 }
 
 # modules of benchmarks/ without a command line of their own
