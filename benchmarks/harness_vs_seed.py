@@ -160,6 +160,11 @@ def main() -> int:
     p.add_argument("--json", metavar="FILE", help="also write the figures (cluster seconds) here")
     p.add_argument("--heading", default="####", help="Markdown level of each table's title")
     a = p.parse_args()
+    if not a.reports and a.drivers:
+        try:  # before the twin starts: a size without a seed table would only fail at the tables, after the runs
+            seed_table(a.volumes)
+        except ValueError as e:
+            p.error(str(e))
     if a.reports:
         print_tables([Path(r) for r in a.reports], a.time_scale, a.heading, a.json)
         return 0
