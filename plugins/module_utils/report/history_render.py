@@ -54,10 +54,10 @@ def regressions_table(history: dict[str, Any]) -> dict[str, Any]:
             "headers": ["Cluster", "Benchmark", "Variant", "Size", "Slower since run", "Step", "Before", "After",
                         "Change", "p", "Reported"],
             "note": "Per series (cluster, benchmark, variant, size, settings) and step, each ok run's geometric mean "
-                    "of its operations' latencies; a regression is a change point (%s) at p ≤ %g whose level is at "
-                    "least +%g%% above the level before it (+%g%% when the new level is the newest run alone). "
-                    "Before and After are those levels. Each is reported once: later histories say since when it is "
-                    "known." % (b["method"], b["max_pvalue"], b["min_effect_pct"], b["single_run_effect_pct"])}
+                    "of its operations' latencies; a regression is a change point at p ≤ %g whose level is at least "
+                    "+%g%% above the level before it (+%g%% when the new level is the newest run alone); %s. Before "
+                    "and After are those levels. Each is reported once: later histories say since when it is known."
+                    % (b["max_pvalue"], b["min_effect_pct"], b["single_run_effect_pct"], b["method"])}
 
 
 def _config(regression: dict[str, Any]) -> str:
