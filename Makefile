@@ -4,7 +4,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/collections
 VENV := $(CURDIR)/.venv/bin
 
-.PHONY: setup collection demo test lint sanity units twin-tests functional integration molecule clean
+.PHONY: setup collection demo test lint sanity units twin-tests functional integration molecule release clean
 
 setup:
 	bash scripts/setup.sh all
@@ -21,6 +21,10 @@ test: setup
 
 lint units twin-tests functional sanity integration molecule: setup
 	bash scripts/test.sh $@
+
+# make release VERSION=major|minor|patch|X.Y.Z: bump, changelog, build, galaxy-importer, commit and tag (docs/releasing.md)
+release:
+	bash scripts/release.sh "$(VERSION)"
 
 clean:
 	-$(VENV)/python -m twin down --dir .twin

@@ -16,7 +16,7 @@ link=collections/ansible_collections/storageperf/k8s
 # The scan leaves out what the build ignores anyway (galaxy.yml build_ignore) and what this script writes.
 # Remove .cache/collection-installed to force a build.
 installed_stamp=.cache/collection-installed
-if [[ -f $installed_stamp && -f $link/FILES.json ]] && [[ -z $(find . \( -path ./.git -o -path ./.venv -o -path ./.venv-oldest \
+if [[ -f $installed_stamp && -f $link/FILES.json ]] && [[ -z $(find . \( -path ./.git -o -path ./.venv -o -path ./.venv-oldest -o -path ./.venv-release \
       -o -path ./.twin -o -path ./.ansible -o -path ./.cache -o -path ./collections -o -path ./build -o -path ./reports -o -path ./twin \
       -o -path ./benchmarks -o -path ./scripts -o -path ./tests/output -o -name __pycache__ -o -name '.*_cache' \
       -o -name .hypothesis \) -prune -o -newer "$installed_stamp" -print -quit) ]]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-shot, idempotent set-up of a fresh Debian machine (run as root) for this repository:
 # Debian packages from bindep.txt, a .venv with the pinned requirements (ranges of requirements.txt held to
-# constraints.txt), a .venv-oldest with the oldest accepted ansible-core for sanity tests, kubernetes.core taken
+# constraints.txt), a .venv-oldest with the oldest accepted ansible-core for sanity tests, a .venv-release with
+# galaxy-importer (scripts/release.sh), kubernetes.core taken
 # from the `ansible` wheel (Galaxy is not reachable here), this collection built and installed
 # into ./collections, and the pip bootstrap stand-in that `ansible-test sanity` needs offline.
 set -euo pipefail
@@ -25,8 +26,8 @@ install_debian_packages() {
     log "apt-get install ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    # glusterd, mariadbd, prometheus and prometheus-pushgateway must not start as system services: the tests start
-    # their own.
+    # glusterd, mariadbd, prometheus, prometheus-pushgateway and prometheus-node-exporter must not start as system
+    # services: the tests start their own.
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     rm -f /usr/sbin/policy-rc.d
@@ -77,16 +78,27 @@ install_venv() {
   hash_of "${files[@]}" > .venv/.requirements.sha
 }
 
+# install_single_venv DIR REQUIREMENTS WHY CHECK...: a venv of one requirements file, reinstalled when that file
+# changes; CHECK is a command of the venv's bin/ that must run afterwards
+install_single_venv() {
+  local dir=$1 files=("$2") why=$3; shift 3
+  venv_is_current "$dir" .requirements.sha "${files[@]}" && return
+  log "creating $dir with $why (${files[0]})"
+  [[ -x $dir/bin/python ]] || "$PY" -m venv "$dir"
+  pip_quiet "$dir/bin/pip" install -q --upgrade pip
+  pip_quiet "$dir/bin/pip" install -q -r "${files[0]}"
+  "$dir/bin/$1" "${@:2}" >/dev/null
+  hash_of "${files[@]}" > "$dir/.requirements.sha"
+}
+
+# the oldest ansible-core that meta/runtime.yml accepts, for `scripts/test.sh sanity` (ansible-test only)
 install_oldest_venv() {
-  # the oldest ansible-core that meta/runtime.yml accepts, for `scripts/test.sh sanity` (ansible-test only)
-  local files=(requirements-oldest.txt)
-  venv_is_current .venv-oldest .requirements.sha "${files[@]}" && return
-  log "creating .venv-oldest with the ansible-core of requirements-oldest.txt"
-  [[ -x .venv-oldest/bin/python ]] || "$PY" -m venv .venv-oldest
-  pip_quiet .venv-oldest/bin/pip install -q --upgrade pip
-  pip_quiet .venv-oldest/bin/pip install -q -r requirements-oldest.txt
-  .venv-oldest/bin/ansible-test --version >/dev/null
-  hash_of "${files[@]}" > .venv-oldest/.requirements.sha
+  install_single_venv .venv-oldest requirements-oldest.txt "the oldest accepted ansible-core" ansible-test --version
+}
+
+# galaxy-importer for scripts/release.sh and its test, apart: its pins (attrs<24) clash with .venv's
+install_release_venv() {
+  install_single_venv .venv-release requirements-release.txt galaxy-importer python -c 'import galaxy_importer.main'
 }
 
 install_kubernetes_core() {
@@ -124,6 +136,7 @@ case "${1:-all}" in
     install_debian_packages
     install_venv
     install_oldest_venv
+    install_release_venv
     install_kubernetes_core
     install_pip_bootstrap_standin
     scripts/install-collection.sh
@@ -135,6 +148,8 @@ case "${1:-all}" in
     install_kubernetes_core
     scripts/install-collection.sh
     ;;
-  python) install_venv; install_oldest_venv; install_kubernetes_core; install_pip_bootstrap_standin; scripts/install-collection.sh ;;
-  *) echo "usage: $0 [all|demo|python]" >&2; exit 2 ;;
+  python) install_venv; install_oldest_venv; install_release_venv; install_kubernetes_core; install_pip_bootstrap_standin; scripts/install-collection.sh ;;
+  # what scripts/release.sh adds to a set-up checkout
+  release) install_release_venv ;;
+  *) echo "usage: $0 [all|demo|python|release]" >&2; exit 2 ;;
 esac

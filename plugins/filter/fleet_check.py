@@ -69,10 +69,34 @@ def _var(hostvars: Mapping[str, Any], host: str, name: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
+def limit_problem(limit: str, play_hosts: Iterable[str], members: list[str], cluster_group: str) -> str | None:
+    """A --limit that names no cluster: the hosts it left (those of the guard play, which under a limit targets every
+    host) hold no member of the cluster group. Every later play would say "skipping: no hosts matched", rc 0."""
+    left = list(play_hosts or [])
+    if any(h in members for h in left):
+        return None
+    shown = ", ".join(members[:5]) + (", ..." if len(members) > 5 else "")
+    return ("The limit %r names no cluster of the group %r (%s): it leaves only %s. Name clusters of that group with "
+            "-l (the Limit of an AWX job template), or name their group with -e cluster_group=NAME."
+            % (limit, cluster_group, shown or "no member", ", ".join(left) or "no host"))
+
+
 def fleet_check(groups: Mapping[str, Any], hostvars: Mapping[str, Any], sources: Iterable[str], cluster_group: str = "k8s_clusters",
-                needs: str = "k8s") -> dict[str, Any]:
+                needs: str = "k8s", limit: str | None = None, play_hosts: Iterable[str] | None = None) -> dict[str, Any]:
     """{'problems': [...], 'fallback': bool}: what makes this inventory unsafe, and whether localhost is the one
-    cluster (no inventory given, or one that lists only localhost)."""
+    cluster (no inventory given, or one that lists only localhost). Given the run's --limit (ansible_limit) and the
+    hosts it left (ansible_play_hosts_all of a play on every host), also a limit that names no cluster."""
+    out = _inventory_check(groups, hostvars, sources, cluster_group, needs)
+    if limit and not out["problems"]:
+        members = ["localhost"] if out["fallback"] else list(groups.get(cluster_group) or [])
+        problem = limit_problem(limit, play_hosts or [], members, cluster_group)
+        if problem:
+            out["problems"].append(problem)
+    return out
+
+
+def _inventory_check(groups: Mapping[str, Any], hostvars: Mapping[str, Any], sources: Iterable[str], cluster_group: str,
+                     needs: str) -> dict[str, Any]:
     if needs not in CONNECTION_VARS:
         raise AnsibleFilterError("fleet_check: needs must be one of %s, got %r" % (", ".join(CONNECTION_VARS), needs))
     if not isinstance(groups, dict):

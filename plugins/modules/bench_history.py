@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: bench_history
 short_description: Every benchmark run of a reports directory in time order, with the regressions its change points show
-version_added: "0.3.0"
+version_added: "0.2.0"
 description:
   - Reads every result document (C(docs/results.md)) under O(reports_dir), laid out as
     C(<reports_dir>/<cluster>/<run_id>/result.json), and, with O(bucket), every C(.../<cluster>/<run_id>/result.json)

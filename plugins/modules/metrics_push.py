@@ -8,8 +8,9 @@ short_description: Export a benchmark result as Prometheus metrics (metrics.prom
 version_added: "0.2.0"
 description:
   - Turns a result document (C(docs/results.md) of the collection) into Prometheus gauges such as
-    C(storageperf_step_duration_seconds) and C(storageperf_speedup), writes them as an OpenMetrics text file
-    C(metrics.prom) next to C(result.json) (for node-exporter's textfile collector; temporary file and rename),
+    C(storageperf_step_duration_seconds) and C(storageperf_speedup_ratio), with the run id and versions in one
+    C(storageperf_run_info) series, writes them in the Prometheus text format 0.0.4 as C(metrics.prom) next to
+    C(result.json) (what node-exporter's textfile collector reads; temporary file and rename),
     and, with O(pushgateway_url), pushes the same metrics to a Prometheus Pushgateway into the group
     C(job=storageperf), C(cluster), C(benchmark).
   - A Pushgateway that cannot be reached is a warning naming the URL and the error, never a failure; the run
@@ -26,7 +27,8 @@ options:
     type: path
   cluster:
     description:
-      - The value of the C(cluster) label and grouping key, normally the inventory host of the cluster.
+      - The value of the C(cluster) label and grouping key, normally the inventory host of the cluster, made an
+        identifier (characters other than letters, digits and C(_.:-) become C(_)).
       - Required with O(result).
     type: str
   pushgateway_url:
@@ -95,7 +97,7 @@ families:
   returned: when O(result) is given
   type: list
   elements: str
-  sample: [storageperf_step_duration_seconds, storageperf_speedup]
+  sample: [storageperf_run_info, storageperf_step_duration_seconds, storageperf_speedup_ratio]
 samples:
   description: Number of samples (series) written.
   returned: when O(result) is given

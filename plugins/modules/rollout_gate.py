@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: rollout_gate
 short_description: Judge whether a change paid off on one cluster, from the probe runs before and after it
-version_added: "0.3.0"
+version_added: "0.2.0"
 description:
   - The gate of the guarded rollout (C(playbooks/rollout.yml)). Reads two result documents of the same probe on one
     cluster, the baseline (before the change) and the candidate (after it), and returns a verdict with a reason for

@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: rollout_plan
 short_description: Plan a guarded rollout of one change over a fleet of clusters
-version_added: "0.3.0"
+version_added: "0.2.0"
 description:
   - Puts the clusters of a rollout in waves (O(waves), read as Ansible's C(serial); a named O(canary) first) and
     says for every cluster what this run does there, from the records earlier runs of the same rollout left in
@@ -73,6 +73,19 @@ options:
       - At most 604800 - a week; an older baseline no longer stands for the cluster.
     type: int
     default: 86400
+  rollout_action:
+    description:
+      - V(run) rolls the change out (resuming an earlier run of the same rollout); V(abort) rolls back every cluster
+        this rollout changed, wave by wave, reads each back and records it V(aborted).
+    type: str
+    choices: [run, abort]
+    default: run
+  pause_after_wave:
+    description:
+      - Stop cleanly after this wave; the later waves are left for a rerun of the same rollout, which goes on
+        from there. The plan and the report name what is left.
+      - At most 1000 - waves of one rollout, a fleet of 1000 clusters one at a time.
+    type: int
   bucket:
     description:
       - Also read the records under C(<prefix>/rollout-<rollout id>/clusters/) of this bucket, where the other jobs and
@@ -133,12 +146,23 @@ serial:
   type: list
   elements: int
 order:
-  description: The clusters in wave order, for the group the rollout play runs over.
+  description: The clusters in wave order, for the group the rollout play runs over (not those after a pause).
   returned: always
   type: list
   elements: str
 clusters:
-  description: Per cluster C({wave, action (run or skip), reason, baseline (to reuse, or null), prior (its earlier record's decision)}).
+  description:
+    - Per cluster C({wave, reason, record, prior}) - C(record) is its latest record (null when none), which the
+      cluster's turn reads against the cluster (M(storageperf.k8s.rollout_record) is a write-ahead log), C(reason)
+      what the record alone suggests, C(prior) the record's decision, state and time.
+  returned: always
+  type: dict
+action:
+  description: The run's O(rollout_action).
+  returned: always
+  type: str
+paused:
+  description: With O(pause_after_wave), C({after_wave, left}) - the clusters of the waves left for a later run; else null.
   returned: always
   type: dict
 probe:
@@ -192,12 +216,15 @@ def main() -> None:
             retry_rolled_back=dict(type="bool", default=False),
             max_fail_percentage=dict(type="float", default=0),
             baseline_max_age=dict(type="int", default=86400),
+            rollout_action=dict(type="str", choices=["run", "abort"], default="run"),
+            pause_after_wave=dict(type="int"),
             bucket=dict(type="str"),
             prefix=dict(type="str", default="storageperf"),
             **U.S3_ARG_SPEC,
         ),
         supports_check_mode=True,
-        limits={"first_wave": L.FIRST_WAVE, "max_fail_percentage": L.PERCENT, "baseline_max_age": L.BASELINE_AGE},
+        limits={"first_wave": L.FIRST_WAVE, "max_fail_percentage": L.PERCENT, "baseline_max_age": L.BASELINE_AGE,
+                "pause_after_wave": L.FIRST_WAVE},
     )
     p = module.params
     if p["max_fail_percentage"] < 0:

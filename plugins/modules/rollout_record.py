@@ -7,11 +7,11 @@ DOCUMENTATION = r"""
 ---
 module: rollout_record
 short_description: Keep what a guarded rollout decided for each cluster, one record file per cluster
-version_added: "0.3.0"
+version_added: "0.2.0"
 description:
   - Writes one record per cluster of a guarded rollout (C(playbooks/rollout.yml)) into
     C(<rollout_dir>/clusters/<cluster>.json). A record holds the cluster's wave, the decision (V(promoted),
-    V(rolled_back), V(failed), V(skipped) or V(pending)) with its reason, the baseline and after probes, the gate's
+    V(rolled_back), V(failed), V(skipped), V(aborted) or V(pending)) with its reason, the baseline and after probes, the gate's
     verdict, whether the change was applied, and the rollback. C(docs/rollout.schema.json) (C($defs.record)) is
     its format.
   - A cluster's earlier record, when it said something else, moves into the new record's C(history) (the last 20
@@ -39,6 +39,11 @@ options:
       - Optional keys C(baseline) and C(after) (C(result), C(run_id), C(finished), and C(reused) for the baseline),
         C(gate) (what M(storageperf.k8s.rollout_gate) returned; required for V(promoted) and V(rolled_back)),
         C(applied) (bool) and C(rollback) (C(done), C(verified), C(detail)).
+      - C(state), the step of the write-ahead log the record is written before (V(planned), V(baseline_measured),
+        V(applying), V(applied), V(after_measured), V(rolling_back), V(rolled_back), V(promoted), V(failed),
+        V(skipped), V(aborted); default the decision's own), C(identity) (C(server) and C(uid), the kube-system
+        namespace's), C(resumed_from) (the state an interrupted run left) and C(drift) (what the cluster read
+        against an earlier record).
     type: list
     elements: dict
     required: true

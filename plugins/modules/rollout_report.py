@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: rollout_report
 short_description: Assemble a guarded rollout's per-cluster records into rollout.json, rollout.md and rollout.html
-version_added: "0.3.0"
+version_added: "0.2.0"
 description:
   - Reads the records M(storageperf.k8s.rollout_record) wrote, C(<rollout_dir>/clusters/<cluster>.json), and with
     O(bucket) those that M(storageperf.k8s.reports_upload) put under C(<prefix>/clusters/) in an S3-compatible bucket.
@@ -39,6 +39,11 @@ options:
   title:
     description: Heading of the reports. Default "Rollout of <change> (<rollout id>)".
     type: str
+  paused:
+    description:
+      - The run stopped after a wave on purpose (C(pause_after_wave) of the rollout) - C(after_wave) and C(left), the
+        clusters of the later waves. The reports say so and name what is left; a rerun goes on.
+    type: dict
   bucket:
     description: Also read the records under O(prefix) in this bucket (boto3's credential chain, as M(storageperf.k8s.reports_upload)).
     type: str
@@ -138,6 +143,7 @@ def main() -> None:
             output_dir=dict(type="path"),
             max_fail_percentage=dict(type="float"),
             title=dict(type="str"),
+            paused=dict(type="dict"),
             bucket=dict(type="str"),
             prefix=dict(type="str", default=""),
             **U.S3_ARG_SPEC,

@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: tuning_advice
 short_description: Say which storage tunings a cluster has on, could turn on, or cannot, and what each would bring
-version_added: "0.1.0"
+version_added: "0.2.0"
 description:
   - Reads one cluster and reports, for every tuning this collection applies, whether it is C(on), C(available),
     C(blocked) or C(not_applicable), with the reasons, the settings read, the recommended settings, the figure the
@@ -109,15 +109,17 @@ paths:
 advice:
   description:
     - The advice for this cluster. The fleet report reads exactly this shape from the C(advice-*.json) files that
-      C(playbooks/advise.yml) writes.
+      C(storageperf.k8s.advise) writes.
   returned: success
   type: dict
   contains:
     cluster:
-      description: The cluster - C(server) (the API server URL) and C(version) (its gitVersion).
+      description:
+        - The cluster - C(server) (the API server URL), C(version) (its gitVersion) and C(uid) (the uid of its
+          kube-system namespace, the cluster's identity for its life; null where the identity may not read it).
       type: dict
       returned: success
-      sample: {server: "https://10.0.0.1:6443", version: v1.32.4-aliyun.1}
+      sample: {server: "https://10.0.0.1:6443", version: v1.32.4-aliyun.1, uid: 9f6c3a3e-1d2b-4c55-8e0a-2f1b7d9c0a11}
     tunings:
       description:
         - One entry per tuning, in this order - V(parallel_attach), V(trident_concurrency),
@@ -141,7 +143,7 @@ advice:
         - C(apply) - how to apply it on this cluster - C(playbook) and C(extra_vars) (the playbook that applies the
           tuning and its C(-e) variables, or null when none does and C(apply_with) names the role or module),
           C(command) (C(ansible-playbook -i <inventory> <playbook> -l <cluster> -e ...), or null),
-          C(rollout_change) and C(rollout_command) (C(playbooks/rollout.yml -e change=<change>), the guarded
+          C(rollout_change) and C(rollout_command) (C(storageperf.k8s.rollout -e change=<change>), the guarded
           rollout, or null for a tuning it does not roll out).
       type: list
       elements: dict
@@ -158,11 +160,11 @@ advice:
           expected: "28 pods x 2 disks on one node: 3m19s -> 37s to start, ~5x (seed 000)"
           expected_speedup: 5.38
           seed: "000"
-          apply_with: playbooks/enable_parallel_attach.yml
-          apply: {playbook: playbooks/enable_parallel_attach.yml, extra_vars: {state: present},
-                  command: "ansible-playbook -i fleet.yml playbooks/enable_parallel_attach.yml -l ack-prod -e state=present",
+          apply_with: storageperf.k8s.enable_parallel_attach
+          apply: {playbook: storageperf.k8s.enable_parallel_attach, extra_vars: {state: present},
+                  command: "ansible-playbook -i fleet.yml storageperf.k8s.enable_parallel_attach -l ack-prod -e state=present",
                   rollout_change: parallel_attach,
-                  rollout_command: "ansible-playbook -i fleet.yml playbooks/rollout.yml -l ack-prod -e change=parallel_attach"}
+                  rollout_command: "ansible-playbook -i fleet.yml storageperf.k8s.rollout -l ack-prod -e change=parallel_attach"}
         - name: trident_concurrency
           state: blocked
           reasons: ["Trident 25.02.1 has no concurrent core (it arrived in 25.06.0 as a tech preview, GA in 26.02.0):
@@ -172,7 +174,7 @@ advice:
           expected: "ONTAP NAS +707% (~8.1x); 100 volumes 28m35s -> 3m40s (seed 002)"
           expected_speedup: 8.1
           seed: "002"
-          apply_with: playbooks/tune_trident.yml
+          apply_with: storageperf.k8s.tune_trident
     summary:
       description: How many tunings are in each state.
       type: dict

@@ -38,7 +38,8 @@ PLAYBOOKS = {
     "rollout": ["change", "change_parameters", "waves", "canary_group", "first_wave", "max_fail_percentage",
                 "retry_rolled_back", "rollout_id", "baseline_max_age", "min_gain_fraction", "confidence", "tolerance_pct",
                 "reports_dir", "rollout_report_only", "rollout_halted", "upload_bucket", "upload_prefix",
-                "upload_endpoint_url", "upload_region", "upload_addressing_style", "upload_signature_version"],
+                "upload_endpoint_url", "upload_region", "upload_addressing_style", "upload_signature_version",
+                "lease_ttl", "rollout_action", "pause_after_wave"],
     "tune_trident": ["state", "allow_tech_preview", "k8s_api_qps", "worker_threads", "kube_api_qps", "kube_api_burst",
                      "fail_on_ontap_leaks"],
 }
@@ -70,5 +71,5 @@ PREFIXES = ("ansible_", "awx_", "tower_", "molecule_", "_")
 MAGIC = [
     "groups", "group_names", "hostvars", "inventory_hostname", "inventory_hostname_short", "inventory_dir",
     "inventory_file", "omit", "play_hosts", "playbook_dir", "role_name", "role_names", "role_path", "environment",
-    "ansible_inventory_sources",
+    "ansible_inventory_sources", "ansible_limit",
 ]

@@ -18,10 +18,11 @@ def _build(tmp_path):
 
 
 # What serves only the twin or this repository's development, never the collection's users.
-NOT_SHIPPED_TOP = ("twin", ".venv", ".venv-oldest", ".twin", "reports", "collections", "build", "benchmarks", "scripts", ".ci",
+NOT_SHIPPED_TOP = ("twin", ".venv", ".venv-oldest", ".venv-release", ".twin", "reports", "collections", "build", "benchmarks", "scripts", ".ci",
                    ".cache", ".config", "extensions", "Makefile", "ansible.cfg", ".ansible-lint", ".gitignore",
                    "pyproject.toml", "requirements-dev.txt", "requirements-twin.txt", "requirements-oldest.txt",
-                   "constraints.txt", "execution-environment.yml", ".hypothesis", ".ansible")
+                   "requirements-release.txt", "constraints.txt", "execution-environment.yml", "ansible-navigator.yml",
+                   ".hypothesis", ".ansible")
 NOT_SHIPPED_UNDER = ("inventories/twin/", "inventories/twin-fleet/", "inventories/gluster-local/", "tests/twin/",
                      "tests/functional/", "tests/support/", "tests/integration/", "tests/output/")
 NOT_SHIPPED_FILES = ("docs/twin.md", "docs/calibration.md", "docs/development.md", "tests/conftest.py",
@@ -51,6 +52,9 @@ def test_tarball_ships_only_what_users_need(tmp_path):
                    "tests/unit/requirements.txt"):
         assert wanted in names, f"{wanted} is missing from the build"
     assert any(n.startswith("tests/unit/plugins/") and n.endswith(".py") for n in names)
+    # Galaxy's importer refuses a collection with a role that has no README
+    roles = {p.name for p in (REPO / "roles").iterdir() if p.is_dir()}
+    assert {n.split("/")[1] for n in names if n.startswith("roles/") and n.endswith("/README.md")} == roles
     # every user-facing page under docs/ ships, only the twin's and the developers' pages stay behind
     shipped_docs = {m.name for m in tarfile.open(tarball).getmembers() if m.isfile() and m.name.startswith("docs/")}
     in_repo = {f"docs/{p.relative_to(REPO / 'docs')}" for p in (REPO / "docs").rglob("*") if p.is_file()}

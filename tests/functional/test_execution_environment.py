@@ -1,7 +1,8 @@
-"""The execution environment and the requirement files: the EE gets the collection's runtime needs on the community
-EE base image, and nothing of the twin, the tests or the controller pin of development.
+"""The execution environment and the requirement files: the EE gets the collection's runtime needs on a pinned
+community EE base image, and nothing of the twin, the tests or the controller pin of development.
 
-`ansible-builder create` writes the build context only; no image is built (no registry is reachable here)."""
+`ansible-builder create` writes the build context only; no image is built (no registry is reachable here). What the
+image's builder stage would compute from it (the introspection of the installed collections) runs here too."""
 from __future__ import annotations
 
 import ast
@@ -15,10 +16,11 @@ import sys
 import yaml
 from bindep.depends import Depends
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 from tests.support.twin import REPO, VENV_BIN
 
-BASE_IMAGE = "ghcr.io/ansible-community/community-ee-base:latest"
+BASE_REPOSITORY = "ghcr.io/ansible-community/community-ee-base"
 TWIN_ONLY = {"aiohttp", "jsonpatch", "kubernetes-validate", "cryptography"}
 DEV_ONLY = {"ansible-core", "ansible-runner", "pytest", "hypothesis", "molecule", "ansible-lint", "ansible-builder"}
 # what scripts/setup.sh and the tests need on a Debian machine, never inside an EE
@@ -112,7 +114,15 @@ def _pip_inputs(body):
 def test_setup_stamp_hashes_every_requirements_file_it_installs():
     """Each venv is reinstalled when any file its pip commands read changes: constraints.txt too."""
     stamped = {}
-    for body in _setup_functions().values():
+    functions = _setup_functions()
+    # the venvs of one requirements file each: the helper hashes exactly the file it installs
+    single = functions.pop("install_single_venv")
+    assert 'local dir=$1 files=("$2")' in single and 'venv_is_current "$dir" .requirements.sha "${files[@]}"' in single
+    assert 'pip" install -q -r "${files[0]}"' in single and 'hash_of "${files[@]}" > "$dir/.requirements.sha"' in single
+    for body in functions.values():
+        for venv, requirements in re.findall(r"install_single_venv (\S+) (\S+) ", body):
+            stamped[venv] = [requirements]
+    for body in functions.values():
         venv = re.search(r"venv_is_current (\S+) ", body)
         if venv:
             hashed = re.search(r"local files=\(([^)]*)\)", body).group(1).split()
@@ -123,6 +133,7 @@ def test_setup_stamp_hashes_every_requirements_file_it_installs():
             stamped[venv.group(1)] = inputs
     assert "constraints.txt" in stamped[".venv"] and "requirements.txt" in stamped[".venv"]
     assert stamped[".venv-oldest"] == ["requirements-oldest.txt"]
+    assert stamped[".venv-release"] == ["requirements-release.txt"]
 
 
 def _requirement_lines(name):
@@ -192,12 +203,35 @@ def _build_context(tmp_path):
     return ctx
 
 
-def test_ansible_builder_creates_a_context_on_the_community_base(tmp_path):
+def _base_image():
+    return yaml.safe_load((REPO / "execution-environment.yml").read_text())["images"]["base_image"]["name"]
+
+
+def test_base_image_is_pinned_to_the_ansible_core_line_the_tests_run():
+    """A tag of the community image (<ansible-core version>-<build>) or a digest, never a moving :latest; its
+    ansible-core is of requirements-dev.txt's line and meets meta/runtime.yml's requires_ansible."""
+    image = _base_image()
+    repository, sep, ref = image.partition("@sha256:") if "@" in image else image.rpartition(":")
+    assert repository == BASE_REPOSITORY and sep, image
+    if sep == ":":
+        tag = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)-(\d+)", ref)
+        assert tag, f"{image}: a tag such as 2.19.5-1 (ansible-core 2.19.5, first image build), not {ref!r}"
+        core = tuple(int(x) for x in tag.groups()[:3])
+        dev = _requirements("requirements-dev.txt")["ansible-core"].split("==")[1]
+        assert core[:2] == tuple(int(x) for x in dev.split(".")[:2]), f"{image} carries another line than {dev}"
+        requires = yaml.safe_load((REPO / "meta" / "runtime.yml").read_text())["requires_ansible"]
+        assert ".".join(map(str, core)) in SpecifierSet(requires), (image, requires)
+    else:
+        assert re.fullmatch(r"[0-9a-f]{64}", ref), image
+    assert "latest" not in image
+
+
+def test_ansible_builder_creates_a_context_on_the_pinned_base(tmp_path):
     ee = yaml.safe_load((REPO / "execution-environment.yml").read_text())
     assert ee["version"] == 3
     ctx = _build_context(tmp_path)
     containerfile = (ctx / "Containerfile").read_text()
-    assert f'ARG EE_BASE_IMAGE="{BASE_IMAGE}"' in containerfile
+    assert f'ARG EE_BASE_IMAGE="{_base_image()}"' in containerfile
     assert "FROM $EE_BASE_IMAGE AS base" in containerfile
     assert "fedora:40" not in containerfile
     # no controller pin: the base image's ansible-core, held to meta/runtime.yml's floor
@@ -217,6 +251,43 @@ def test_ansible_builder_creates_a_context_on_the_community_base(tmp_path):
     assert {"name": "kubernetes.core", "version": ">=5.0.0"} in galaxy
     assert (ctx / "_build" / tarball).is_file()
     assert "ansible-galaxy collection install" in containerfile
+
+
+def _introspect(tmp_path, ctx):
+    """What the image's builder stage computes (introspect.py, from the context) once the galaxy stage has installed
+    the context's tarball and kubernetes.core: {"pip"|"bindep": {collection: [lines]}}."""
+    version = yaml.safe_load((REPO / "galaxy.yml").read_text())["version"]
+    installed = tmp_path / "installed"
+    subprocess.run([str(VENV_BIN / "ansible-galaxy"), "collection", "install", "--no-deps", "--force", "-p", str(installed),
+                    str(ctx / "_build" / "build" / f"storageperf-k8s-{version}.tar.gz")], check=True,
+                   capture_output=True, text=True)
+    (installed / "ansible_collections" / "kubernetes").mkdir()
+    (installed / "ansible_collections" / "kubernetes" / "core").symlink_to(
+        REPO / "collections" / "ansible_collections" / "kubernetes" / "core")
+    subprocess.run([sys.executable, str(ctx / "_build" / "scripts" / "introspect.py"), "introspect",
+                    "--write-pip", str(tmp_path / "pip.txt"), "--write-bindep", str(tmp_path / "bindep.txt"),
+                    str(installed)], check=True, capture_output=True, text=True)
+    out = {}
+    for kind in ("pip", "bindep"):
+        for line in (tmp_path / f"{kind}.txt").read_text().splitlines():
+            requirement, _, source = line.partition("  # from collection ")
+            out.setdefault(kind, {}).setdefault(source, []).append(requirement)
+    return out
+
+
+def test_the_ee_builder_finds_the_runtime_files_in_the_shipped_collection(tmp_path):
+    """The builder reads the installed collection's meta/execution-environment.yml: the files it names ship in the
+    tarball and give the runtime ranges and, on the EE's Fedora, python3 alone."""
+    found = _introspect(tmp_path, _build_context(tmp_path))
+    ours = found["pip"]["storageperf.k8s"]
+    runtime = [ln.split("#", 1)[0].strip() for ln in (REPO / "requirements.txt").read_text().splitlines()]
+    # the builder leaves out what the base image owns (PyYAML comes with ansible-core)
+    assert ours == [r for r in runtime if r and not r.lower().startswith("pyyaml")]
+    assert not {Requirement(r).name.lower() for r in ours} & (TWIN_ONLY | DEV_ONLY)
+    bindep = Depends("\n".join(found["bindep"]["storageperf.k8s"]))
+    assert {r[0] for r in bindep.active_rules(["default", "platform:rpm", "platform:redhat", "platform:fedora"])} == \
+        {"python3"}
+    assert "kubernetes.core" in found["pip"]
 
 
 def test_collection_names_its_ee_dependencies_for_other_ees():

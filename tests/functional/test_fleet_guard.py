@@ -31,7 +31,7 @@ def refused(twin: Twin, inventory, playbook="bench_attach_stress.yml"):
     assert cluster_state(twin) == before
     # nothing ran past the first play: the benchmark's role never started on any host
     assert [r["task"] for r in run.results if r["status"] != "skipped"] == [
-        "Check that the inventory names the clusters", "Refuse clusters nobody named"]
+        "Check that the inventory and the limit name the clusters", "Refuse clusters nobody named"]
     return run.task("Refuse clusters nobody named")["result"]["msg"]
 
 

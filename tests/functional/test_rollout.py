@@ -67,7 +67,7 @@ def test_check_mode_prints_the_plan_and_changes_nothing(fleet, tmp_path):
     assert run.rc == 0, run.stdout + run.stderr
     plan = run.task("Show the plan")["result"]["msg"]
     assert "wave 1: twin-1" in plan and "wave 2: twin-2, twin-3" in plan
-    shown = {r["host"]: r["result"]["msg"] for r in run.results if "Show what this run would do" in r["task"]}
+    shown = {r["host"]: r["result"]["msg"] for r in run.results if "Show what this run does" in r["task"]}
     assert sorted(shown) == HOSTS
     for lines in shown.values():
         text = "\n".join(lines)
@@ -76,6 +76,14 @@ def test_check_mode_prints_the_plan_and_changes_nothing(fleet, tmp_path):
     assert [concurrency(fleet, h) for h in HOSTS] == [(False, "false")] * 3
     assert list(tmp_path.glob("rollout-*/clusters/*.json")) == []
     assert all(probe_runs(tmp_path, h) == [] for h in HOSTS)
+
+    # parameters of the wrong type fail the check run, named by the applying role's own spec, before any plan
+    bad = rollout(fleet, tmp_path, dict(TRIDENT, change_parameters={"k8s_api_qps": "lots", "allow_tech_preview": "maybe"}),
+                  check=True)
+    assert bad.rc != 0
+    msg = bad.task("Put the clusters in waves")["result"]["msg"]
+    assert "change_parameters.k8s_api_qps is of type str" in msg and "change_parameters.allow_tech_preview" in msg
+    assert list(tmp_path.glob("rollout-*")) == []
 
 
 def test_trident_rollout_promotes_where_it_pays_and_rolls_back_where_it_cannot(fleet, tmp_path):
@@ -101,8 +109,31 @@ def test_trident_rollout_promotes_where_it_pays_and_rolls_back_where_it_cannot(f
     assert decisions(rollout_doc(tmp_path)) == decisions(doc)
     # nothing measured or changed again: no new probe run, no changed task on a cluster
     assert {h: probe_runs(tmp_path, h) for h in HOSTS} == measured
-    assert [r for r in again.results if r["host"] in HOSTS and r["status"] == "ok" and r["result"].get("changed")] == []
+    # (the run's lease, taken and given up on the controller, is the one thing a rerun changes)
+    changed = [(r["task"], r["action"]) for r in again.results if r["host"] in HOSTS and r["status"] == "ok"
+               and r["result"].get("changed") and r["action"] != "storageperf.k8s.rollout_lease"]
+    assert changed == []
     assert [concurrency(fleet, h) for h in HOSTS] == [(True, "true"), (True, "true"), (False, "false")]
+
+
+def test_a_fresh_fleet_under_the_same_names_is_rolled_out_and_the_old_records_are_drift(fleet, tmp_path,
+                                                                                        tmp_path_factory):
+    first = rollout(fleet, tmp_path, dict(TRIDENT, waves=["100%"]))
+    assert first.rc == 0, first.stdout[-6000:]
+    assert set(decisions(rollout_doc(tmp_path)).values()) == {"promoted"}, reasons(rollout_doc(tmp_path))
+    # new clusters answer under the old names (new kube-system uids, new API servers); the records stay
+    with Fleet(tmp_path_factory.mktemp("rollout-fresh"), clusters=3, nodes=2, time_scale=0.03) as fresh:
+        again = rollout(fresh, tmp_path, dict(TRIDENT, waves=["100%"]))
+        assert again.rc == 0, again.stdout[-6000:]
+        doc = rollout_doc(tmp_path)
+        assert decisions(doc) == dict.fromkeys(HOSTS, "promoted"), reasons(doc)
+        for h in HOSTS:
+            record = doc["clusters"][h]
+            assert "another cluster under this name" in record["drift"], record["drift"]
+            assert record["identity"]["server"] == fresh.member(h).server
+        assert [concurrency(fresh, h) for h in HOSTS] == [(True, "true")] * 3
+        # measured again: a second pair of probes per cluster
+        assert all(len(probe_runs(tmp_path, h)) == 4 for h in HOSTS)
 
 
 def test_a_canary_that_fails_its_gate_halts_the_rollout(fleet, tmp_path):

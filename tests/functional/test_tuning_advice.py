@@ -67,14 +67,14 @@ def test_fresh_cluster_then_the_same_tunings_on_after_their_playbooks(twin, tmp_
     assert advice["summary"] == {"on": 0, "available": 4, "blocked": 0, "not_applicable": 1}
     assert advice["cluster"]["server"] == twin.server and advice["cluster"]["version"].startswith("v1.")
     pa = t["parallel_attach"]
-    assert pa["reasons"] == [] and pa["seed"] == "000" and pa["apply_with"] == "playbooks/enable_parallel_attach.yml"
+    assert pa["reasons"] == [] and pa["seed"] == "000" and pa["apply_with"] == "storageperf.k8s.enable_parallel_attach"
     assert "3m19s -> 37s" in pa["expected"]
     assert pa["current"]["addons"]["csi-plugin"]["version"].startswith("v1.30.4")
     assert pa["current"]["instances_tagged"] == 0 and pa["current"]["instances_total"] == 3
     assert set(pa["current"]["csi_node_limits"].values()) == {56}
     tc = t["trident_concurrency"]
     assert tc["current"]["install"]["version"] == "26.06.0" and tc["current"]["controller_flag"] == "false"
-    assert "ONTAP NAS +707%" in tc["expected"] and tc["apply_with"] == "playbooks/tune_trident.yml"
+    assert "ONTAP NAS +707%" in tc["expected"] and tc["apply_with"] == "storageperf.k8s.tune_trident"
     # the rollout gate's figure: the least of the four drivers' (ontap-san-economy's 3.9x), seed 000's 199 s / 37 s
     assert tc["expected_speedup"] == 3.9 and pa["expected_speedup"] == 5.38
     snap = t["snapshot_controller_tuning"]["current"]
@@ -122,11 +122,11 @@ def test_advise_says_per_tuning_the_command_on_the_console_and_in_advice_md_and_
                 assert "    apply: %s" % command in summary or "    guarded rollout: %s" % command in summary
                 assert command in md and command in html.replace("&#x27;", "'")
     assert t["parallel_attach"]["apply"]["command"].endswith(
-        "playbooks/enable_parallel_attach.yml -l localhost -e state=present")
+        "storageperf.k8s.enable_parallel_attach -l localhost -e state=present")
     assert t["snapshot_controller_tuning"]["apply"]["command"].endswith(
         "-e worker_threads=25 -e kube_api_qps=75 -e kube_api_burst=150")
     assert t["trident_concurrency"]["apply"]["rollout_command"].endswith(
-        "playbooks/rollout.yml -l localhost -e change=trident_concurrency")
+        "storageperf.k8s.rollout -l localhost -e change=trident_concurrency")
     assert "3m19s -> 37s" in md and "3m19s -&gt; 37s" in html  # the expected gain next to the command
     assert "  on: " not in summary[-2] and "n/a: pmem_storageclasses" in summary[-2]
 
@@ -214,4 +214,4 @@ def test_pmem_blocked_by_an_invalid_node_type_then_on_after_deploy_pmem(twin, tm
     assert pm["state"] == "on" and pm["reasons"] == []
     assert pm["current"] == {"pmem_nodes": {node1: "lvm", node2: "lvm"},
                              "storageclasses": ["csi-pmem-direct", "csi-pmem-lvm"]}
-    assert pm["seed"] == "001" and "92.0k IOPS" in pm["expected"] and pm["apply_with"] == "playbooks/deploy_pmem.yml"
+    assert pm["seed"] == "001" and "92.0k IOPS" in pm["expected"] and pm["apply_with"] == "storageperf.k8s.deploy_pmem"

@@ -35,9 +35,11 @@ def fleet_env(fleet: Fleet, reports: Path) -> dict[str, str]:
     return env
 
 
-def run_on_fleet(fleet: Fleet, playbook: str, reports: Path, extra_vars: dict | None = None) -> PlaybookRun:
-    return run_playbook(REPO / "playbooks" / playbook, inventory=INVENTORY, env=fleet_env(fleet, reports),
-                        extra_vars={"reports_dir": str(reports), **(extra_vars or {})}, record_dir=fleet.dir)
+def run_on_fleet(fleet: Fleet, playbook: str, reports: Path, extra_vars: dict | None = None, *, limit: str | None = None,
+                 inventory: Path | list[Path] = INVENTORY, check: bool = False) -> PlaybookRun:
+    return run_playbook(REPO / "playbooks" / playbook, inventory=inventory, env=fleet_env(fleet, reports),
+                        extra_vars={"reports_dir": str(reports), **(extra_vars or {})}, record_dir=fleet.dir,
+                        limit=limit, check=check)
 
 
 def run_as_awx(fleet: Fleet, playbook: str, reports: Path, job_dir: Path, extravars: dict[str, Any],

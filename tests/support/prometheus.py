@@ -1,4 +1,5 @@
-"""A Prometheus Pushgateway and a Prometheus server of the Debian packages (bindep.txt), on free 127.0.0.1 ports.
+"""A Prometheus Pushgateway, a Prometheus server and a node-exporter of the Debian packages (bindep.txt), on free
+127.0.0.1 ports, and promtool's check of a metrics text.
 
 Each is the test's own process (never the packages' system services), with its storage under the test's
 directory, stopped when the context ends. query() asks Prometheus' HTTP API; wait_for() polls a condition with
@@ -23,6 +24,8 @@ from tests.support.s3 import free_port
 
 PROMETHEUS = shutil.which("prometheus")
 PUSHGATEWAY = shutil.which("prometheus-pushgateway")
+NODE_EXPORTER = shutil.which("prometheus-node-exporter")
+PROMTOOL = shutil.which("promtool")
 
 
 def wait_for(proc: subprocess.Popen, condition: Callable[[], Any], what: str, bound: float = 30) -> Any:
@@ -33,7 +36,7 @@ def wait_for(proc: subprocess.Popen, condition: Callable[[], Any], what: str, bo
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {bound} s")
+            raise AssertionError(f"{what}: not within {bound} s; last {value!r}")
         try:
             proc.wait(timeout=0.2)
             raise AssertionError(f"{what}: {proc.args[0]} exited with {proc.returncode}")
@@ -63,9 +66,11 @@ def _server(cmd: list[str], port: int, log: Path) -> Iterator[subprocess.Popen]:
 
 @contextmanager
 def pushgateway(tmp: Path) -> Iterator[str]:
-    """The URL of a running Pushgateway."""
+    """The URL of a running Pushgateway, empty: its metrics in memory only (Debian's default persistence file,
+    /var/lib/prometheus/pushgateway.data, would hand one test's pushes to the next)."""
     port = free_port()
-    with _server([str(PUSHGATEWAY), f"--web.listen-address=127.0.0.1:{port}"], port, tmp / "pushgateway.log"):
+    cmd = [str(PUSHGATEWAY), f"--web.listen-address=127.0.0.1:{port}", "--persistence.file="]
+    with _server(cmd, port, tmp / "pushgateway.log"):
         yield f"http://127.0.0.1:{port}"
 
 
@@ -82,6 +87,26 @@ def prometheus(tmp: Path, target: str) -> Iterator[tuple[str, subprocess.Popen]]
            f"--web.listen-address=127.0.0.1:{port}"]
     with _server(cmd, port, tmp / "prometheus.log") as proc:
         yield f"http://127.0.0.1:{port}", proc
+
+
+@contextmanager
+def node_exporter(tmp: Path, textfile_dir: Path) -> Iterator[str]:
+    """The /metrics URL of a node-exporter with only its textfile collector, reading textfile_dir's *.prom."""
+    port = free_port()
+    cmd = [str(NODE_EXPORTER), f"--web.listen-address=127.0.0.1:{port}", "--collector.disable-defaults",
+           "--collector.textfile", f"--collector.textfile.directory={textfile_dir}"]
+    with _server(cmd, port, tmp / "node-exporter.log"):
+        yield f"http://127.0.0.1:{port}/metrics"
+
+
+def scrape(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.read().decode("utf-8")
+
+
+def promtool_check(text: str) -> subprocess.CompletedProcess:
+    """`promtool check metrics` of a metrics text: its exit code and what it printed (errors, lint warnings)."""
+    return subprocess.run([str(PROMTOOL), "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
 
 
 def query(url: str, promql: str) -> list[dict[str, Any]]:

@@ -67,7 +67,8 @@ def rolled_back(cluster, wave, minute):
 def records() -> dict:
     """twin-1 (wave 1) promoted; twin-2 promoted and twin-3 rolled back in wave 2: 1 of 2 = 50%, not above 50."""
     out = {"twin-1": promoted("twin-1", 1, 0), "twin-2": promoted("twin-2", 2, 10), "twin-3": rolled_back("twin-3", 2, 11)}
-    out["twin-3"]["history"] = [{"decision": "pending", "reason": "not started yet", "updated": "2026-12-06T04:59:00Z"}]
+    out["twin-3"]["history"] = [{"decision": "pending", "reason": "not started yet", "updated": "2026-12-06T04:59:00Z",
+                                 "state": "planned"}]
     return out
 
 

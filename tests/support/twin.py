@@ -163,7 +163,7 @@ class Twin:
 def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = None, check: bool = False,
                  diff: bool = False, inventory: str | Path | list[Path] | None = None, env: dict[str, str] | None = None,
                  record_dir: Path | None = None, timeout: float = 900, collections_path: str | None = None,
-                 bin_dir: Path | None = None) -> PlaybookRun:
+                 bin_dir: Path | None = None, limit: str | None = None) -> PlaybookRun:
     """ansible-playbook with the installed collection; every task result is recorded as JSON.
 
     `playbook` may be a path or a collection playbook name such as storageperf.k8s.cluster_info. `bin_dir` is the
@@ -189,6 +189,8 @@ def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = No
         cmd += ["-i", str(source)]
     if extra_vars:
         cmd += ["-e", json.dumps(extra_vars)]
+    if limit:
+        cmd += ["--limit", limit]
     if check:
         cmd.append("--check")
     if diff:

@@ -238,7 +238,7 @@ def pmem_storageclasses(facts: Mapping[str, Any]) -> dict[str, Any]:
     if not labelled:
         return entry(name, "not_applicable", [
             "no node is labelled %s: the cluster has no nodes prepared for persistent memory (PMEM instance types "
-            "such as ecs.re6p); deploy_pmem.yml -e nodes=<node,...> prepares them" % pmem.TYPE_LABEL])
+            "such as ecs.re6p); storageperf.k8s.deploy_pmem -e nodes=<node,...> prepares them" % pmem.TYPE_LABEL])
     reasons = [pmem.node_type_problem({"metadata": {"name": n["name"], "labels": n["labels"]}}) for n in labelled]
     reasons = [r for r in reasons if r]
     if pmem.DRIVER not in [d["name"] for d in facts["csi_drivers"]]:
@@ -256,8 +256,23 @@ def summarize(tunings: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return {s: sum(1 for t in tunings if t["state"] == s) for s in STATES}
 
 
+def cluster_uid(k8s: Any) -> str | None:
+    """The uid of the kube-system namespace: the cluster's identity for its life (another cluster may reuse the API
+    server's address, never this uid); None where the identity may not read namespaces."""
+    # here, not at the top: the advisor's other readers never load the client's error classes
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+
+    try:
+        ns = k8s.get("v1", "Namespace", "kube-system", missing_ok=True)
+    except K8sError as e:
+        if e.status in (401, 403):
+            return None
+        raise
+    return ((ns or {}).get("metadata") or {}).get("uid")
+
+
 def advise(k8s: Any, ack_client: Any = None, cluster_id: str | None = None, trident_namespace: str | None = None) -> dict[str, Any]:
-    """The advice for one cluster: {"cluster": {server, version}, "tunings": [...], "summary": {state: n}}."""
+    """The advice for one cluster: {"cluster": {server, version, uid}, "tunings": [...], "summary": {state: n}}."""
     facts = storage_facts.gather(k8s)
     by_name = {
         "parallel_attach": parallel_attach(ack_client, cluster_id, k8s, facts),
@@ -268,7 +283,8 @@ def advise(k8s: Any, ack_client: Any = None, cluster_id: str | None = None, trid
     by_name["csi_sidecar_tuning"] = csi_sidecar_tuning(k8s)
     by_name["pmem_storageclasses"] = pmem_storageclasses(facts)
     tunings = [by_name[n] for n in ORDER]
-    return {"cluster": {"server": facts["api_host"], "version": facts["server_version"]["git_version"]},
+    return {"cluster": {"server": facts["api_host"], "version": facts["server_version"]["git_version"],
+                        "uid": cluster_uid(k8s)},
             "tunings": tunings, "summary": summarize(tunings)}
 
 

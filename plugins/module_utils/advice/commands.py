@@ -7,7 +7,7 @@
 adds to every tuning an `apply` dict (the advisor's own fields stay as they are):
 - playbook, extra_vars and command: the playbook that applies the tuning alone (with its -e variables), or None
   when none does (the tuning's `apply_with` then names the role, module or reinstall);
-- rollout_change and rollout_command: playbooks/rollout.yml -e change=<change>, the guarded way (canary first,
+- rollout_change and rollout_command: storageperf.k8s.rollout -e change=<change>, the guarded way (canary first,
   checks between waves), or None for a tuning it does not roll out.
 Without an inventory or a cluster name the command says <inventory> / <cluster>, for the reader to fill in.
 """
@@ -20,27 +20,31 @@ from typing import Any, Mapping
 from ansible_collections.storageperf.k8s.plugins.module_utils.advice.seeds import TUNINGS
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.changes import CHANGES
 
-ROLLOUT_PLAYBOOK = "playbooks/rollout.yml"
-# tuning -> the change name of playbooks/rollout.yml (the rollout's own table names the tuning of each change)
+# playbooks by their collection name, never a path: `ansible-playbook storageperf.k8s.x` runs wherever the collection
+# is installed (an execution environment, ~/.ansible/collections), a repository path only inside a checkout
+PLAYBOOK_PREFIX = "storageperf.k8s."
+ROLLOUT_PLAYBOOK = PLAYBOOK_PREFIX + "rollout"
+# tuning -> the change name of storageperf.k8s.rollout (the rollout's own table names the tuning of each change)
 ROLLOUT_CHANGES = {row["tuning"]: change for change, row in CHANGES.items()}
 # the -e variables each playbook needs beyond what the inventory holds (ack_cluster_id, k8s_kubeconfig, ONTAP hosts)
 # the seed's 25 / 75 / 150
 _SNAPSHOT = TUNINGS["snapshot_controller_tuning"]["recommended"]
 PLAYBOOK_VARS = {
-    ("parallel_attach", "playbooks/enable_parallel_attach.yml"): {"state": "present"},
-    ("trident_concurrency", "playbooks/tune_trident.yml"): {"state": "present"},
-    ("snapshot_controller_tuning", "playbooks/tune_trident.yml"): {
+    ("parallel_attach", "storageperf.k8s.enable_parallel_attach"): {"state": "present"},
+    ("trident_concurrency", "storageperf.k8s.tune_trident"): {"state": "present"},
+    ("snapshot_controller_tuning", "storageperf.k8s.tune_trident"): {
         "state": "present", "worker_threads": _SNAPSHOT["worker_threads"], "kube_api_qps": _SNAPSHOT["kube_api_qps"],
         "kube_api_burst": _SNAPSHOT["kube_api_burst"]},
-    ("csi_sidecar_tuning", "playbooks/tune_trident.yml"): {"state": "present"},
-    ("pmem_storageclasses", "playbooks/deploy_pmem.yml"): {"state": "present"},
+    ("csi_sidecar_tuning", "storageperf.k8s.tune_trident"): {"state": "present"},
+    ("pmem_storageclasses", "storageperf.k8s.deploy_pmem"): {"state": "present"},
 }
 
 
 def _playbook_of(tuning: Mapping[str, Any]) -> str | None:
-    """The playbook in apply_with ("playbooks/tune_trident.yml (its operator ...)" -> "playbooks/tune_trident.yml")."""
+    """The playbook in apply_with ("storageperf.k8s.tune_trident (its operator ...)" -> "storageperf.k8s.tune_trident")."""
     words = str(tuning.get("apply_with") or "").split()
-    return words[0] if words and words[0].startswith("playbooks/") and words[0].endswith(".yml") else None
+    # "role storageperf.k8s.x" and "module storageperf.k8s.x" name no playbook: their first word is the kind
+    return words[0] if words and words[0].startswith(PLAYBOOK_PREFIX) else None
 
 
 def command_line(playbook: str, inventory: str | None, cluster: str | None, extra_vars: Mapping[str, Any]) -> str:

@@ -44,7 +44,7 @@ TUNINGS: dict[str, SeedRow] = {
         # the seed's own run: `date` before and after `kubectl rollout status` (19:21:36 -> 19:24:55, 20:02:54 -> 20:03:31)
         "expected": "28 pods x 2 disks on one node: 3m19s -> 37s to start, ~5x (seed 000)",
         "expected_speedup": round(SEED000["serial"] / SEED000["parallel"], 2),  # 199 s / 37 s = 5.38
-        "apply_with": "playbooks/enable_parallel_attach.yml",
+        "apply_with": "storageperf.k8s.enable_parallel_attach",
         "recommended": {"provisioner_feature_gates": {"DiskADController": True, "DiskParallelAttach": True},
                         "csi_plugin_feature_gates": {"DiskADController": True},
                         "ecs_tags": {"supportConcurrencyAttach": "true"}},
@@ -63,7 +63,7 @@ TUNINGS: dict[str, SeedRow] = {
         "expected": "3.9x to 8.1x volume operations per second, by backend driver (seed 002)",
         # without a known driver the least of them: a gate asking for more would fail a change that did its part
         "expected_speedup": 3.9,
-        "apply_with": "playbooks/tune_trident.yml",
+        "apply_with": "storageperf.k8s.tune_trident",
         "recommended": {"enableConcurrency": True},
     },
     "snapshot_controller_tuning": {
@@ -71,7 +71,7 @@ TUNINGS: dict[str, SeedRow] = {
         "expected": ("80 snapshots 143s -> 17s (external-snapshotter issue 1344, cited by seed 002); with Trident's "
                      "concurrent core, 100 snapshots 3m03s -> 16s, which the seed reaches only with this tuning"),
         "expected_speedup": round(ISSUE_1344["default"] / ISSUE_1344["tuned"], 2),  # 143 s / 17 s = 8.41, the tuning alone
-        "apply_with": "playbooks/tune_trident.yml",
+        "apply_with": "storageperf.k8s.tune_trident",
         "apply_with_without_trident": "role storageperf.k8s.snapshot_controller_tuning",
         # the seed's `kubectl edit` of the snapshot-controller
         "recommended": {"worker_threads": 25, "kube_api_qps": 75, "kube_api_burst": 150},
@@ -82,7 +82,7 @@ TUNINGS: dict[str, SeedRow] = {
                      "QPS max(k8sAPIQPS/4, 10) = 25, burst 50) are part of seed 002's 3.9x-8.1x"),
         "expected_speedup": None,
         "apply_with": "module storageperf.k8s.csi_sidecar_tuning",
-        "apply_with_operator": "playbooks/tune_trident.yml (its operator renders the sidecars' flags)",
+        "apply_with_operator": "storageperf.k8s.tune_trident (its operator renders the sidecars' flags)",
         "recommended": {"worker_threads": 25, "kube_api_qps": 25, "kube_api_burst": 50},
     },
     "pmem_storageclasses": {
@@ -91,7 +91,7 @@ TUNINGS: dict[str, SeedRow] = {
                      "sysbench MySQL 122,156 vs 49,812 per second (seed 001)"),
         # two StorageClasses side by side, not one cluster before and after a change
         "expected_speedup": None,
-        "apply_with": "playbooks/deploy_pmem.yml",
+        "apply_with": "storageperf.k8s.deploy_pmem",
         "recommended": {"storageclasses": ["csi-pmem-lvm", "csi-pmem-direct"]},
     },
 }

@@ -42,7 +42,7 @@ def _guarded(what: Callable[[], str], run_id: str | None, reports_dir: str, job:
     except K8sUnreachable as e:
         raise BenchProblem("%s: %s" % (what(), e.msg), status="unreachable",
                            hint="The run stopped its own work there; what it created carries its run id %s for "
-                                "playbooks/cleanup.yml" % run_id,
+                                "storageperf.k8s.cleanup" % run_id,
                            unreachable_since=e.details.get("since"), run_id=run_id) from e
     except K8sError as e:
         raise BenchProblem("%s: %s" % (what(), e.msg), status=e.status) from e
@@ -51,7 +51,7 @@ def _guarded(what: Callable[[], str], run_id: str | None, reports_dir: str, job:
                            hint="Check reports_dir.") from e
     except KeyboardInterrupt as e:
         raise BenchProblem("%s: interrupted (%s); the result document records what was measured, and bench_cleanup / "
-                           "playbooks/cleanup.yml removes what is left (run id %s)" % (what(), e, run_id),
+                           "storageperf.k8s.cleanup removes what is left (run id %s)" % (what(), e, run_id),
                            run_id=run_id) from e
 
 

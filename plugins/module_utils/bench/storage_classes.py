@@ -80,7 +80,7 @@ def read(client: Client, names: Sequence[str]) -> dict[str, dict[str, Any]]:
     missing = [c for c in names if c not in found]
     if missing:
         raise K8sError("StorageClass %s does not exist: create it first (the PMEM classes with "
-                       "playbooks/deploy_pmem.yml) or fix storage_classes. Nothing was created."
+                       "storageperf.k8s.deploy_pmem) or fix storage_classes. Nothing was created."
                        % ", ".join(missing), 404, "NotFound")
     return found
 

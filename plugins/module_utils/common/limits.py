@@ -165,6 +165,7 @@ TOLERANCE_PCT = Limit(1000, "a step ten times slower than its baseline is broken
 PERCENT = Limit(100, "a share in percent")
 FIRST_WAVE = Limit(1000, "waves of one rollout: a fleet of 1000 clusters one at a time")
 BASELINE_AGE = Limit(7 * DAY, "a week; an older baseline no longer stands for the cluster")
+LEASE_TTL = Limit(3600, "an hour: the lease of a killed run keeps its rollout from a rerun at most that long")
 
 # Role variables -> their Limit (the filter storageperf.k8s.limit_problems reads this table)
 ROLE_VARIABLES = {

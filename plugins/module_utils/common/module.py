@@ -5,8 +5,10 @@
 It brings what each module otherwise wrote again: the auth argument specs of the systems the module
 speaks to (auth="k8s", "alibaba" or both; each system registers them in common/auth.py when the module
 imports it), one cached client per system, check mode and diff helpers,
-and one way to fail (fail_from_exception) that keeps the partial result and the hint of a
-StoragePerfError. A module is then its argument spec, its docs and a call into module_utils:
+one way to fail (fail_from_exception) that keeps the partial result and the hint of a
+StoragePerfError, and a watchdog on the ansible-playbook that runs the module (common/controller.py): once that
+process is gone (kill -9, a lost AWX execution node), the module is interrupted as by Ctrl-C, within seconds.
+A module is then its argument spec, its docs and a call into module_utils:
 
     module = StoragePerfModule(argument_spec=spec, auth=("k8s",), supports_check_mode=True)
     module.run(lambda m: tune(m.k8s, m.params, check_mode=m.check_mode))
@@ -19,6 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import auth as AUTH
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import controller as CONTROLLER
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as LIMITS
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
@@ -44,6 +47,11 @@ class StoragePerfModule(AnsibleModule):
         found = LIMITS.param_problems(self.params, limits)
         if found:
             self.fail_json(msg="; ".join(found), changed=False)
+        # {pid, start, host} of the ansible-playbook running this module, None when not run by Ansible on Linux
+        self.controller = CONTROLLER.controller()
+        if self.controller is not None:
+            # the workers of a killed ansible-playbook are not signalled: without this the module works on, orphaned
+            CONTROLLER.watchdog(self.controller)
 
     # clients ----------------------------------------------------------------------------------
     def client(self, system: str, **options: Any) -> Any:

@@ -44,7 +44,7 @@ class ToleranceError(StoragePerfError, ValueError):
 
 
 NO_TOLERANCES = ("tolerances is empty, so the comparison would check nothing and pass: give at least one, e.g. "
-                 "tolerances={'*.wall_s': {'max_increase_pct': 10}} or {'speedup': {'min': 2}} (playbooks/compare.yml "
+                 "tolerances={'*.wall_s': {'max_increase_pct': 10}} or {'speedup': {'min': 2}} (storageperf.k8s.compare "
                  "-e tolerances=..., the bench_report role's bench_report_compare_tolerances, or `tolerances:` in "
                  "baseline_file; keys and limits in docs/results.md, 'Comparing runs')")
 

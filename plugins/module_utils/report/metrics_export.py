@@ -1,9 +1,11 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Metric families (metric_families.py) out to Prometheus: the OpenMetrics text file and the Pushgateway push.
+"""Metric families (metric_families.py) out to Prometheus: the metrics.prom text file and the Pushgateway push.
 
-Both go through the official client, prometheus-client (requirements.txt). The Pushgateway's basic auth comes
-from the environment only (STORAGEPERF_PUSHGATEWAY_USERNAME / _PASSWORD), never from module arguments, files or
+Both go through the official client, prometheus-client (requirements.txt), in the Prometheus text format 0.0.4:
+the format node-exporter's textfile collector reads, which is not OpenMetrics (no # UNIT, no # EOF, and a HELP
+escapes only backslash and line feed: an OpenMetrics-escaped quote there is a parse error for the collector).
+The Pushgateway's basic auth comes from the environment only (STORAGEPERF_PUSHGATEWAY_USERNAME / _PASSWORD), never from module arguments, files or
 the URL, so that no secret reaches a log, an AWX job's arguments or a report. A push that fails is returned as
 an error text for the caller to warn with: a Pushgateway that is down never costs a benchmark its run.
 """
@@ -22,8 +24,7 @@ from urllib.parse import urlsplit
 try:
     from prometheus_client import CollectorRegistry
     from prometheus_client.core import GaugeMetricFamily
-    from prometheus_client.exposition import basic_auth_handler, default_handler, push_to_gateway
-    from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
+    from prometheus_client.exposition import basic_auth_handler, default_handler, generate_latest, push_to_gateway
 
     HAS_PROMETHEUS_CLIENT = True
 except ImportError:
@@ -101,7 +102,7 @@ class _Families:
 
     def collect(self) -> Iterator[Any]:
         for fam in self._families:
-            gauge = GaugeMetricFamily(fam["name"], fam["help"], labels=list(fam["labels"]), unit=fam["unit"])
+            gauge = GaugeMetricFamily(fam["name"], fam["help"], labels=list(fam["labels"]))
             for labels, value in fam["samples"]:
                 gauge.add_metric([labels[n] for n in fam["labels"]], value)
             yield gauge
@@ -113,15 +114,15 @@ def registry(families: list[dict[str, Any]]) -> Any:
     return reg
 
 
-def openmetrics_text(families: list[dict[str, Any]]) -> str:
-    """The OpenMetrics text of the families (gauges only, so Prometheus' text-format parsers read it too)."""
-    return openmetrics_latest(registry(families)).decode("utf-8")
+def text(families: list[dict[str, Any]]) -> str:
+    """The families in the Prometheus text format 0.0.4, as the textfile collector and promtool read it."""
+    return generate_latest(registry(families)).decode("utf-8")
 
 
 def write_textfile(directory: str, families: list[dict[str, Any]]) -> tuple[str, bool]:
     """metrics.prom in the directory, through a temp file and rename; (path, changed)."""
     path = os.path.join(directory, TEXTFILE)
-    return path, D.write_text_atomic(path, openmetrics_text(families))
+    return path, D.write_text_atomic(path, text(families))
 
 
 def _handler() -> Callable[..., Any]:

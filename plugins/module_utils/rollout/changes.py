@@ -22,6 +22,9 @@ LIFECYCLE = ["create_volume", "publish", "unpublish", "create_snapshot", "clone_
 # snapshot_controller change's to prove.
 TRIDENT_JUDGED = ["create_volume", "publish", "unpublish", "clone_from_snapshot", "delete_clone", "delete_volume"]
 
+# the probe's StorageClass is the benchmark role's variable
+PROBE_CLASS = ("role", "bench_csi_lifecycle", "bench_csi_lifecycle_storage_class")
+
 CHANGES: dict[str, dict[str, Any]] = {
     "trident_concurrency": {
         "tuning": "trident_concurrency",
@@ -30,6 +33,11 @@ CHANGES: dict[str, dict[str, Any]] = {
                   "judged": TRIDENT_JUDGED},
         "parameters": {"allow_tech_preview": False, "k8s_api_qps": 0, "trident_namespace": "",
                        "storage_class": "ontap-nas"},
+        # what applies each parameter, whose argument spec checks it (plugins/plugin_utils/change_specs.py)
+        "spec": {"allow_tech_preview": ("role", "trident_concurrency", "trident_concurrency_allow_tech_preview"),
+                 "k8s_api_qps": ("role", "trident_concurrency", "trident_concurrency_k8s_api_qps"),
+                 "trident_namespace": ("role", "trident_concurrency", "trident_concurrency_namespace"),
+                 "storage_class": PROBE_CLASS},
     },
     "snapshot_controller": {
         "tuning": "snapshot_controller_tuning",
@@ -38,6 +46,11 @@ CHANGES: dict[str, dict[str, Any]] = {
                   "steps": ["create_volume", "create_snapshot", "delete_snapshot", "delete_volume"],
                   "judged": ["create_snapshot", "delete_snapshot"]},
         "parameters": {"worker_threads": 25, "kube_api_qps": 75, "kube_api_burst": 150, "storage_class": "ontap-nas"},
+        "spec": {"worker_threads": ("role", "snapshot_controller_tuning", "snapshot_controller_tuning_worker_threads"),
+                 "kube_api_qps": ("role", "snapshot_controller_tuning", "snapshot_controller_tuning_kube_api_qps"),
+                 "kube_api_burst": ("role", "snapshot_controller_tuning", "snapshot_controller_tuning_kube_api_burst"),
+                 "storage_class": PROBE_CLASS},
+        "rates": ["worker_threads", "kube_api_qps", "kube_api_burst"],
     },
     "csi_sidecars": {
         "tuning": "csi_sidecar_tuning",
@@ -51,6 +64,10 @@ CHANGES: dict[str, dict[str, Any]] = {
                                     {"name": "csi-attacher", "worker_threads": 25, "kube_api_qps": 25,
                                      "kube_api_burst": 50}]},
         "required": ["csi_deployment", "csi_namespace", "storage_class"],
+        "spec": {"csi_deployment": ("module", "csi_sidecar_tuning", "name"),
+                 "csi_namespace": ("module", "csi_sidecar_tuning", "namespace"),
+                 "sidecars": ("module", "csi_sidecar_tuning", "sidecars"),
+                 "storage_class": PROBE_CLASS},
     },
     "parallel_attach": {
         "tuning": "parallel_attach",
@@ -58,6 +75,7 @@ CHANGES: dict[str, dict[str, Any]] = {
         "probe": {"benchmark": "attach_stress", "replicas": 12, "repeat": 3, "steps": ["scale_up", "scale_down"],
                   "judged": ["scale_up"]},
         "parameters": {"detach": False},
+        "spec": {"detach": ("role", "ack_parallel_attach", "ack_parallel_attach_detach")},
     },
 }
 

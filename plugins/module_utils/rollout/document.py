@@ -25,7 +25,8 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report.document im
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import schema as RS
 
 CLUSTERS_DIR = "clusters"
-PARTS = ("baseline", "after", "gate", "applied", "rollback", "updated", "history")
+PARTS = ("baseline", "after", "gate", "applied", "rollback", "updated", "history", "state", "identity", "resumed_from",
+         "drift")
 # what makes two records the same decision: all but when it was written and what came before
 _NOT_CONTENT = ("updated", "history")
 
@@ -69,7 +70,8 @@ def when(record: Mapping[str, Any]) -> datetime.datetime:
 
 # --- one record --------------------------------------------------------------------------------------
 def new_record(rollout: Mapping[str, Any] | None, cluster: str, wave: int, decision: str, reason: str, **parts: Any) -> dict[str, Any]:
-    """A record as the schema has it; parts: baseline, after, gate, applied, rollback, updated (default now), history.
+    """A record as the schema has it; parts: baseline, after, gate, applied, rollback, updated (default now), history,
+    state (default: the decision's own, pending: planned), identity, resumed_from, drift.
 
     Not checked here: write_record() and check_record() do.
     """
@@ -83,7 +85,9 @@ def new_record(rollout: Mapping[str, Any] | None, cluster: str, wave: int, decis
             "decision": decision, "reason": reason, "updated": parts.get("updated") or now_iso(),
             "baseline": parts.get("baseline"), "after": parts.get("after"), "gate": parts.get("gate"),
             "applied": bool(parts.get("applied", False)), "rollback": parts.get("rollback"),
-            "history": list(parts.get("history") or [])}
+            "history": list(parts.get("history") or []),
+            "state": parts.get("state") or ("planned" if decision == "pending" else decision),
+            "identity": parts.get("identity"), "resumed_from": parts.get("resumed_from"), "drift": parts.get("drift")}
 
 
 def record_problems(record: dict[str, Any]) -> list[str]:
@@ -111,7 +115,10 @@ def check_record(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def history_entry(record: Mapping[str, Any]) -> dict[str, Any]:
-    return {"decision": record["decision"], "reason": record["reason"], "updated": record["updated"]}
+    entry = {"decision": record["decision"], "reason": record["reason"], "updated": record["updated"]}
+    if record.get("state"):
+        entry["state"] = record["state"]
+    return entry
 
 
 def _content(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -120,9 +127,9 @@ def _content(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def _history(entries: Iterable[dict[str, Any]], current: Mapping[str, Any]) -> list[dict[str, Any]]:
     """entries without duplicates and without the current record itself, oldest first, the last HISTORY_MAX."""
-    seen, out = {(current["updated"], current["decision"])}, []
+    seen, out = {(current["updated"], current["decision"], current.get("state"))}, []
     for e in sorted(entries, key=when):
-        key = (e["updated"], e["decision"])
+        key = (e["updated"], e["decision"], e.get("state"))
         if key not in seen:
             seen.add(key)
             out.append(e)
@@ -275,18 +282,22 @@ def rollout_of(records: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 # --- the assembled document ------------------------------------------------------------------------------
-def wave_verdict(members: list[dict[str, Any]], max_fail_percentage: float) -> tuple[int, str]:
+def wave_verdict(members: list[dict[str, Any]], max_fail_percentage: float, last: bool = False) -> tuple[int, str]:
     """(failed, verdict) of one wave's records: halted once failures pass the limit (more members can only add
-    failures), else pending while one is, skipped when all were, else passed."""
+    failures), unless it is the last wave, which halts nothing (done); else pending while one is, skipped when all
+    were, aborted when the rollout's abort rolled it back, else passed."""
     decisions = [r["decision"] for r in members]
     failed = sum(d in RS.FAILED_DECISIONS for d in decisions)
-    if members and failed * 100.0 / len(members) > max_fail_percentage:
+    over = bool(members) and failed * 100.0 / len(members) > max_fail_percentage
+    if over and not last:
         return failed, "halted"
     if not members or "pending" in decisions:
         return failed, "pending"
     if all(d == "skipped" for d in decisions):
         return failed, "skipped"
-    return failed, "passed"
+    if "aborted" in decisions and all(d in ("aborted", "skipped") for d in decisions):
+        return failed, "aborted"
+    return failed, "done" if over else "passed"
 
 
 def halt_reason(wave: Mapping[str, Any]) -> str:
@@ -301,7 +312,8 @@ def _pct(value: float) -> str:
 
 
 def assemble(records: Mapping[str, dict[str, Any]], rollout: Mapping[str, Any] | None = None, waves: int | None = None,
-             max_fail_percentage: float | None = None, title: str | None = None) -> dict[str, Any]:
+             max_fail_percentage: float | None = None, title: str | None = None,
+             paused: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The rollout document of records (a Records or a plain {cluster: record}); validated.
 
     rollout: default the records' own; waves: the number of waves planned (waves without a record yet are
@@ -317,7 +329,7 @@ def assemble(records: Mapping[str, dict[str, Any]], rollout: Mapping[str, Any] |
     out_waves, halted = [], None
     for number in numbers:
         members = [records[c] for c in sorted(records) if records[c]["wave"] == number]
-        failed, verdict = wave_verdict(members, limit)
+        failed, verdict = wave_verdict(members, limit, last=number == numbers[-1])
         wave = {"wave": number, "clusters": [r["cluster"] for r in members], "failed": failed, "verdict": verdict}
         out_waves.append(wave)
         if verdict == "halted" and halted is None:
@@ -331,4 +343,6 @@ def assemble(records: Mapping[str, dict[str, Any]], rollout: Mapping[str, Any] |
            "sources": list(getattr(records, "sources", [])), "problems": list(getattr(records, "problems", []))}
     if title:
         doc["title"] = title
+    if paused:
+        doc["paused"] = {"after_wave": int(paused["after_wave"]), "left": list(paused.get("left") or [])}
     return RS.validate_rollout(doc)

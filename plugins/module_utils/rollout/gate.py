@@ -13,7 +13,9 @@ each document (a probe measures one: the cluster as it is). The verdict fails, w
   Mann-Whitney test says it is slower at `confidence` (the size alone flags noise on a few operations, the test
   alone flags a real but trivial slowdown on many);
 - the candidate has more failed operations than the baseline, or Warning-event reasons the baseline had not;
-- there are too few operations to judge (MIN_OPERATIONS on each side): the gate never passes on no evidence.
+- there are too few operations to judge (MIN_OPERATIONS on each side): the gate never passes on no evidence;
+- the data is a measurement error: latencies that are zero, negative or not finite, or an observed ratio beyond
+  PHYSICAL_BOUND either way; a broken clock is never a gain.
 The observed speedup is the Hodges-Lehmann estimate of the baseline/candidate latency ratio (the median of
 the within-step log ratios of every baseline/candidate pair), with a seeded bootstrap interval that resamples
 within each step, so the same inputs give the same verdict.
@@ -45,8 +47,12 @@ TEST = "van Elteren stratified Mann-Whitney, one-sided, on log latency shifted b
 MIN_OPERATIONS = 8
 # step statuses whose finished objects are measurements (skipped and disturbed steps are not; docs/results.md)
 MEASURED = ("ok", "failed", "timeout")
-# a latency of 0 (a twin at a tiny time scale) stays finite on the log scale
+# a latency of 0 (a twin at a tiny time scale) stays finite on the log scale; zero latencies are a measurement error
+# (bad_latencies), so the floor only keeps the arithmetic finite, it never stands for a measurement
 FLOOR_S = 1e-6
+# a ratio past this, either way, is not a storage control plane getting faster or slower: the seeds' largest gain
+# is 8.4x, and a clock or a harness gone wrong is the likelier cause
+PHYSICAL_BOUND = 1000.0
 # Hodges-Lehmann: a step's side larger than this enters as that many of its quantiles, so a step adds at most
 # 100 x 100 pairs and the bootstrap stays seconds, whatever the probe's size
 MAX_PER_SIDE = 100
@@ -91,13 +97,36 @@ def _runs(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return (variants[-1].get("runs") or []) if variants else []
 
 
-def _latency(obj: Mapping[str, Any]) -> float | None:
+def _raw_latency(obj: Mapping[str, Any]) -> float | None:
+    """The object's latency as recorded (or end - start), whatever its value; None when it has none."""
     value = obj.get("latency")
     if value is None and obj.get("start") is not None and obj.get("end") is not None:
         value = obj["end"] - obj["start"]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
+
+
+def _latency(obj: Mapping[str, Any]) -> float | None:
+    value = _raw_latency(obj)
+    return value if value is not None and math.isfinite(value) and value >= 0 else None
+
+
+def bad_latencies(doc: Mapping[str, Any], steps: Sequence[str] | None = None) -> tuple[int, list[str]]:
+    """(count, examples) of finished operations of the judged variant whose latency is zero, negative or not finite:
+    a measurement error (a clock that went back, a harness that timed nothing), never a gain."""
+    count, examples = 0, []
+    for run in _runs(doc):
+        for step in run.get("steps", []):
+            if step.get("status") not in MEASURED or (steps is not None and step["name"] not in steps):
+                continue
+            for obj in step.get("objects") or []:
+                value = _raw_latency(obj)
+                if value is not None and (not math.isfinite(value) or value <= 0):
+                    count += 1
+                    if len(examples) < 3:
+                        examples.append("%s %s: %r s" % (step["name"], obj.get("name", "?"), value))
+    return count, examples
 
 
 def step_order(doc: Mapping[str, Any]) -> list[str]:
@@ -268,16 +297,19 @@ def gain(strata: list[tuple[Any, Any]], expected_speedup: float | None, min_gain
 
 def step_row(name: str, base: list[float], cand: list[float], tolerance_pct: float,
              confidence: float) -> tuple[dict[str, Any], float | None]:
-    """One step's medians, speedup and change; worse = beyond the tolerance and significantly slower.
+    """One step's medians (and 95th and 99th percentiles), speedup and change; worse = beyond the tolerance and
+    significantly slower.
     Also returns the Mann-Whitney p-value (None when a side has no operations)."""
     b50, c50 = stats.median(base) if base else None, stats.median(cand) if cand else None
     change = stats.change_pct(b50, c50)
     p = float(sps.mannwhitneyu(cand, base, alternative="greater").pvalue) if base and cand else None
     # ignore: a change is computed only when both sides have operations, and then so is p
     worse = change is not None and change > tolerance_pct and p < 1 - confidence  # type: ignore[operator]
-    return {"name": name, "baseline_p50": _round(b50), "candidate_p50": _round(c50),
-            "speedup": _round(stats.speedup(b50, c50), 4), "change_pct": _round(change, 4),
-            "tolerance_pct": tolerance_pct, "worse": bool(worse)}, p
+    tails = {"%s_p%d" % (side, q): _round(stats.percentile(values, q)) if values else None
+             for side, values in (("baseline", base), ("candidate", cand)) for q in (95, 99)}
+    return dict({"name": name, "baseline_p50": _round(b50), "candidate_p50": _round(c50),
+                 "speedup": _round(stats.speedup(b50, c50), 4), "change_pct": _round(change, 4),
+                 "tolerance_pct": tolerance_pct, "worse": bool(worse)}, **tails), p
 
 
 # the verdict -----------------------------------------------------------------------------------------------
@@ -348,6 +380,16 @@ def judge(baseline_doc: Mapping[str, Any], candidate_doc: Mapping[str, Any], exp
         why = _gain_reason(g, n)
         if why:
             reasons.insert(0, why)
+    for side, doc in (("baseline", baseline_doc), ("candidate", candidate_doc)):
+        bad, examples = bad_latencies(doc, names)
+        if bad:
+            reasons.insert(0, "Measurement error: the %s has %d operations whose latency is zero, negative or not "
+                              "finite (%s); they are not a gain: measure again." % (side, bad, "; ".join(examples)))
+    observed = g.get("observed_speedup")
+    if observed is not None and not 1.0 / PHYSICAL_BOUND <= observed <= PHYSICAL_BOUND:
+        reasons.insert(0, "Measurement error: the observed ratio %s is beyond the physical bound of %g× either way; "
+                          "a clock or the harness went wrong, not the storage: measure again."
+                       % (stats.format_ratio(observed), PHYSICAL_BOUND))
     counted = None if steps is None else names
     failed = {side: failed_operations(doc, counted) for side, doc in (("baseline", baseline_doc),
                                                                       ("candidate", candidate_doc))}

@@ -10,6 +10,7 @@ and the required speedup per cluster), so the page needs nothing but itself.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping
 
 
@@ -21,9 +22,10 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.schema imp
 
 FILENAMES = {"json": "rollout.json", "md": "rollout.md", "html": "rollout.html"}
 WORDS = {"promoted": "promoted", "rolled_back": "rolled back", "failed": "failed", "skipped": "skipped",
-         "pending": "pending"}
+         "pending": "pending", "aborted": "aborted"}
 # cell classes of report/render.py's CSS (ok: ROLLOUT_CSS)
-DECISION_CLS = {"promoted": "ok", "rolled_back": "fail", "failed": "fail", "skipped": "skip", "pending": "warn"}
+DECISION_CLS = {"promoted": "ok", "rolled_back": "fail", "failed": "fail", "skipped": "skip", "pending": "warn",
+                "aborted": "skip"}
 DASH = stats.DASH
 
 
@@ -39,6 +41,9 @@ def headline(doc: Mapping[str, Any]) -> str:
     text = "%d cluster%s: %s" % (n, "" if n == 1 else "s", counts or "no record yet")
     if doc["halted"]:
         return text + "; halted at " + doc["halted"]["reason"]
+    if doc.get("paused"):
+        left = doc["paused"]["left"]
+        return text + "; paused after wave %d, %s left for a later run" % (doc["paused"]["after_wave"], ", ".join(left))
     waves = doc["waves"]
     done = 0
     for w in waves:
@@ -55,12 +60,34 @@ def headline(doc: Mapping[str, Any]) -> str:
 
 
 def state_of(doc: Mapping[str, Any]) -> tuple[str, str]:
-    """(badge class of report/render.py's CSS, word): halted, in progress, done."""
+    """(badge class of report/render.py's CSS, word): halted, paused, in progress, aborted, done."""
     if doc["halted"]:
         return "failed", "halted"
+    if doc.get("paused"):
+        return "interrupted", "paused"
     if any(w["verdict"] == "pending" for w in doc["waves"]):
         return "interrupted", "in progress"
+    if doc["waves"] and all(w["verdict"] in ("aborted", "skipped") for w in doc["waves"]):
+        return "interrupted", "aborted"
     return "ok", "done"
+
+
+def decision_text(record: Mapping[str, Any]) -> tuple[str, str]:
+    """(text, cell class) of a cluster's decision, telling apart a cluster taken up from an interrupted run, one
+    skipped because the change was already on, and one the run never reached."""
+    decision, state = record["decision"], record.get("state")
+    if decision == "pending" and state in (None, "planned"):
+        return "not reached", "missing"
+    text = WORDS[decision]
+    if decision == "pending":
+        text += " (%s)" % str(state).replace("_", " ")
+    elif decision == "skipped" and str(record.get("reason", "")).startswith("already on"):
+        text = "skipped: already on"
+    if record.get("resumed_from"):
+        text += " · resumed from %s" % record["resumed_from"].replace("_", " ")
+    if record.get("drift"):
+        text += " · drift"
+    return text, DECISION_CLS[decision]
 
 
 # --- figures as text ------------------------------------------------------------------------------------
@@ -128,7 +155,8 @@ def wave_table(doc: Mapping[str, Any], wave: Mapping[str, Any]) -> dict[str, Any
     for name in wave["clusters"]:
         r = doc["clusters"][name]
         fails = (r.get("gate") or {}).get("failed_operations") or {}
-        rows.append([cell(name), cell(WORDS[r["decision"]], DECISION_CLS[r["decision"]]), cell(r["reason"]),
+        rows.append([cell(name), cell(*decision_text(r)), cell(r["reason"] + (" Drift: %s." % r["drift"]
+                                                                              if r.get("drift") else "")),
                      cell(speedup_text(r), "ratio" if r.get("gate") else "missing"), cell(required_text(r)),
                      cell(p_text(r)), cell(failed_ops_text(r), "fail" if fails.get("candidate") else ""),
                      cell(warnings_text(r), "warn" if (r.get("gate") or {}).get("new_warnings") else ""),
@@ -138,24 +166,29 @@ def wave_table(doc: Mapping[str, Any], wave: Mapping[str, Any]) -> dict[str, Any
     title = "Wave %d · %s · %d failed" % (wave["wave"], wave["verdict"], wave["failed"])
     return {"id": "wave-%d" % wave["wave"], "title": title,
             "headers": WAVE_HEADERS, "rows": rows, "left": 3,
-            "note": "Speedup: the gate's observed throughput ratio after/before with its confidence interval; "
-                    "required: the least speedup the gate accepts; p: the test's p-value. Failed operations and "
-                    "warnings: baseline → after."}
+            "note": "Speedup: how many times faster the judged operations got, the baseline's latency divided by "
+                    "the latency after the change (above 1 is faster), with its confidence interval; required: the "
+                    "least speedup the gate accepts; p: the test's p-value. Failed operations and warnings: "
+                    "baseline → after."}
 
 
 def steps_table(name: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Step | p50 before | p50 after | Change | Tolerance | Worse: the gate's steps of one cluster."""
+    """Step | p50, p95, p99 before and after | Change | Tolerance | Worse: the gate's steps of one cluster."""
     steps = (record.get("gate") or {}).get("steps") or []
     if not steps:
         return None
-    rows = [[cell(s["name"]), cell(stats.format_duration(s.get("baseline_p50"))),
-             cell(stats.format_duration(s.get("candidate_p50"))), cell(stats.format_pct(s.get("change_pct"))),
-             cell(DASH if s.get("tolerance_pct") is None else "≤ %s" % stats.format_pct(s["tolerance_pct"])),
-             cell("worse" if s.get("worse") else "no", "fail" if s.get("worse") else "")]
+    rows = [[cell(s["name"])]
+            + [cell(stats.format_duration(s.get("%s_%s" % (side, q)))) for q in ("p50", "p95", "p99")
+               for side in ("baseline", "candidate")]
+            + [cell(stats.format_pct(s.get("change_pct"))),
+               cell(DASH if s.get("tolerance_pct") is None else "≤ %s" % stats.format_pct(s["tolerance_pct"])),
+               cell("worse" if s.get("worse") else "no", "fail" if s.get("worse") else "")]
             for s in steps]
     return {"id": "steps-%s" % name, "title": "", "rows": rows,
-            "headers": ["Step", "p50 before", "p50 after", "Change", "Tolerance", "Worse"],
-            "note": "Median per-object latency of each step in the baseline and after the change."}
+            "headers": ["Step", "p50 before", "p50 after", "p95 before", "p95 after", "p99 before", "p99 after",
+                        "Change", "Tolerance", "Worse"],
+            "note": "Per-object latency of each step in the baseline and after the change: median, 95th and 99th "
+                    "percentiles; change and tolerance are the medians'."}
 
 
 def facts_table(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -182,6 +215,18 @@ def _probe_line(record: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def probe_links(record: Mapping[str, Any], base: str | None) -> list[tuple[str, str]]:
+    """[(label, href)] of the probes' report.html beside their result.json, relative to the rollout's directory
+    (base), so that the links hold wherever the reports directory is copied or uploaded."""
+    out = []
+    for key in ("baseline", "after"):
+        result = (record.get(key) or {}).get("result")
+        if result and base:
+            page = os.path.join(os.path.dirname(str(result)), "report.html")
+            out.append(("%s report" % key, os.path.relpath(page, base).replace(os.sep, "/")))
+    return out
+
+
 def cluster_sections(doc: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], str, dict[str, Any] | None, list[str], list[str]]]:
     """[(name, record, probe line, steps table, gate reasons, history lines)] of the clusters with more to say."""
     out = []
@@ -195,7 +240,7 @@ def cluster_sections(doc: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], 
 
 
 # --- Markdown ------------------------------------------------------------------------------------------------
-def to_markdown(doc: Mapping[str, Any]) -> str:
+def to_markdown(doc: Mapping[str, Any], base: str | None = None) -> str:
     r = doc["rollout"]
     out = ["# %s" % title_of(doc), "",
            "Rollout `%s` · change `%s` · **%s** · %s" % (r["id"], r["change"], state_of(doc)[1], headline(doc)), ""]
@@ -204,7 +249,8 @@ def to_markdown(doc: Mapping[str, Any]) -> str:
     for name, record, probes, steps, reasons, history in cluster_sections(doc):
         out += ["### %s · %s" % (R._md_escape(name), WORDS[record["decision"]]), ""]
         if probes:
-            out += [R._md_escape(probes), ""]
+            links = "".join(" · [%s](%s)" % (label, href) for label, href in probe_links(record, base))
+            out += [R._md_escape(probes) + links, ""]
         if steps:
             out.append(R.table_markdown(steps))
         out += ["- gate: %s" % R._md_escape(x) for x in reasons]
@@ -275,7 +321,7 @@ def speedup_svg(doc: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def to_html(doc: Mapping[str, Any]) -> str:
+def to_html(doc: Mapping[str, Any], base: str | None = None) -> str:
     cls, word = state_of(doc)
     r = doc["rollout"]
     body = ["<main>", "<h1>%s</h1>" % R.esc(title_of(doc)),
@@ -293,7 +339,9 @@ def to_html(doc: Mapping[str, Any]) -> str:
     for name, record, probes, steps, reasons, history in cluster_sections(doc):
         body.append("<h2>%s · %s</h2>" % (R.esc(name), R.esc(WORDS[record["decision"]])))
         if probes:
-            body.append('<p class="sub">%s</p>' % R.esc(probes))
+            links = "".join(' · <a href="%s">%s</a>' % (R.esc(href), R.esc(label))
+                            for label, href in probe_links(record, base))
+            body.append('<p class="sub">%s%s</p>' % (R.esc(probes), links))
         if steps:
             body.append(R.table_html(steps))
         items = ["gate: " + x for x in reasons]
@@ -311,10 +359,11 @@ def to_html(doc: Mapping[str, Any]) -> str:
     return R.page_html(title_of(doc), body, extra_css=ROLLOUT_CSS)
 
 
-def render_rollout(doc: Mapping[str, Any]) -> dict[str, str]:
-    return {"json": dumps(doc), "md": to_markdown(doc), "html": to_html(doc)}
+def render_rollout(doc: Mapping[str, Any], base: str | None = None) -> dict[str, str]:
+    """base: the directory the pages are written to, for their relative links to the probes' reports."""
+    return {"json": dumps(doc), "md": to_markdown(doc, base), "html": to_html(doc, base)}
 
 
 def write_rollout(doc: Mapping[str, Any], output_dir: str, check_mode: bool = False) -> dict[str, dict[str, Any]]:
     """rollout.json, rollout.md, rollout.html into output_dir, atomically and only what changed -> {fmt: {path, changed}}."""
-    return R.write_texts(render_rollout(doc), output_dir, FILENAMES, check_mode=check_mode)
+    return R.write_texts(render_rollout(doc, os.path.abspath(output_dir)), output_dir, FILENAMES, check_mode=check_mode)

@@ -15,11 +15,20 @@ from typing import Any
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import schema as S
 
 SCHEMA_VERSION = 1
-DECISIONS = ("promoted", "rolled_back", "failed", "skipped", "pending")
+DECISIONS = ("promoted", "rolled_back", "failed", "skipped", "pending", "aborted")
+# The write-ahead log of one cluster (docs/rollout.md, "Interrupted runs"): each state is recorded before the step it
+# names is taken, so a rerun knows where a killed run stopped. planned and baseline_measured: nothing changed yet;
+# applying .. rolling_back: the change may be on and is not decided; promoted, rolled_back, failed, skipped and
+# aborted end the cluster's turn.
+STEPS = ("planned", "baseline_measured", "applying", "applied", "after_measured", "rolling_back", "rolled_back",
+         "promoted", "failed", "skipped", "aborted")
+# states in which the change may be on because of this rollout (what a rerun must never call skipped)
+CHANGED_STEPS = ("applying", "applied", "after_measured", "rolling_back", "promoted")
 # failures in the sense of max_fail_percentage
 FAILED_DECISIONS = ("rolled_back", "failed")
-# skipped: every member of the wave was skipped (a wave after the halt)
-WAVE_VERDICTS = ("passed", "halted", "pending", "skipped")
+# skipped: every member of the wave was skipped (a wave after the halt); done: the last wave, finished with failures
+# above the limit (it halts nothing); aborted: the rollout's abort rolled it back
+WAVE_VERDICTS = ("passed", "halted", "pending", "skipped", "done", "aborted")
 STATES = ("present", "absent")
 HISTORY_MAX = 20
 
@@ -97,7 +106,8 @@ _PROBE = {
 HISTORY_ENTRY = {
     "type": "object",
     "required": ["decision", "reason", "updated"],
-    "properties": {"decision": {"enum": list(DECISIONS)}, "reason": {"type": "string"}, "updated": _ISO},
+    "properties": {"decision": {"enum": list(DECISIONS)}, "reason": {"type": "string"}, "updated": _ISO,
+                   "state": {"enum": list(STEPS)}},
     "additionalProperties": False,
 }
 
@@ -119,6 +129,15 @@ RECORD = {
         "after": {"type": ["object", "null"], "properties": dict(_PROBE), "additionalProperties": True},
         "gate": {"oneOf": [_ref("gate_verdict"), {"type": "null"}]},
         "applied": {"type": "boolean", "description": "The change was applied in the run that wrote this record."},
+        "state": {"enum": list(STEPS), "description": "The step of the write-ahead log: recorded before it is taken."},
+        "identity": {"type": ["object", "null"], "required": ["server", "uid"],
+                     "properties": {"server": {"type": "string"}, "uid": {"type": "string"}},
+                     "additionalProperties": False,
+                     "description": "The cluster the record is about: its API server and kube-system uid."},
+        "resumed_from": {"type": ["string", "null"],
+                         "description": "The state an earlier, interrupted run left, from which this run went on."},
+        "drift": {"type": ["string", "null"],
+                  "description": "What the cluster read against what an earlier record said."},
         "rollback": {"type": ["object", "null"], "required": ["done", "verified"],
                      "properties": {"done": {"type": "boolean"}, "verified": {"type": "boolean"},
                                     "detail": {"type": "string"}},
@@ -168,6 +187,11 @@ ROLLOUT_SCHEMA = {
                     "properties": {d: {"type": "array", "items": _NAME} for d in DECISIONS},
                     "additionalProperties": False},
         "sources": _STRINGS,
+        "paused": {"type": "object", "required": ["after_wave", "left"],
+                   "description": "The run stopped after a wave on purpose (pause_after_wave); left: the clusters "
+                                  "of the later waves, which a rerun takes up.",
+                   "properties": {"after_wave": {"type": "integer", "minimum": 1}, "left": _STRINGS},
+                   "additionalProperties": False},
         "problems": {"type": "array", "description": "Record files that were left out, with why.",
                      "items": {"type": "object", "required": ["source", "error"],
                                "properties": {"source": {"type": "string"}, "error": {"type": "string"}},

@@ -15,7 +15,8 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import ren
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import schema as RS
 
 ROLLOUT_KEYS = ("id", "change", "state", "parameters", "max_fail_percentage")
-RECORD_KEYS = ("cluster", "wave", "decision", "reason", "baseline", "after", "gate", "applied", "rollback")
+RECORD_KEYS = ("cluster", "wave", "decision", "reason", "baseline", "after", "gate", "applied", "rollback", "state",
+               "identity", "resumed_from", "drift")
 FIX = "Fix the named fields; docs/rollout.schema.json describes a record."
 
 
@@ -124,7 +125,7 @@ def rollout_report(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, 
             "; left out: " + "; ".join(left_out)) if left_out else ""),
             hint="rollout_report reads <rollout_dir>/clusters/<cluster>.json (and <prefix>/clusters/ in the bucket), "
                  "written by rollout_record; check rollout_dir, bucket and prefix.")
-    doc = D.assemble(records, max_fail_percentage=p["max_fail_percentage"], title=p["title"])
+    doc = D.assemble(records, max_fail_percentage=p["max_fail_percentage"], title=p["title"], paused=p.get("paused"))
     out_dir = os.path.abspath(p["output_dir"] or rollout_dir)  # type: ignore[arg-type]  # one of them, checked above
     with writing("cannot write the rollout report into %s" % out_dir, hint="Check that output_dir is writable."):
         result = written(RR.write_rollout(doc, out_dir, check_mode=check_mode))

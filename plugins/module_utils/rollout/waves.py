@@ -50,13 +50,20 @@ def plan(clusters: Iterable[str], waves: Sequence[int | str] | None = DEFAULT_WA
     clusters = list(dict.fromkeys(clusters))
     if not clusters:
         raise WavesError("no cluster to roll out to: the cluster group is empty")
-    waves = list(waves or DEFAULT_WAVES)
+    if waves is None:
+        waves = DEFAULT_WAVES
+    if not waves:
+        raise WavesError("waves is empty: give the wave sizes, e.g. [1, \"25%\", \"100%\"], or leave waves out for "
+                         "that default")
+    waves = list(waves)
     unknown = [c for c in canary if c not in clusters]
     if unknown:
         raise WavesError("canary names %s, which the cluster group does not hold (%s): name clusters of the group"
                          % (", ".join(unknown), ", ".join(clusters)))
     sizes = [batch_size(w, len(clusters), i) for i, w in enumerate(waves)]
     out, rest = [], clusters
+    if canary is None:
+        canary = ()
     if canary:
         first = list(dict.fromkeys(canary))
         out.append(first)

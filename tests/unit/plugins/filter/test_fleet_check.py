@@ -1,4 +1,4 @@
-"""fleet_check: a run touches only clusters somebody named (the inventory rules of playbooks/clusters.yml)."""
+"""fleet_check: a run touches only clusters somebody named (the inventory and limit rules of playbooks/clusters.yml)."""
 from __future__ import annotations
 
 import pytest
@@ -88,3 +88,36 @@ def test_an_ack_playbook_accepts_the_cluster_id(tmp_path):
     assert fleet_check(groups, hostvars, [src], needs="ack")["problems"] == []
     with pytest.raises(AnsibleFilterError, match="needs must be one of k8s, ack"):
         fleet_check(groups, hostvars, [src], needs="gluster")
+
+
+def test_a_limit_that_leaves_a_cluster_passes(tmp_path):
+    groups, hostvars, src = inventory(tmp_path, {"a": {"k8s_kubeconfig": "/k/a"}, "b": {"k8s_kubeconfig": "/k/b"},
+                                                 "web": {}}, {"k8s_clusters": ["a", "b"]})
+    assert fleet_check(groups, hostvars, [src], limit="b", play_hosts=["b"]) == {"problems": [], "fallback": False}
+    assert fleet_check(groups, hostvars, [src], limit="b,web", play_hosts=["b", "web"])["problems"] == []
+
+
+def test_a_limit_that_leaves_only_hosts_outside_the_cluster_group_is_refused_naming_it(tmp_path):
+    groups, hostvars, src = inventory(tmp_path, {"a": {"k8s_kubeconfig": "/k/a"}, "web": {}},
+                                      {"k8s_clusters": ["a"], "webservers": ["web"]})
+    out = fleet_check(groups, hostvars, [src], limit="webservers", play_hosts=["web"])
+    [problem] = out["problems"]
+    assert problem.startswith("The limit 'webservers' names no cluster of the group 'k8s_clusters' (a): it leaves "
+                              "only web.") and "-e cluster_group=NAME" in problem
+    # without a limit the same inventory is fine: the play's hosts are then localhost and the clusters
+    assert fleet_check(groups, hostvars, [src], limit="", play_hosts=["localhost", "a"])["problems"] == []
+
+
+def test_a_limit_of_localhost_is_a_cluster_only_where_localhost_is_the_one_cluster(tmp_path):
+    assert fleet_check({"all": [], "ungrouped": []}, {}, [], limit="localhost", play_hosts=["localhost"]) == {
+        "problems": [], "fallback": True}
+    groups, hostvars, src = inventory(tmp_path, {f"c{i}": {"k8s_kubeconfig": "/k"} for i in range(7)},
+                                      {"k8s_clusters": [f"c{i}" for i in range(7)]})
+    [problem] = fleet_check(groups, hostvars, [src], limit="localhost", play_hosts=["localhost"])["problems"]
+    assert "(c0, c1, c2, c3, c4, ...)" in problem and "leaves only localhost" in problem
+
+
+def test_an_inventory_problem_is_told_before_the_limit(tmp_path):
+    groups, hostvars, src = inventory(tmp_path, {"web": {}}, {"webservers": ["web"]})
+    [problem] = fleet_check(groups, hostvars, [src], limit="web", play_hosts=["web"])["problems"]
+    assert "names no host in the group 'k8s_clusters'" in problem

@@ -14,14 +14,14 @@ ADVICE = {
     "summary": {"on": 1, "available": 2, "blocked": 1, "not_applicable": 1},
     "tunings": [
         {"name": "parallel_attach", "state": "available", "reasons": ["note: ecs.g7 attaches at most 8 disks"],
-         "expected": "3m19s -> 37s (seed 000)", "expected_speedup": 5.4, "apply_with": "playbooks/enable_parallel_attach.yml"},
+         "expected": "3m19s -> 37s (seed 000)", "expected_speedup": 5.4, "apply_with": "storageperf.k8s.enable_parallel_attach"},
         {"name": "trident_concurrency", "state": "blocked", "reasons": ["Trident 25.02.1 has no concurrent core"],
-         "expected": "3.9x to 8.1x (seed 002)", "apply_with": "playbooks/tune_trident.yml"},
+         "expected": "3.9x to 8.1x (seed 002)", "apply_with": "storageperf.k8s.tune_trident"},
         {"name": "snapshot_controller_tuning", "state": "available", "reasons": [], "expected": "143s -> 17s",
          "apply_with": "role storageperf.k8s.snapshot_controller_tuning"},
         {"name": "csi_sidecar_tuning", "state": "on", "reasons": [], "expected": "none", "apply_with": None},
         {"name": "pmem_storageclasses", "state": "not_applicable", "reasons": ["no PMEM node"], "expected": "2.5x",
-         "apply_with": "playbooks/deploy_pmem.yml"},
+         "apply_with": "storageperf.k8s.deploy_pmem"},
     ],
 }
 
@@ -33,18 +33,18 @@ def advice(inventory="inv/prod.yml", cluster="ack-prod"):
 def test_each_tuning_gets_its_playbook_command_and_the_guarded_rollout():
     t = {x["name"]: x["apply"] for x in advice()["tunings"]}
     assert t["parallel_attach"]["command"] == (
-        "ansible-playbook -i inv/prod.yml playbooks/enable_parallel_attach.yml -l ack-prod -e state=present")
+        "ansible-playbook -i inv/prod.yml storageperf.k8s.enable_parallel_attach -l ack-prod -e state=present")
     assert t["parallel_attach"]["rollout_command"] == (
-        "ansible-playbook -i inv/prod.yml playbooks/rollout.yml -l ack-prod -e change=parallel_attach")
+        "ansible-playbook -i inv/prod.yml storageperf.k8s.rollout -l ack-prod -e change=parallel_attach")
     # no playbook applies the snapshot-controller alone without Trident: the rollout is the command
     assert t["snapshot_controller_tuning"]["command"] is None
     assert t["snapshot_controller_tuning"]["rollout_change"] == "snapshot_controller"
     assert t["csi_sidecar_tuning"]["rollout_change"] == "csi_sidecars"
-    assert t["pmem_storageclasses"]["rollout_command"] is None and "deploy_pmem.yml" in t["pmem_storageclasses"]["command"]
+    assert t["pmem_storageclasses"]["rollout_command"] is None and "storageperf.k8s.deploy_pmem -l" in t["pmem_storageclasses"]["command"]
 
 
 def test_the_snapshot_controller_through_tune_trident_names_the_seeds_numbers():
-    tuning = {"name": "snapshot_controller_tuning", "apply_with": "playbooks/tune_trident.yml"}
+    tuning = {"name": "snapshot_controller_tuning", "apply_with": "storageperf.k8s.tune_trident"}
     assert C.apply_entry(tuning, "i", "c")["command"].endswith(
         "-e state=present -e worker_threads=25 -e kube_api_qps=75 -e kube_api_burst=150")
 
@@ -60,7 +60,7 @@ def test_console_says_state_blocker_gain_and_command_in_a_few_lines():
     assert lines[0] == "ack-prod (v1.32.1): 1 on, 2 available, 1 blocked, 1 n/a"
     assert "  parallel_attach: available - expected ~5.4× · 3m19s -> 37s (seed 000)" in lines
     assert "  trident_concurrency: blocked by: Trident 25.02.1 has no concurrent core" in lines
-    assert "    apply: ansible-playbook -i inv/prod.yml playbooks/tune_trident.yml -l ack-prod -e state=present" in lines
+    assert "    apply: ansible-playbook -i inv/prod.yml storageperf.k8s.tune_trident -l ack-prod -e state=present" in lines
     assert lines[-1] == "  on: csi_sidecar_tuning; n/a: pmem_storageclasses"
     assert len(lines) <= 12
 
@@ -86,7 +86,21 @@ def test_the_fleet_report_carries_the_commands_in_its_advisor_section():
     fleet = F.build_fleet([{"cluster": "ack-prod", "document": advice()},
                            {"cluster": "broken", "error": "unreachable"}], "fleet-advice")
     md, html = FR.to_markdown(fleet), FR.to_html(fleet, charts=False)
-    command = "ansible-playbook -i inv/prod.yml playbooks/enable_parallel_attach.yml -l ack-prod -e state=present"
+    command = "ansible-playbook -i inv/prod.yml storageperf.k8s.enable_parallel_attach -l ack-prod -e state=present"
     assert "### How to apply" in md and command in md
     assert "<h2>How to apply</h2>" in html and command in html and "ack-prod / parallel_attach" in html
     assert "~5.4× · 3m19s" in md
+
+
+def test_every_command_names_its_playbook_by_the_collection_never_a_repository_path():
+    """`ansible-playbook storageperf.k8s.x` runs from any directory where the collection is installed; a path such as
+    playbooks/x.yml only inside a checkout of the repository."""
+    from ansible_collections.storageperf.k8s.plugins.module_utils.advice.seeds import TUNINGS
+
+    seeded = C.add_commands({"tunings": [dict(row, name=name) for name, row in TUNINGS.items()]}, "/srv/inv.yml", "c")
+    commands = [c for t in seeded["tunings"] for c in (t["apply"]["command"], t["apply"]["rollout_command"]) if c]
+    assert len(commands) >= 7, commands  # four tunings roll out, and four have a playbook of their own
+    for command in commands:
+        playbook = command.split()[3]
+        assert playbook.startswith("storageperf.k8s.") and "/" not in playbook and not playbook.endswith(".yml"), command
+    assert not [row for row in TUNINGS.values() if "playbooks/" in str(row)]

@@ -35,7 +35,7 @@ def advice(states: dict[str, str], reasons: dict[str, list[str]] | None = None) 
     reasons = reasons or {}
     return {"cluster": {"server": "https://10.0.0.1:6443", "version": "v1.34.9"},
             "tunings": [{"name": n, "state": s, "reasons": reasons.get(n, []), "current": {}, "recommended": {},
-                         "expected": "faster", "seed": "002", "apply_with": "playbooks/tune_trident.yml"}
+                         "expected": "faster", "seed": "002", "apply_with": "storageperf.k8s.tune_trident"}
                         for n, s in states.items()],
             "summary": {s: sum(1 for v in states.values() if v == s)
                         for s in ("on", "available", "blocked", "not_applicable")}}

@@ -37,7 +37,8 @@ def test_writing_a_record_twice_changes_nothing_and_a_new_decision_keeps_the_old
     assert D.write_record(str(tmp_path), promoted)[1]
     stored = json.loads(Path(path).read_text())
     assert stored["decision"] == "promoted"
-    assert stored["history"] == [{"decision": "pending", "reason": "not started yet", "updated": "2026-12-06T04:59:00Z"}]
+    assert stored["history"] == [{"decision": "pending", "reason": "not started yet", "updated": "2026-12-06T04:59:00Z",
+                                  "state": "planned"}]
 
 
 def test_history_keeps_the_last_twenty(tmp_path):
@@ -124,7 +125,7 @@ def test_merge_of_slices_keeps_every_cluster_and_the_newest_record_with_the_othe
 
 
 def history(record: dict) -> dict:
-    return {k: record[k] for k in ("decision", "reason", "updated")}
+    return {k: record[k] for k in ("decision", "reason", "updated", "state")}
 
 
 def test_merge_refuses_two_rollouts():
@@ -147,15 +148,21 @@ def test_waves_pass_within_max_fail_percentage_50():
         (1, ["twin-1"], 0, "passed"), (2, ["twin-2", "twin-3"], 1, "passed")]
     assert doc["halted"] is None
     assert doc["summary"] == {"promoted": ["twin-1", "twin-2"], "rolled_back": ["twin-3"], "failed": [], "skipped": [],
-                              "pending": []}
+                              "pending": [], "aborted": []}
     assert doc["generated"] == "2026-12-06T05:20:00Z"  # the newest record: the same records, the same document
 
 
 def test_one_failure_halts_a_wave_with_max_fail_percentage_0():
-    doc = sample.document(max_fail_percentage=0)
-    assert [w["verdict"] for w in doc["waves"]] == ["passed", "halted"]
+    doc = D.assemble(sample.records(), waves=3, max_fail_percentage=0)
+    assert [w["verdict"] for w in doc["waves"]] == ["passed", "halted", "pending"]
     assert doc["halted"]["wave"] == 2
     assert "1 of 2 clusters" in doc["halted"]["reason"] and "max_fail_percentage 0%" in doc["halted"]["reason"]
+
+
+def test_the_last_wave_halts_nothing_its_failures_are_counted():
+    doc = sample.document(max_fail_percentage=0)
+    assert [(w["verdict"], w["failed"]) for w in doc["waves"]] == [("passed", 0), ("done", 1)]
+    assert doc["halted"] is None
 
 
 def test_the_first_halted_wave_halts_later_waves_are_skipped_or_pending():
@@ -173,7 +180,7 @@ def test_a_wave_with_a_pending_member_is_pending_until_failures_already_pass_the
     records = sample.records()
     records["twin-2"] = pending("twin-2", wave=2)
     assert [w["verdict"] for w in D.assemble(records)["waves"]] == ["passed", "pending"]  # 1 of 2 = 50%: not above
-    assert D.assemble(records, max_fail_percentage=0)["waves"][1]["verdict"] == "halted"
+    assert D.assemble(records, waves=3, max_fail_percentage=0)["waves"][1]["verdict"] == "halted"
 
 
 def test_the_assembled_document_is_valid_with_and_without_jsonschema():

@@ -23,7 +23,8 @@ VERDICT_KEYS = {"passed", "reasons", "gain", "steps", "failed_operations", "new_
                 "candidate_run"}
 GAIN_KEYS = {"expected_speedup", "min_gain_fraction", "required_speedup", "observed_speedup", "ci_low", "ci_high",
              "confidence", "p_value", "test", "samples"}
-STEP_KEYS = {"name", "baseline_p50", "candidate_p50", "speedup", "change_pct", "tolerance_pct", "worse"}
+STEP_KEYS = {"name", "baseline_p50", "candidate_p50", "speedup", "change_pct", "tolerance_pct", "worse",
+             "baseline_p95", "candidate_p95", "baseline_p99", "candidate_p99"}
 
 
 def probe(seed, speedup=1.0, n=20, reps=3, sigma=0.3, scales=None, slower=None):
@@ -66,6 +67,7 @@ def test_a_clear_gain_passes_with_the_speedup_it_had(baseline):
     assert g["samples"] == {"baseline": 180, "candidate": 180}
     assert [s["name"] for s in v["steps"]] == list(SCALES)
     assert all(4 < s["speedup"] < 6.5 and s["change_pct"] < -75 and not s["worse"] for s in v["steps"])
+    assert all(s["baseline_p50"] <= s["baseline_p95"] <= s["baseline_p99"] for s in v["steps"])
     assert v["baseline_run"] == baseline["run_id"] and v["candidate_run"].endswith("000002")
 
 
@@ -264,3 +266,21 @@ def test_module_refuses_a_file_that_is_not_a_result_document(capsys, runs, tmp_p
     bad.write_text(json.dumps({"cluster": {}, "tunings": []}))
     rc, out = run_main(capsys, main, dict(runs, baseline=str(bad)))
     assert rc == 1 and out["msg"].startswith("baseline: ") and "run directory" in out["msg"] and out["problems"]
+
+
+# bad data is a measurement error, never a gain ---------------------------------------------------------------
+def test_zero_negative_or_non_finite_latencies_fail_as_a_measurement_error(baseline):
+    candidate = copy.deepcopy(probe(2, speedup=5.0))
+    objects = candidate["variants"][-1]["runs"][0]["steps"][0]["objects"]
+    for obj, value in zip(objects, (0.0, -0.5, float("inf"))):
+        obj.pop("start"), obj.pop("end")
+        obj["latency"] = value
+    v = G.judge(baseline, candidate, expected_speedup=5.0)
+    assert failing("Measurement error: the candidate has 3 operations whose latency is zero, negative or not finite", v)
+
+
+def test_a_ratio_past_the_physical_bound_fails_however_clear(baseline):
+    v = G.judge(baseline, probe(3, speedup=5000.0), expected_speedup=5.0)
+    assert failing("beyond the physical bound of 1000", v), v["reasons"]
+    slower = G.judge(baseline, probe(4, speedup=1 / 5000.0), expected_speedup=5.0)
+    assert failing("beyond the physical bound of 1000", slower)

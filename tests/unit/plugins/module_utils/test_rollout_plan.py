@@ -1,9 +1,6 @@
 """The rollout's waves (Ansible's serial semantics, a canary first) and what a run does with each cluster."""
 from __future__ import annotations
 
-import datetime
-import json
-
 import pytest
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import changes as CH
@@ -11,7 +8,6 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import pla
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import waves as W
 
 FLEET = ["c%02d" % i for i in range(1, 11)]
-NOW = datetime.datetime(2026, 12, 6, 12, 0, 0, tzinfo=datetime.UTC)
 
 
 @pytest.mark.parametrize("waves,expected", [
@@ -78,45 +74,57 @@ def test_change_parameters_are_checked():
 def _params(**kw):
     p = {"change": "trident_concurrency", "change_parameters": {}, "clusters": ["a", "b", "c"], "canary": [],
          "waves": [1, "100%"], "first_wave": 1, "rollout_id": None, "reports_dir": "/r", "retry_rolled_back": False,
-         "max_fail_percentage": 0, "baseline_max_age": 3600, "bucket": None, "prefix": "storageperf"}
+         "max_fail_percentage": 0, "baseline_max_age": 3600, "bucket": None, "prefix": "storageperf",
+         "rollout_action": "run", "pause_after_wave": None}
     p.update(kw)
     return p
 
 
-def _record(decision, updated="2026-12-06T11:00:00Z", baseline=None):
-    return {"decision": decision, "reason": "because", "updated": updated, "wave": 1, "baseline": baseline}
+def _record(decision, updated="2026-12-06T11:00:00Z", baseline=None, state=None):
+    return {"decision": decision, "reason": "because", "updated": updated, "wave": 1, "baseline": baseline,
+            "state": state or decision}
 
 
-def test_resume_leaves_promoted_and_rolled_back_clusters_alone(tmp_path):
-    result = tmp_path / "result.json"
-    result.write_text(json.dumps({}))
-    fresh = {"result": str(result), "run_id": "r1", "finished": "2026-12-06T11:30:00Z"}
-    records = {"a": _record("promoted"), "b": _record("rolled_back", baseline=fresh), "c": _record("failed", baseline=fresh)}
-    got = P.plan(_params(), records, now=NOW)
+def test_the_plan_hands_each_cluster_its_record_and_says_what_it_suggests():
+    records = {"a": _record("promoted"), "b": _record("rolled_back"), "c": _record("pending", state="applied")}
+    got = P.plan(_params(), records)
     assert got["waves"] == [{"wave": 1, "clusters": ["a"]}, {"wave": 2, "clusters": ["b", "c"]}]
     assert got["serial"] == [1, 2] and got["order"] == ["a", "b", "c"]
     cl = got["clusters"]
-    assert (cl["a"]["action"], cl["b"]["action"], cl["c"]["action"]) == ("skip", "skip", "run")
-    assert "retry_rolled_back=true" in cl["b"]["reason"]
-    assert cl["c"]["baseline"] == dict(fresh, reused=True)
-    assert [r["cluster"] for r in got["pending"]] == ["c"]
-    # asked to, the rolled-back cluster runs again and reuses its baseline
-    again = P.plan(_params(retry_rolled_back=True), records, now=NOW)["clusters"]["b"]
-    assert again["action"] == "run" and again["baseline"]["reused"] is True
+    assert [cl[c]["record"] for c in "abc"] == [records[c] for c in "abc"]
+    assert "leave as is if the change still reads on" in cl["a"]["reason"]
+    assert "leave as is if the change still reads off" in cl["b"]["reason"]
+    assert "go on from applied" in cl["c"]["reason"] and "never skipped" in cl["c"]["reason"]
+    # every cluster gets a planned record where it has none (rollout_record keep_existing leaves the others)
+    assert [r["cluster"] for r in got["pending"]] == ["a", "b", "c"]
+    assert got["resume"] == {"retry_rolled_back": False, "baseline_max_age": 3600}
+    assert "measure, apply" in P.plan(_params(retry_rolled_back=True), records)["clusters"]["b"]["reason"]
 
 
-def test_an_old_or_missing_baseline_is_measured_again(tmp_path):
-    result = tmp_path / "result.json"
-    result.write_text("{}")
-    old = {"result": str(result), "run_id": "r0", "finished": "2026-12-05T09:00:00Z"}
-    gone = {"result": str(tmp_path / "gone.json"), "run_id": "r1", "finished": "2026-12-06T11:59:00Z"}
-    records = {"a": _record("failed", baseline=old), "b": _record("pending", baseline=gone)}
-    cl = P.plan(_params(), records, now=NOW)["clusters"]
-    assert cl["a"]["baseline"] is None and cl["b"]["baseline"] is None
-    assert cl["a"]["action"] == cl["b"]["action"] == cl["c"]["action"] == "run"
+def test_pause_after_wave_leaves_the_later_waves_for_a_rerun():
+    got = P.plan(_params(pause_after_wave=1), {})
+    assert got["order"] == ["a"] and got["serial"] == [1]
+    assert got["paused"] == {"after_wave": 1, "left": ["b", "c"]}
+    assert got["lines"][-1] == "paused after wave 1: b, c left for a later run of the same rollout"
+    assert P.plan(_params(pause_after_wave=2), {})["paused"] is None
+    with pytest.raises(P.StoragePerfError, match="pause_after_wave is 3: this run's waves are 1 to 2"):
+        P.plan(_params(pause_after_wave=3), {})
+
+
+def test_abort_visits_every_wave_and_plans_no_record():
+    got = P.plan(_params(rollout_action="abort", pause_after_wave=1), {"a": _record("promoted")})
+    assert got["action"] == "abort" and got["order"] == ["a", "b", "c"] and got["paused"] is None
+    assert got["pending"] == []
+    assert got["lines"][0].startswith("abort of rollout trident_concurrency-")
+
+
+def test_empty_waves_are_refused_and_none_is_the_default():
+    with pytest.raises(W.WavesError, match="waves is empty"):
+        P.plan(_params(waves=[]), {})
+    assert [len(w) for w in W.plan(FLEET, None)] == [1, 2, 7]
 
 
 def test_first_wave_numbers_a_later_job_of_a_workflow():
-    got = P.plan(_params(first_wave=2, waves=["100%"]), {}, now=NOW)
+    got = P.plan(_params(first_wave=2, waves=["100%"]), {})
     assert got["waves"] == [{"wave": 2, "clusters": ["a", "b", "c"]}]
     assert got["rollout_dir"].startswith("/r/rollout-trident_concurrency-")

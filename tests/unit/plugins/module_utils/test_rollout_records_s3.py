@@ -55,7 +55,7 @@ def test_the_plan_reads_the_buckets_copy_of_the_rollout(tmp_path, monkeypatch):
               "waves": ["100%"], "first_wave": 1, "rollout_id": None, "reports_dir": str(tmp_path),
               "retry_rolled_back": False, "max_fail_percentage": 0, "baseline_max_age": 3600,
               "bucket": BUCKET, "prefix": "rollouts/", "region": None, "profile": None, "addressing_style": "path",
-              "signature_version": None}
+              "signature_version": None, "rollout_action": "run", "pause_after_wave": None}
     _, rollout_id, _ = P.identity(params)
     promoted = sample.promoted("a", 1, 0)
     with moto_s3("AKIAROLLOUTPLANTEST1", "rollout-plan-secret", BUCKET) as (url, s3):
@@ -65,5 +65,5 @@ def test_the_plan_reads_the_buckets_copy_of_the_rollout(tmp_path, monkeypatch):
         got = P.plan_with_records(dict(params, endpoint_url=url))
         with pytest.raises(Exception, match="bucket 'x/y' must be a bucket name"):
             P.plan_with_records(dict(params, endpoint_url=url, bucket="x/y"))
-    assert got["clusters"]["a"]["action"] == "skip" and got["clusters"]["b"]["action"] == "run"
+    assert got["clusters"]["a"]["record"]["decision"] == "promoted" and got["clusters"]["b"]["record"] is None
     assert len(got["warnings"]) == 1 and "b.json" in got["warnings"][0]

@@ -22,15 +22,18 @@ def test_markdown_has_the_headline_the_waves_decisions_reasons_and_figures():
     assert cells == ["twin-3", "rolled back", "the observed speedup 1.4x (95% CI 0.9x to 1.8x) is below the required 2.78x",
                      "1.4× (95% CI 0.9× – 1.8×)", "≥ 2.8×", "0.210", "0 → 2", "FailedAttachVolume", "verified"]
     # the gate's step table of the rolled-back cluster marks the step that got worse
-    assert "| publish | 900ms | 1.4s | +50.0% | ≤ +20.0% | worse |" in md
+    assert "| publish | 900ms | 1.4s | — | — | — | — | +50.0% | ≤ +20.0% | worse |" in md
     assert "- earlier: 2026-12-06T04:59:00Z: pending (not started yet)" in md
 
 
 def test_a_halted_rollout_says_where_and_why():
-    md = RR.to_markdown(sample.document(max_fail_percentage=0))
+    md = RR.to_markdown(D.assemble(sample.records(), waves=3, max_fail_percentage=0))
     assert ("3 clusters: 2 promoted, 1 rolled back; halted at wave 2: 1 of 2 clusters rolled back or failed (50%), "
             "above max_fail_percentage 0%") in md
     assert "**halted**" in md
+    # the same failures in the last wave halt nothing: the run is done, not halted
+    last = RR.to_markdown(sample.document(max_fail_percentage=0))
+    assert "halted" not in last and "**done**" in last and "### Wave 2 · done · 1 failed" in last
 
 
 def test_progress_is_said_while_a_wave_is_pending():
