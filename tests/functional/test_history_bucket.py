@@ -27,9 +27,11 @@ def run_doc(day: int, create_factor: float = 1.0) -> dict:
     doc["started"] = "2026-06-%02dT09:00:00.000000Z" % day
     for v in doc["variants"]:
         for s in v["runs"][0]["steps"]:
+            f = 1 + 0.02 * (day % 3)  # run-to-run noise, so that the levels have a spread
             if s["name"] == "create_volume":
-                s["wall_s"] *= create_factor
-                s["rate"] /= create_factor
+                f *= create_factor
+            s["wall_s"] *= f
+            s["rate"] /= f
         del v["summary"]
     return D.finalize(doc, finished=doc["finished"])
 
@@ -38,13 +40,14 @@ def test_history_of_a_bucket(tmp_path):
     if not MOTO:
         pytest.skip("no moto_server: pip install --no-deps -r requirements-s3-dev.txt")
     subprocess.run(["bash", "scripts/install-collection.sh"], cwd=REPO, check=True, capture_output=True)
-    first, second = run_doc(1), run_doc(2, create_factor=1.5)
+    # five runs alike, then create_volume three times as slow: a change point at the sixth run
+    first, others, slow = run_doc(1), [run_doc(d) for d in range(2, 6)], run_doc(6, create_factor=3.0)
     with moto_s3(ACCESS_KEY, SECRET_KEY, BUCKET) as (url, s3):
         for key, body in (
                 ("storageperf/fleet-1/prod-a/%s/result.json" % first["run_id"], D.dumps(first)),
                 ("storageperf/fleet-2/prod-a/%s/result.json" % first["run_id"], D.dumps(first)),  # uploaded twice
-                ("storageperf/fleet-2/prod-a/%s/result.json" % second["run_id"], D.dumps(second)),
-                ("storageperf/fleet-2/prod-a/%s/report.md" % second["run_id"], "# not a document"),
+                *[("storageperf/fleet-2/prod-a/%s/result.json" % d["run_id"], D.dumps(d)) for d in others + [slow]],
+                ("storageperf/fleet-2/prod-a/%s/report.md" % slow["run_id"], "# not a document"),
                 ("storageperf/fleet-2/prod-b/broken/result.json", "{half"),
                 ("elsewhere/prod-c/run/result.json", D.dumps(first))):  # outside the prefix
             s3.put_object(Bucket=BUCKET, Key=key, Body=body.encode())
@@ -60,9 +63,9 @@ def test_history_of_a_bucket(tmp_path):
     everything = run.stdout + run.stderr + repr(run.results)
     assert ACCESS_KEY not in everything and SECRET_KEY not in everything
     out = run.task("Read every result document")["result"]
-    assert out["summary"]["documents"] == 2 and out["summary"]["clusters"] == 1 and out["summary"]["problems"] == 1
+    assert out["summary"]["documents"] == 6 and out["summary"]["clusters"] == 1 and out["summary"]["problems"] == 1
     assert sorted({(r["cluster"], r["run_id"], r["step"]) for r in out["regressions"]}) == [
-        ("prod-a", second["run_id"], "create_volume")]
+        ("prod-a", slow["run_id"], "create_volume")]
     history = json.loads((tmp_path / "reports" / "history" / "history.json").read_text())
     assert history["source"]["bucket"] == BUCKET
     assert history["problems"][0]["source"] == "s3://%s/storageperf/fleet-2/prod-b/broken/result.json" % BUCKET

@@ -155,9 +155,9 @@ MAX_BRICKS_PER_PROCESS = Limit(1000, "4x glusterd's default of 250 bricks per br
 VOL_COUNT_PER_THREAD = Limit(200, "glusterd.vol_count_per_thread takes 5 to 200")
 ONTAP_PAGE = Limit(10000, "records per ONTAP page (max_records); larger pages only slow each answer")
 # --- reports -------------------------------------------------------------------------------------------
-BASELINE_RUNS = Limit(50, "earlier runs whose median is a history's baseline; past about 10 an old figure only "
-                          "hides a slow drift")
-
+HISTORY_PVALUE = Limit(0.5, "a change point's significance; past one half the t-test calls chance a change")
+MIN_EFFECT_PCT = Limit(1000, "a step eleven times as slow; the twin's worst fault made one about five times")
+BASELINE_RUNS = Limit(50, "the option is ignored now (history finds change points), but still bounded")
 EXPECTED_SPEEDUP = Limit(100, "the seeds' largest gain is 8.4x; a speedup past 100 is a typo")
 GAIN_FRACTION = Limit(1, "a share of the expected gain; 1 asks for all of it")
 CONFIDENCE = Limit(0.999, "past 99.9 percent a probe's few repetitions can never show a gain")

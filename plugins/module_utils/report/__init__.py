@@ -16,7 +16,8 @@ model     the result and fleet documents, their schemas, and what finalize() sto
 analysis  figures derived from documents, as data: steps (one step summary's label, ratio and
           cell), metrics (what each metric is, which way is better), compare (speedups, headline,
           tolerance verdicts), warning_events, fleet (the fleet document built from many results),
-          history (every run of a reports directory in time order, regressions against earlier runs),
+          history (every run of a reports directory in time order, its series and regressions),
+          changepoint (change points in a series: E-Divisive means with a t-test, Apache Otava's algorithm),
           metric_families (a result document as Prometheus metric families, as data), seed_figures (the
           seeds' measured step times, the one table of them, and which one a step repeats; a twin's time scale),
           parameters (figures against a step parameter: a row per variant and value, gluster's handshake table)
@@ -32,7 +33,7 @@ modules   modules (what the report modules do: the glue of the floors below)
 
 FLOORS = (
     ("model", ("stats", "schema", "fleet_schema", "sweep", "document")),
-    ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet", "history", "metric_families",
+    ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet", "changepoint", "history", "metric_families",
                   "seed_figures", "parameters")),
     ("render", ("tables", "parameter_table", "render", "charts", "summary", "verdict_text", "junit", "fleet_render",
                 "fleet_charts", "history_render", "history_charts", "advice_render")),

@@ -3,38 +3,57 @@
 """Benchmark history: every result document of a reports directory in time order, and its regressions.
 
     entries = find_results("reports")                   # [{"cluster", "source"}]: <reports_dir>/<cluster>/<run_id>/result.json
-    history = build_history(entries)                    # series, regressions (history_render.py writes them)
+    history = build_history(entries, state=previous)    # series, regressions (history_render.py writes them)
 
-A series is one cluster's runs of one benchmark, variant and size (the variant's sweep value, else the
-document's `volumes` or `replicas` parameter), oldest first. Each run's steps are judged against that
-series' own baseline: the median of the same figure over the previous `baseline_runs` runs (default 5) whose
-status is ok, with compare.py's tolerance rows (compare.judge), so history flags exactly what compare.yml
-would fail for the same two values. The default tolerance is the one compare's own help gives,
-{"*.wall_s": {"max_increase_pct": 10}}. Failed and interrupted runs are shown but never baselines; a run
-with no earlier ok run has no baseline and is not judged. docs/history.md says why this baseline.
+A series is one cluster's runs of one configuration: benchmark, variant, size (the variant's sweep value, else the
+document's `volumes` or `replicas` parameter) and the settings the run measured (the variant's settings, the
+document's storage class, and a rollout probe's phase, -before- or -after- in its run id), oldest first.
+
+Each step of a series is judged as a whole, not run against run: each ok run gives one figure per step, the mean
+log latency of the step's operations over its repetitions (variants[].runs[].steps[].objects[].latency; the
+repetitions' wall times where a document kept no per-object timings), and changepoint.py finds where the series'
+level changes (E-Divisive means with Student's t-test, Apache Otava's algorithm) at max_pvalue. A change point is a
+regression when the level after it is at least min_effect_pct above the level before it, twice that when the
+new level rests on the newest run alone (one run under machine load moves a step as much as a real fault does).
+A regression is reported once: `state` (what history-state.json kept) remembers it, and later histories list it
+under known_regressions, "known since run <id>". docs/history.md gives the false-alarm rate and the detection
+rate this has, measured by benchmarks/history_calibration.py.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any, Hashable
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare as C
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import changepoint as CP
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import RESULT_FILE, ensure_summaries, is_measured
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import SCHEMA_VERSION
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import seed_figure, time_scale
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import humanize, operation_cell
 
-HISTORY_SCHEMA_VERSION = 1
-DEFAULT_TOLERANCES = {"*.wall_s": {"max_increase_pct": 10}}
-DEFAULT_BASELINE_RUNS = 5
+HISTORY_SCHEMA_VERSION = 2
+STATE_SCHEMA_VERSION = 1
+# Otava's default significance (its CLI's --max-pvalue)
+DEFAULT_MAX_PVALUE = 0.001
+# On the twin at time scale 0.05, one CPU kept busy moved a step's mean operation latency by up to +39 % over three
+# runs and +70 % in one (docs/history.md, "Calibration"); a real fault (an ONTAP answering one call at a time) moved
+# the same steps by +60 % to +380 %. 50 % sits between the two; quieter clusters can ask for less.
+DEFAULT_MIN_EFFECT_PCT = 50.0
+# a new level that rests on the newest run alone must be this many times min_effect_pct
+SINGLE_RUN_FACTOR = 2.0
+MAX_EFFECT_PCT = 1000.0
+# a change point found again after more runs may move by a run or two: within this many runs it is the same one
+SAME_CHANGE_RUNS = 2
 # the document parameter that says how big a run was, when its variant is not a sweep point
 SIZE_PARAMETERS = ("volumes", "replicas")
-NOT_A_BASELINE = "not a baseline: only runs whose status is ok are"
-# what a verdict row keeps in history.json (compare's rows carry more, for its own tables)
-ROW_KEYS = ("key", "field", "baseline", "candidate", "change_pct", "limit", "status", "reason",
-            "baseline_text", "candidate_text", "change_text")
+# variant settings that say where a run ran, not what it measured
+NOT_CONFIGURATION = ("node",)
+ROLLOUT_PHASES = ("before", "after")
+NOT_A_BASELINE = "not evidence: only runs whose status is ok are"
+METHOD = "change points: E-Divisive means with Student's t-test (Apache Otava's algorithm)"
 
 
 # --- input ------------------------------------------------------------------------------
@@ -96,31 +115,43 @@ def _problem(doc: object) -> str | None:
     return None
 
 
-def check_tolerances(tolerances: object) -> dict[str, dict[str, Any]]:
-    """compare's parsed tolerances, step-level ones only: history compares a variant's step with earlier runs."""
-    specs = C.parse_tolerances(DEFAULT_TOLERANCES if tolerances is None else tolerances)
-    for key in specs:
-        scope = C.split_key(key)
-        if scope["step"] is None or scope["field"] == "speedup":
-            raise C.ToleranceError(
-                "tolerances[%r]: history judges each step against the same step of earlier runs; give "
-                "'[<variant>/]<step>.<field>' keys such as '*.wall_s' or 'create_volume.p99' (speedup and sum_wall_s "
-                "compare variants inside one run: storageperf.k8s.compare)" % key)
-    return specs
+class HistoryError(StoragePerfError):
+    """A bad history setting or state, named with its fix."""
 
 
-def check_baseline_runs(baseline_runs: object) -> int:
-    if isinstance(baseline_runs, bool) or not isinstance(baseline_runs, int) or baseline_runs < 1:
-        raise C.ToleranceError("baseline_runs must be a whole number of runs, at least 1, got %r" % (baseline_runs,))
-    return baseline_runs
+def check_settings(max_pvalue: object, min_effect_pct: object) -> tuple[float, float]:
+    if isinstance(max_pvalue, bool) or not isinstance(max_pvalue, (int, float)) or not 0 < max_pvalue <= 0.5:
+        raise HistoryError("max_pvalue must be a probability above 0 and at most 0.5 (default %g, Otava's), got %r"
+                           % (DEFAULT_MAX_PVALUE, max_pvalue))
+    if (isinstance(min_effect_pct, bool) or not isinstance(min_effect_pct, (int, float))
+            or not 0 <= min_effect_pct <= MAX_EFFECT_PCT):
+        raise HistoryError("min_effect_pct must be a percentage from 0 to %g (default %g), got %r"
+                           % (MAX_EFFECT_PCT, DEFAULT_MIN_EFFECT_PCT, min_effect_pct))
+    return float(max_pvalue), float(min_effect_pct)
+
+
+def check_state(state: object) -> list[dict[str, Any]]:
+    """The regressions an earlier history reported (history-state.json's `reported`); a state of another shape is
+    refused, naming the file's field, rather than silently forgotten (which would raise every regression again)."""
+    if state is None:
+        return []
+    reported = state.get("reported") if isinstance(state, dict) else None
+    if (not isinstance(reported, list)
+            or not all(isinstance(r, dict) and {"series", "step", "run_id", "known_since"} <= set(r) for r in reported)):
+        raise HistoryError("the history state's reported must be a list of {series, step, run_id, known_since}: "
+                           "remove the state file (history-state.json) to start it again, which reports every "
+                           "regression once more")
+    return reported
 
 
 # --- building ---------------------------------------------------------------------------
-def build_history(entries: list[dict[str, Any]], tolerances: object = None, baseline_runs: object = DEFAULT_BASELINE_RUNS,
+def build_history(entries: list[dict[str, Any]], max_pvalue: object = DEFAULT_MAX_PVALUE,
+                  min_effect_pct: object = DEFAULT_MIN_EFFECT_PCT, state: object = None,
                   source: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The history document of these entries ({"cluster", "source", "document"?, "error"?} each)."""
-    specs = check_tolerances(tolerances)
-    baseline_runs = check_baseline_runs(baseline_runs)
+    """The history document of these entries ({"cluster", "source", "document"?, "error"?} each); `state` is what
+    an earlier history kept (history["state"]), whose regressions are not reported again."""
+    max_pvalue, min_effect_pct = check_settings(max_pvalue, min_effect_pct)
+    known = check_state(state)
     series: dict[tuple[Hashable, ...], dict[str, Any]]
     series, problems, seen, documents = {}, [], set(), 0
     for entry in entries:
@@ -137,20 +168,35 @@ def build_history(entries: list[dict[str, Any]], tolerances: object = None, base
         for variant in filter(is_measured, doc["variants"]):  # a seed's reference figures are no run of it
             key, head = _series_key(cluster, doc, variant)
             series.setdefault(key, dict(head, runs=[]))["runs"].append(_point(doc, variant, entry.get("source")))
-    out = [_judge_series(series[k], specs, baseline_runs) for k in sorted(series, key=_sort_key)]
-    regressions = [r for s in out for r in _regressions(s, s["runs"][-1])]
+    rule = rule_of(max_pvalue, min_effect_pct)
+    out = [_judge_series(series[k], rule) for k in sorted(series, key=_sort_key)]
+    found = [r for s in out for r in _regressions(s, rule)]
+    regressions, known_regressions, reported = _against_state(found, known, out)
     clusters = sorted({s["cluster"] for s in out})
     summary = {
         "documents": documents, "clusters": len(clusters), "series": len(out),
         "runs": sum(len(s["runs"]) for s in out),
         "failed_runs": sum(1 for s in out for r in s["runs"] if r["status"] != "ok"),
         "flagged_steps": sum(1 for s in out for r in s["runs"] for st in r["steps"] if st["regression"]),
-        "regressions": len(regressions), "problems": len(problems),
+        "regressions": len(regressions), "known_regressions": len(known_regressions), "problems": len(problems),
     }
     return {"history_schema_version": HISTORY_SCHEMA_VERSION, "title": "Benchmark history",
-            "source": source or {}, "baseline": {"method": "median of the previous ok runs", "runs": baseline_runs},
-            "tolerances": specs, "summary": summary, "clusters": clusters, "regressions": regressions,
-            "series": out, "problems": problems}
+            "source": source or {}, "baseline": dict(rule, method=METHOD), "summary": summary, "clusters": clusters,
+            "regressions": regressions, "known_regressions": known_regressions, "series": out, "problems": problems,
+            "state": {"history_state_version": STATE_SCHEMA_VERSION, "reported": reported}}
+
+
+def configuration(doc: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
+    """What the run measured beyond its benchmark, variant and size: the variant's settings (Trident's concurrency,
+    the snapshot-controller's tuning, a StorageClass), the document's storage class, and a rollout probe's phase."""
+    config = {k: v for k, v in sorted((variant.get("settings") or {}).items()) if k not in NOT_CONFIGURATION}
+    storage_class = (doc.get("parameters") or {}).get("storage_class")
+    if storage_class and "storageClassName" not in config:
+        config["storage_class"] = storage_class
+    phase = next((p for p in ROLLOUT_PHASES if "-%s-" % p in doc["run_id"]), None)
+    if phase:  # the rollout's probes: before and after the change, the same variant "as configured"
+        config["rollout_phase"] = phase
+    return config
 
 
 def _series_key(cluster: str, doc: dict[str, Any], variant: dict[str, Any]) -> tuple[tuple[Hashable, ...], dict[str, Any]]:
@@ -162,22 +208,48 @@ def _series_key(cluster: str, doc: dict[str, Any], variant: dict[str, Any]) -> t
     else:
         size_param = next((p for p in SIZE_PARAMETERS if isinstance(params.get(p), int)), None)
         size = params.get(size_param) if size_param else None
+    config = configuration(doc, variant)
+    config_text = ", ".join("%s %s" % (k, json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v)
+                            for k, v in config.items())
     head = {"cluster": cluster, "benchmark": doc["benchmark"], "variant": name, "size": size,
-            "size_parameter": size_param}
+            "size_parameter": size_param, "config": config, "config_text": config_text}
     head["id"] = "-".join(str(x) for x in (cluster, doc["benchmark"], name, size if size is not None else "any"))
-    return (cluster, doc["benchmark"], name, size), head
+    if config_text:
+        head["id"] += "-" + config_text
+    return (cluster, doc["benchmark"], name, size, config_text), head
 
 
 def _sort_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    cluster, benchmark, variant, size = key
-    return (cluster, benchmark, variant, -1 if size is None else size)
+    cluster, benchmark, variant, size, config = key
+    return (cluster, benchmark, variant, -1 if size is None else size, config)
+
+
+def evidence(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One run's evidence on one step, from its repetitions' records of that step: the mean log latency of every
+    operation (objects[].latency), else of each repetition's wall time (a document without per-object timings,
+    a benchmark that times a tool run). None when the run measured nothing of the step."""
+    ops = [o.get("latency") for s in steps if s.get("status") == "ok" for o in s.get("objects") or ()]
+    values = [v for v in ops if isinstance(v, (int, float)) and v > 0]
+    kind = "operations"
+    if not values:
+        values = [s["wall_s"] for s in steps if s.get("status") == "ok" and isinstance(s.get("wall_s"), (int, float))
+                  and s["wall_s"] > 0]
+        kind = "wall time"
+    if not values:
+        return None
+    return {"log_mean": sum(math.log(v) for v in values) / len(values), "n": len(values), "kind": kind}
 
 
 def _point(doc: dict[str, Any], variant: dict[str, Any], source: str | None) -> dict[str, Any]:
     summ = variant.get("summary") or {}
     steps = {s["name"]: s for s in summ.get("steps") or []}
+    records: dict[str, list[dict[str, Any]]] = {}
+    for run in variant.get("runs") or ():
+        for st in run.get("steps") or ():
+            records.setdefault(st.get("name"), []).append(st)
     point = {"run_id": doc["run_id"], "started": doc.get("started") or "", "finished": doc.get("finished"),
-             "status": doc.get("status", "interrupted"), "source": source, "_steps": steps}
+             "status": doc.get("status", "interrupted"), "source": source, "_steps": steps,
+             "_evidence": {n: evidence(records.get(n) or []) for n in steps}}
     if doc.get("reason"):
         point["reason"] = doc["reason"]
     if time_scale(doc):  # a twin's: history_render shows the run's cluster time, beside the seed's figure
@@ -186,11 +258,10 @@ def _point(doc: dict[str, Any], variant: dict[str, Any], source: str | None) -> 
     return point
 
 
-def _judge_series(series: dict[str, Any], specs: dict[str, dict[str, Any]], baseline_runs: int) -> dict[str, Any]:
+def _judge_series(series: dict[str, Any], rule: dict[str, float]) -> dict[str, Any]:
     runs = sorted(series["runs"], key=lambda r: (r["started"], r["run_id"]))
     names, labels = [], {}
-    for i, run in enumerate(runs):
-        previous = [r for r in runs[:i] if r["status"] == "ok"][-baseline_runs:]
+    for run in runs:
         run["baseline"] = run["status"] == "ok"
         if not run["baseline"]:
             run["baseline_note"] = NOT_A_BASELINE
@@ -199,58 +270,120 @@ def _judge_series(series: dict[str, Any], specs: dict[str, dict[str, Any]], base
             if name not in labels:
                 names.append(name)
                 labels[name] = {"name": name, "label": summ.get("label") or humanize(name), "unit": summ.get("unit")}
-            run["steps"].append(_judge_step(series["variant"], name, summ, previous, specs))
+            ev = run["_evidence"].get(name) if run["baseline"] else None
+            wall, rate = summ.get("wall_s") or {}, summ.get("rate") or {}
+            step = {"name": name, "status": summ.get("status", "ok"), "wall_s": wall.get("median"),
+                    "rate": rate.get("median"), "text": operation_cell(summ)["text"], "regression": False,
+                    "evidence": None if ev is None else {"geomean_s": round(math.exp(ev["log_mean"]), 6),
+                                                         "n": ev["n"], "kind": ev["kind"]}}
             seed = (run.get("_seeds") or {}).get(name)
             if seed:
-                run["steps"][-1]["seed_s"] = seed["seconds"]
+                step["seed_s"] = seed["seconds"]
+            run["steps"].append(step)
+    changes = []
+    for name in names:
+        changes += _changes(runs, name, rule)
     for run in runs:
-        del run["_steps"]
-        run.pop("_seeds", None)
-    return dict(series, runs=runs, steps=[labels[n] for n in names], latest=runs[-1]["run_id"],
-                regressions=sum(1 for st in runs[-1]["steps"] if st["regression"]))
+        for key in ("_steps", "_evidence", "_seeds"):
+            run.pop(key, None)
+    regressions = sum(1 for c in changes if c["regression"] and c["current"])
+    return dict(series, runs=runs, steps=[labels[n] for n in names], latest=runs[-1]["run_id"], changes=changes,
+                regressions=regressions)
 
 
-def _judge_step(variant: str, name: str, summ: dict[str, Any], previous: list[dict[str, Any]],
-                specs: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    wall = summ.get("wall_s") or {}
-    rate = summ.get("rate") or {}
-    out = {"name": name, "status": summ.get("status", "ok"), "wall_s": wall.get("median"), "rate": rate.get("median"),
-           "text": operation_cell(summ)["text"], "checks": [], "regression": False}
-    for key, spec in specs.items():
-        scope = C.split_key(key)
-        if not C.key_matches(scope, variant, name):
-            continue
-        cand = C.step_value(summ, scope["field"])
-        base_runs, values = [], []
-        for r in previous:
-            v = C.step_value(r["_steps"].get(name), scope["field"])
-            if v is not None:
-                base_runs.append(r["run_id"])
-                values.append(v)
-        if cand is None or not values:  # nothing to judge: a failed step, or no earlier ok run
-            continue
-        row = C.judge(key, variant, name, scope["field"], spec, stats.median(values), cand)
-        check = {k: row[k] for k in ROW_KEYS}
-        check["baseline_runs"] = base_runs
-        out["checks"].append(check)
-        out["regression"] = out["regression"] or not row["passed"]
-    return out
-
-
-def _regressions(series: dict[str, Any], run: dict[str, Any]) -> list[dict[str, Any]]:
-    """One entry per broken check of this run: what AWX alerts on."""
+def judge(values: list[float], rule: dict[str, float]) -> list[dict[str, Any]]:
+    """The change points of one step's per-run figures (log seconds, oldest first) under the rule (max_pvalue,
+    min_effect_pct, single_run_effect_pct): each with its effect, whether it is a regression, and whether it is
+    still in force at the newest run (no later change brought the level back below the minimum effect).
+    benchmarks/history_calibration.py measures this function's error rates."""
+    if len(values) < 3:
+        return []
+    points = CP.change_points(values, rule["max_pvalue"])
+    level_now = sum(values[points[-1].index:]) / len(values[points[-1].index:]) if points else 0.0
     out = []
-    for st in run["steps"]:
-        for c in st["checks"]:
-            if c["status"] != "fail":
-                continue
-            out.append({"cluster": series["cluster"], "benchmark": series["benchmark"], "variant": series["variant"],
-                        "size": series["size"], "run_id": run["run_id"], "started": run["started"], "step": st["name"],
-                        "field": c["field"], "baseline": c["baseline"], "candidate": c["candidate"],
-                        "change_pct": c["change_pct"], "limit": c["limit"], "reason": c["reason"],
-                        "baseline_runs": c["baseline_runs"], "series": series["id"],
-                        "text": "%s %s %s%s %s.%s: %s (%s -> %s)" % (
-                            series["cluster"], series["benchmark"], series["variant"],
-                            "" if series["size"] is None else " @%s" % series["size"], st["name"], c["field"],
-                            c["reason"], c["baseline_text"], c["candidate_text"])})
+    for cp in points:
+        effect = 100.0 * (math.exp(cp.mean_after - cp.mean_before) - 1.0)
+        needed = rule["single_run_effect_pct"] if cp.n_after == 1 else rule["min_effect_pct"]
+        out.append({"index": cp.index, "before_s": math.exp(cp.mean_before), "after_s": math.exp(cp.mean_after),
+                    "change_pct": round(effect, 2), "pvalue": cp.pvalue, "runs_before": cp.n_before,
+                    "runs_after": cp.n_after, "needed_pct": needed, "regression": effect >= needed and effect > 0,
+                    "current": 100.0 * (math.exp(level_now - cp.mean_before) - 1.0) >= rule["min_effect_pct"]})
     return out
+
+
+def rule_of(max_pvalue: float = DEFAULT_MAX_PVALUE, min_effect_pct: float = DEFAULT_MIN_EFFECT_PCT) -> dict[str, float]:
+    return {"max_pvalue": max_pvalue, "min_effect_pct": min_effect_pct,
+            "single_run_effect_pct": min_effect_pct * SINGLE_RUN_FACTOR}
+
+
+def _changes(runs: list[dict[str, Any]], name: str, rule: dict[str, float]) -> list[dict[str, Any]]:
+    """The change points of one step across the series' ok runs, each marked on the run that starts the new level."""
+    judged = [(r, r["_evidence"][name]) for r in runs if r["baseline"] and r["_evidence"].get(name)]
+    out = []
+    for change in judge([ev["log_mean"] for _, ev in judged], rule):
+        run, ev = judged[change["index"]]
+        change.update(step=name, run_id=run["run_id"], kind=ev["kind"],
+                      baseline_runs=[r["run_id"] for r, _ in judged[change["index"] - change["runs_before"]:change["index"]]])
+        step = next(s for s in run["steps"] if s["name"] == name)
+        step["change"] = change
+        step["regression"] = change["regression"]
+        out.append(change)
+    return out
+
+
+def limit_text(rule: dict[str, float], runs_after: int) -> str:
+    needed = rule["single_run_effect_pct"] if runs_after == 1 else rule["min_effect_pct"]
+    return "a change point at p ≤ %g, ≥ +%g%%%s" % (rule["max_pvalue"], needed, " (newest run alone)" if runs_after == 1 else "")
+
+
+def _regressions(series: dict[str, Any], rule: dict[str, float]) -> list[dict[str, Any]]:
+    """One entry per regression still in force at the series' latest run: what AWX alerts on."""
+    out = []
+    for c in series["changes"]:
+        if not (c["regression"] and c["current"]):
+            continue
+        field = "latency" if c["kind"] == "operations" else "wall_s"
+        what = "operations' geometric mean latency" if field == "latency" else "wall time (geometric mean)"
+        reason = "+%.1f%% %s from run %s on (p = %.2g; %d run%s before, %d after)" % (
+            c["change_pct"], what, c["run_id"], c["pvalue"], c["runs_before"], "" if c["runs_before"] == 1 else "s",
+            c["runs_after"])
+        out.append({"cluster": series["cluster"], "benchmark": series["benchmark"], "variant": series["variant"],
+                    "size": series["size"], "config": series["config"], "run_id": c["run_id"],
+                    "latest_run_id": series["latest"], "step": c["step"], "field": field,
+                    "baseline": round(c["before_s"], 6), "candidate": round(c["after_s"], 6),
+                    "change_pct": c["change_pct"], "pvalue": c["pvalue"], "limit": limit_text(rule, c["runs_after"]),
+                    "reason": reason, "baseline_runs": c["baseline_runs"], "runs_after": c["runs_after"],
+                    "series": series["id"], "known_since": None, "_index": c["index"],
+                    "text": "%s %s %s%s%s %s: %s (%s -> %s)" % (
+                        series["cluster"], series["benchmark"], series["variant"],
+                        "" if series["size"] is None else " @%s" % series["size"],
+                        " [%s]" % series["config_text"] if series["config_text"] else "", c["step"], reason,
+                        stats.format_duration(c["before_s"]), stats.format_duration(c["after_s"]))})
+    return out
+
+
+def _against_state(found: list[dict[str, Any]], known: list[dict[str, Any]],
+                   series: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(new regressions, regressions reported before, what the state keeps now).
+
+    A regression is the one reported before when its series and step are the same and its first slow run is within
+    SAME_CHANGE_RUNS runs of the one reported (more runs can move a change point by one or two). The state keeps
+    every regression ever reported whose series still has runs, so that one which comes back later is known too."""
+    order = {s["id"]: {r["run_id"]: i for i, r in enumerate(s["runs"])} for s in series}
+    new, old = [], []
+    for reg in found:
+        runs = order[reg["series"]]
+        match = next((k for k in known if k["series"] == reg["series"] and k["step"] == reg["step"]
+                      and k["run_id"] in runs and abs(runs[k["run_id"]] - runs[reg["run_id"]]) <= SAME_CHANGE_RUNS),
+                     None)
+        reg.pop("_index")
+        if match is None:
+            new.append(reg)
+            continue
+        reg["known_since"] = match["known_since"]
+        reg["text"] += " - known since run %s" % match["known_since"]
+        old.append(reg)
+    reported = [k for k in known if k["series"] in order]
+    reported += [{"series": r["series"], "step": r["step"], "run_id": r["run_id"], "known_since": r["latest_run_id"],
+                  "change_pct": r["change_pct"]} for r in new]
+    return new, old, reported

@@ -2,8 +2,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The history's trend charts, drawn with charts.py's palette, style, duration axis and PNG encoding.
 
-One chart per series (cluster, benchmark, variant, size): each step's median wall time per run, oldest left.
-A step flagged as a regression is ringed in red; a run that failed or was interrupted is a red cross on the
+One chart per series (cluster, benchmark, variant, size, settings): each step's figure per run, what the history
+judges (the geometric mean of its operations' latencies, else of its repetitions' wall times), oldest left. The
+run where a regression starts is ringed in red; a run that failed or was interrupted is a red cross on the
 axis, so a gap is never mistaken for a fast run. Same return shape as charts.py: [{"id", "title", "png",
 "alt"}], empty without matplotlib.
 """
@@ -37,8 +38,8 @@ def trend(series: dict[str, Any]) -> dict[str, Any]:
         points = []
         for x, run in zip(xs, runs):
             s = next((s for s in run["steps"] if s["name"] == st["name"]), None)
-            if s and s["wall_s"] is not None and s["status"] == "ok":
-                points.append((x, s["wall_s"], s["regression"]))
+            if s and s.get("evidence") and s["status"] == "ok":
+                points.append((x, s["evidence"]["geomean_s"], s["regression"]))
         if not points:
             continue
         ax.plot([p[0] for p in points], [p[1] for p in points], markersize=4.5, linewidth=1.4,
@@ -58,16 +59,16 @@ def trend(series: dict[str, Any]) -> dict[str, Any]:
     ax.set_xlim(-0.5, len(runs) - 0.5)
     C._duration_axis(ax.yaxis, (vmax or 1.0) * 1.1)
     ax.set_ylim(0, (vmax or 1.0) * 1.12)
-    ax.set_ylabel("step wall time (median)")
+    ax.set_ylabel("operations' latency (geometric mean)")
     C._style(ax)
     C._legend_above(ax, len(series["steps"]) + (1 if failed else 0))
     title = "%s · %s · %s%s" % (series["cluster"], series["benchmark"], series["variant"],
                                 "" if series["size"] is None else " · %s %s" % (series["size"], series["size_parameter"]))
     if series["regressions"]:
-        title += " · %d regression%s in the latest run" % (series["regressions"], "" if series["regressions"] == 1 else "s")
+        title += " · %d regression%s in force" % (series["regressions"], "" if series["regressions"] == 1 else "s")
     return {"id": "chart-" + series["id"], "title": title, "png": C._png(fig),
-            "alt": "Lines: the median wall time of each step per run, oldest left; red rings mark regressions, "
-                   "red crosses failed runs"}
+            "alt": "Lines: each step's geometric mean operation latency per run, oldest left; red rings mark the "
+                   "runs where regressions start, red crosses failed runs"}
 
 
 def all_charts(history: dict[str, Any]) -> dict[str, Any]:

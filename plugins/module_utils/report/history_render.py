@@ -15,12 +15,12 @@ from typing import Any
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.compare import format_limit, format_value, split_key
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.steps import cell
 
 DIRNAME = "history"
-FILENAMES = {"json": "history.json", "markdown": "history.md", "html": "history.html"}
+# history-state.json: what was reported, read by the next history so that a regression is reported once
+FILENAMES = {"json": "history.json", "markdown": "history.md", "html": "history.html", "state": "history-state.json"}
 FLAG = "▲"
 
 
@@ -29,36 +29,39 @@ def _size_text(series: dict[str, Any]) -> str:
 
 
 def _series_title(series: dict[str, Any]) -> str:
-    return "%s · %s · %s%s" % (series["cluster"], series["benchmark"], series["variant"],
-                               "" if series["size"] is None else " · " + _size_text(series))
+    return "%s · %s · %s%s%s" % (series["cluster"], series["benchmark"], series["variant"],
+                                 "" if series["size"] is None else " · " + _size_text(series),
+                                 " · " + series["config_text"] if series.get("config_text") else "")
 
 
 # --- tables (tables.py cell model) ------------------------------------------------------------
 def regressions_table(history: dict[str, Any]) -> dict[str, Any]:
-    """Cluster | Benchmark | Variant | Size | Run | Step | Baseline | Latest | Change | Limit: what AWX alerts on."""
-    rows = [[cell(r["cluster"]), cell(r["benchmark"]), cell(r["variant"]),
-             cell(stats.DASH if r["size"] is None else str(r["size"])), cell(r["run_id"]),
-             cell("%s.%s" % (r["step"], r["field"])), cell(_fmt(r, "baseline")), cell(_fmt(r, "candidate"), "fail"),
-             cell(stats.format_pct(r["change_pct"]), "fail"), cell(r["limit"])]
-            for r in history["regressions"]]
+    """Cluster | Benchmark | Variant | Size | Slower since | Step | Before | After | Change | p | Reported: what AWX
+    alerts on (the new ones) and what it was told before (known since run <id>)."""
+    rows = []
+    for r in history["regressions"] + history["known_regressions"]:
+        known = r["known_since"]
+        rows.append([cell(r["cluster"]), cell(r["benchmark"]), cell(r["variant"] + (" [%s]" % _config(r) if r["config"] else "")),
+                     cell(stats.DASH if r["size"] is None else str(r["size"])), cell(r["run_id"]), cell(r["step"]),
+                     cell(stats.format_duration(r["baseline"])), cell(stats.format_duration(r["candidate"]), "fail"),
+                     cell("+%.1f%%" % r["change_pct"], "fail"), cell("%.2g" % r["pvalue"]),
+                     cell("known since run %s" % known if known else "new", "" if known else "fail")])
     if not rows:
-        rows = [[cell("none: no step of a series' latest run is worse than its baseline beyond the tolerance", "ok")]
-                + [cell("")] * 9]
+        rows = [[cell("none: no step of any series is slower since a change point by the minimum effect", "ok")]
+                + [cell("")] * 10]
     b = history["baseline"]
     return {"id": "history-regressions", "title": "Regressions in the latest runs", "left": 6, "rows": rows,
-            "headers": ["Cluster", "Benchmark", "Variant", "Size", "Run", "Step", "Baseline", "Latest", "Change",
-                        "Limit"],
-            "note": "Baseline: the %s (at most %d) of the same cluster, benchmark, variant and size; failed and "
-                    "interrupted runs are never baselines. Limits: %s." % (
-                        b["method"], b["runs"], _tolerances_text(history["tolerances"]))}
+            "headers": ["Cluster", "Benchmark", "Variant", "Size", "Slower since run", "Step", "Before", "After",
+                        "Change", "p", "Reported"],
+            "note": "Per series (cluster, benchmark, variant, size, settings) and step, each ok run's geometric mean "
+                    "of its operations' latencies; a regression is a change point at p ≤ %g whose level is at least "
+                    "+%g%% above the level before it (+%g%% when the new level is the newest run alone); %s. Before "
+                    "and After are those levels. Each is reported once: later histories say since when it is known."
+                    % (b["max_pvalue"], b["min_effect_pct"], b["single_run_effect_pct"], b["method"])}
 
 
-def _fmt(regression: dict[str, Any], which: str) -> str:
-    return format_value(regression["field"], regression[which])
-
-
-def _tolerances_text(specs: dict[str, dict[str, Any]]) -> str:
-    return "; ".join("%s %s" % (k, format_limit(split_key(k)["field"], v)) for k, v in sorted(specs.items()))
+def _config(regression: dict[str, Any]) -> str:
+    return ", ".join("%s %s" % kv for kv in regression["config"].items())
 
 
 def series_table(series: dict[str, Any]) -> dict[str, Any]:
@@ -78,8 +81,9 @@ def series_table(series: dict[str, Any]) -> dict[str, Any]:
         rows.append(row)
     return {"id": "history-" + series["id"], "title": _series_title(series), "left": 3, "rows": rows,
             "headers": ["Run", "Started", "Status"] + [st["label"] for st in steps],
-            "note": "Median over repetitions: wall time of the batch · objects per second. %s: worse than the "
-                    "baseline beyond the tolerance (the change follows)." % FLAG}
+            "note": "Median over repetitions: wall time of the batch · objects per second. %s: a regression starts "
+                    "at this run (the change of the operations' geometric mean latency and its p follow); ▼ / △: a "
+                    "change point that is faster, or slower by less than the minimum effect." % FLAG}
 
 
 def cluster_time_table(series: dict[str, Any]) -> dict[str, Any] | None:
@@ -117,10 +121,12 @@ def cluster_time_table(series: dict[str, Any]) -> dict[str, Any] | None:
 def _step_cell(s: dict[str, Any] | None) -> dict[str, Any]:
     if s is None:
         return cell(stats.DASH, "missing")
-    if s["regression"]:
-        broken = [c for c in s["checks"] if c["status"] == "fail"]
-        return cell("%s %s %s" % (s["text"], FLAG, ", ".join("%s %s" % (c["field"], c["change_text"]) for c in broken)),
-                    "fail")
+    change = s.get("change")
+    if change:
+        mark = FLAG if change["regression"] else ("▼" if change["change_pct"] < 0 else "△")
+        text = "%s %s %s%.1f%% (p %.2g)" % (s["text"], mark, "+" if change["change_pct"] >= 0 else "",
+                                            change["change_pct"], change["pvalue"])
+        return cell(text, "fail" if change["regression"] else "")
     return cell(s["text"], "" if s["status"] == "ok" else ("fail" if s["status"] in ("failed", "timeout") else "skip"))
 
 
@@ -139,9 +145,9 @@ def _n(count: int, word: str) -> str:
 def _headline(history: dict[str, Any]) -> str:
     s = history["summary"]
     n = _n
-    return "%s · %s · %s · %s (%d failed) · %s in the latest runs" % (
+    return "%s · %s · %s · %s (%d failed) · %s in the latest runs, %d known before" % (
         n(s["documents"], "document"), n(s["clusters"], "cluster"), n(s["series"], "series"), n(s["runs"], "run"),
-        s["failed_runs"], n(s["regressions"], "regression"))
+        s["failed_runs"], n(s["regressions"], "new regression"), s["known_regressions"])
 
 
 def to_markdown(history: dict[str, Any]) -> str:
@@ -156,7 +162,8 @@ def to_markdown(history: dict[str, Any]) -> str:
 
 def _cards(history: dict[str, Any]) -> str:
     s = history["summary"]
-    cards = [("regressions (latest runs)", s["regressions"]), ("series", s["series"]), ("runs", s["runs"]),
+    cards = [("new regressions", s["regressions"]), ("known regressions", s["known_regressions"]),
+             ("series", s["series"]), ("runs", s["runs"]),
              ("failed runs", s["failed_runs"]), ("clusters", s["clusters"]), ("documents", s["documents"])]
     return "".join('<div class="card"><div class="k">%s</div><div class="v">%s</div></div>' % (R.esc(k), R.esc(v))
                    for k, v in cards)
@@ -204,11 +211,12 @@ HISTORY_CSS = ('td.ok{color:var(--ok);font-weight:600}table[id^="history-"] th,t
 
 
 def render_history(history: dict[str, Any], charts: bool = True) -> dict[str, str]:
-    return {"json": dumps(history), "markdown": to_markdown(history), "html": to_html(history, charts=charts)}
+    return {"json": dumps(history), "markdown": to_markdown(history), "html": to_html(history, charts=charts),
+            "state": dumps(history["state"])}
 
 
 def write_history(history: dict[str, Any], output_dir: str, check_mode: bool = False, charts: bool = True) -> dict[str, dict[str, Any]]:
-    """Write <output_dir>/history.json|history.md|history.html atomically (only what changed).
+    """Write <output_dir>/history.json|history.md|history.html|history-state.json atomically (only what changed).
 
     Returns {format: {"path", "changed"}}; in check mode nothing is written and changed says whether it would be.
     """

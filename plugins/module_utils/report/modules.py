@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import json
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import compare as C
@@ -181,8 +182,10 @@ def reports_upload(p: Mapping[str, Any], check_mode: bool = False, diff: bool = 
 
 
 # bench_history --------------------------------------------------------------------------------------
-def bench_history(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
-    """Every result document of reports_dir (and of the bucket) in time order, regressions flagged; history.*."""
+def bench_history(p: Mapping[str, Any], check_mode: bool = False,
+                  warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Every result document of reports_dir (and of the bucket) in time order, regressions flagged; history.* and the
+    state of what was reported (history-state.json), which the next history reads so as not to report it again."""
     reports_dir = os.path.abspath(p["reports_dir"]) if p["reports_dir"] else None
     if not p["bucket"] and not (reports_dir and os.path.isdir(reports_dir)):
         raise StoragePerfError("reports_dir %s is not a directory: give the reports_dir the benchmarks wrote into "
@@ -191,6 +194,20 @@ def bench_history(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, A
     if not p["output_dir"] and not reports_dir:
         raise StoragePerfError("output_dir is required when reports_dir is not given (the history goes to "
                                "<reports_dir>/history/ by default)")
+    for old in ("tolerances", "baseline_runs"):
+        if p.get(old) is not None and warn is not None:
+            warn("bench_history: %s is no longer used and is ignored: a regression is now a change point at max_pvalue "
+                 "at least min_effect_pct worse (docs/history.md); remove %s" % (old, old))
+    H.check_settings(p["max_pvalue"], p["min_effect_pct"])  # before anything is read
+    state_path = os.path.join(out_dir, HR.FILENAMES["state"])
+    state = None
+    if os.path.exists(state_path):
+        try:
+            with open(state_path, "rb") as f:
+                state = json.loads(f.read().decode("utf-8"))
+        except (OSError, ValueError) as e:
+            raise StoragePerfError("cannot read the history state %s: %s" % (state_path, e),
+                                   hint="Remove it to start the state again (every regression is then reported once more).") from e
     entries = H.find_results(reports_dir) if reports_dir else []
     source = {"reports_dir": reports_dir}
     if p["bucket"]:
@@ -202,11 +219,15 @@ def bench_history(p: Mapping[str, Any], check_mode: bool = False) -> dict[str, A
         raise StoragePerfError("no result document under %s: the history reads <cluster>/<run_id>/result.json; check "
                                "reports_dir%s" % (" and ".join(x for x in (reports_dir, p["bucket"] and "s3://%s/%s" % (
                                    p["bucket"], p["prefix"])) if x), " and bucket/prefix" if p["bucket"] else ""))
-    history = H.build_history(entries, p["tolerances"], p["baseline_runs"], source=source)
+    try:
+        history = H.build_history(entries, p["max_pvalue"], p["min_effect_pct"], state=state, source=source)
+    except H.HistoryError as e:
+        raise H.HistoryError("%s (%s)" % (e.msg, state_path)) from e
     with writing("cannot write the history into %s" % out_dir, hint="Check that output_dir / reports_dir is writable."):
         result = written(HR.write_history(history, out_dir, check_mode=check_mode))
     return dict(result, output_dir=out_dir, summary=history["summary"], regressions=history["regressions"],
-                baseline=history["baseline"], tolerances=history["tolerances"], table=HR.table_lines(history))
+                known_regressions=history["known_regressions"], baseline=history["baseline"], tolerances={},
+                table=HR.table_lines(history))
 
 
 # metrics_push ---------------------------------------------------------------------------------------

@@ -106,7 +106,8 @@ def test_bench_report_compare_history_and_fleet_read_gluster_results(tmp_path):
     assert "brick-multiplex off/handshake_50.wall_s" in verdict["message"], verdict["message"]
 
     history = RM.bench_history({"reports_dir": str(tmp_path), "bucket": None, "prefix": "", "endpoint_url": None,
-                                "output_dir": None, "tolerances": None, "baseline_runs": 3})
+                                "output_dir": None, "tolerances": None, "baseline_runs": None,
+                                "max_pvalue": 0.001, "min_effect_pct": 50.0})
     assert history["summary"]["documents"] == 2 and history["summary"]["clusters"] == 1
     # the seed's reference rows are no runs of the pool: two measured modes, two runs each
     assert history["summary"]["series"] == 2 and history["summary"]["runs"] == 4

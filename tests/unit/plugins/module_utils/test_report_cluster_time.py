@@ -120,4 +120,5 @@ def test_fleet_and_history_show_cluster_time_for_twins_and_none_for_a_real_clust
     assert table["headers"][:3] == ["Run", "Time scale", "Create Volume · cluster time"]
     assert [c["text"] for c in table["rows"][0]][1:3] == ["0.02", "7m 39s (1.10)"]
     assert [c["text"] for c in table["rows"][-1]][:3] == ["seed (field report)", "", "6m 57s"]
-    assert "twin-1 · csi_lifecycle · concurrency off · 100 volumes · cluster time" in HR.to_markdown(history)
+    assert ("twin-1 · csi_lifecycle · concurrency off · 100 volumes · enableConcurrency False, storage_class ontap-nas"
+            " · cluster time") in HR.to_markdown(history)
