@@ -144,7 +144,10 @@ advice:
           tuning and its C(-e) variables, or null when none does and C(apply_with) names the role or module),
           C(command) (C(ansible-playbook -i <inventory> <playbook> -l <cluster> -e ...), or null),
           C(rollout_change) and C(rollout_command) (C(storageperf.k8s.rollout -e change=<change>), the guarded
-          rollout, or null for a tuning it does not roll out).
+          rollout, or null for a tuning it does not roll out, or whose required change_parameters the advice cannot
+          tell - the CSI sidecars of a Deployment other than Trident's).
+        - C(rollout_parameters) - on C(csi_sidecar_tuning), the rollout's change_parameters for the Deployment it
+          found short (C(csi_deployment), C(csi_namespace), C(storage_class) - one of its driver's).
       type: list
       elements: dict
       returned: success

@@ -192,7 +192,24 @@ def _sidecar_kind(container: Mapping[str, Any]) -> str | None:
     return None
 
 
-def csi_sidecar_tuning(k8s: Any) -> dict[str, Any]:
+TRIDENT_DRIVER = "csi.trident.netapp.io"
+
+
+def _sidecar_rollout(key: str, dep: Mapping[str, Any], facts: Mapping[str, Any]) -> dict[str, str] | None:
+    """The csi_sidecars rollout's change_parameters for Deployment key (namespace/name): its StorageClass is one of
+    its driver's (the default first); None where the driver cannot be told from the Deployment (only Trident's
+    operator labels its controller)."""
+    if (dep["metadata"].get("labels") or {}).get(OPERATOR_HINTS[0]) != OPERATOR_HINTS[1]:
+        return None
+    classes = sorted((sc for sc in facts.get("storage_classes") or [] if sc.get("provisioner") == TRIDENT_DRIVER),
+                     key=lambda sc: (not sc.get("default"), sc["name"]))
+    if not classes:
+        return None
+    namespace, _, name = key.partition("/")
+    return {"csi_deployment": name, "csi_namespace": namespace, "storage_class": classes[0]["name"]}
+
+
+def csi_sidecar_tuning(k8s: Any, facts: Mapping[str, Any] | None = None) -> dict[str, Any]:
     name = "csi_sidecar_tuning"
     row = TUNINGS[name]
     deployments, _rv = k8s.list("apps/v1", "Deployment")
@@ -218,9 +235,10 @@ def csi_sidecar_tuning(k8s: Any) -> dict[str, Any]:
         return entry(name, "not_applicable", [
             "no Deployment in the cluster runs a kubernetes-csi sidecar (%s); managed CSI controllers such as ACK's "
             "managed-csiprovisioner run outside the cluster" % ", ".join(sorted(SIDECAR_DEFAULT_WORKERS))])
-    apply_with, state = None, "on"
+    apply_with, state, rollout = None, "on", None
     for key, dep, managed in short_deps:
         state = "available"
+        rollout = rollout or _sidecar_rollout(key, dep, facts or {})
         trident_owned = (dep["metadata"].get("labels") or {}).get(OPERATOR_HINTS[0]) == OPERATOR_HINTS[1]
         if trident_owned:
             apply_with = row["apply_with_operator"]
@@ -228,7 +246,10 @@ def csi_sidecar_tuning(k8s: Any) -> dict[str, Any]:
             state = "blocked"
             reasons.append("Deployment %s is owned by an operator (ownerReferences), which would revert edited "
                            "sidecar flags: change them through that operator's settings" % key)
-    return entry(name, state, reasons, current, apply_with=apply_with)
+    out = entry(name, state, reasons, current, apply_with=apply_with)
+    if rollout:
+        out["rollout_parameters"] = rollout
+    return out
 
 
 # PMEM local volumes (seed 001) -------------------------------------------------------------------------------
@@ -280,7 +301,7 @@ def advise(k8s: Any, ack_client: Any = None, cluster_id: str | None = None, trid
     }
     by_name["snapshot_controller_tuning"] = snapshot_controller_tuning(
         k8s, facts, by_name["trident_concurrency"]["state"] != "not_applicable")
-    by_name["csi_sidecar_tuning"] = csi_sidecar_tuning(k8s)
+    by_name["csi_sidecar_tuning"] = csi_sidecar_tuning(k8s, facts)
     by_name["pmem_storageclasses"] = pmem_storageclasses(facts)
     tunings = [by_name[n] for n in ORDER]
     return {"cluster": {"server": facts["api_host"], "version": facts["server_version"]["git_version"],

@@ -14,6 +14,7 @@ Without an inventory or a cluster name the command says <inventory> / <cluster>,
 from __future__ import annotations
 
 
+import json
 import shlex
 from typing import Any, Mapping
 
@@ -51,9 +52,23 @@ def command_line(playbook: str, inventory: str | None, cluster: str | None, extr
     parts = ["ansible-playbook", "-i", shlex.quote(inventory or "<inventory>"), playbook,
              "-l", shlex.quote(cluster or "<cluster>")]
     for key, value in extra_vars.items():
+        if isinstance(value, Mapping):  # a dict goes as JSON, the only form -e takes it in
+            parts += ["-e", shlex.quote(json.dumps({key: value}, sort_keys=True))]
+            continue
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
         parts += ["-e", shlex.quote("%s=%s" % (key, text))]
     return " ".join(parts)
+
+
+def rollout_vars(tuning: Mapping[str, Any], change: str | None) -> dict[str, Any] | None:
+    """The rollout's extra vars for the change, or None where it needs parameters the advice cannot give."""
+    if not change:
+        return None
+    required = CHANGES[change].get("required") or []
+    given = tuning.get("rollout_parameters") or {}
+    if any(k not in given for k in required):
+        return None
+    return dict({"change": change}, **({"change_parameters": dict(given)} if given else {}))
 
 
 def apply_entry(tuning: Mapping[str, Any], inventory: str | None = None, cluster: str | None = None) -> dict[str, Any]:
@@ -61,12 +76,13 @@ def apply_entry(tuning: Mapping[str, Any], inventory: str | None = None, cluster
     playbook = _playbook_of(tuning)
     extra_vars = dict(PLAYBOOK_VARS.get((name, playbook), {"state": "present"})) if playbook else {}
     change = ROLLOUT_CHANGES.get(name)
+    rollout = rollout_vars(tuning, change)
     return {
         "playbook": playbook,
         "extra_vars": extra_vars,
         "command": command_line(playbook, inventory, cluster, extra_vars) if playbook else None,
         "rollout_change": change,
-        "rollout_command": command_line(ROLLOUT_PLAYBOOK, inventory, cluster, {"change": change}) if change else None,
+        "rollout_command": command_line(ROLLOUT_PLAYBOOK, inventory, cluster, rollout) if rollout else None,
     }
 
 
