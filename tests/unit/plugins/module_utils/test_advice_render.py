@@ -107,13 +107,11 @@ def test_every_command_names_its_playbook_by_the_collection_never_a_repository_p
 
 
 def test_the_csi_sidecars_rollout_command_carries_its_required_parameters_or_is_not_offered():
-    from ansible_collections.storageperf.k8s.plugins.module_utils.advice import commands as COMMANDS
-
     tuning = {"name": "csi_sidecar_tuning", "apply_with": "storageperf.k8s.tune_trident (its operator)"}
-    assert COMMANDS.apply_entry(tuning, "fleet.yml", "twin-1")["rollout_command"] is None
+    assert C.apply_entry(tuning, "fleet.yml", "twin-1")["rollout_command"] is None
     found = dict(tuning, rollout_parameters={"csi_deployment": "trident-controller", "csi_namespace": "trident",
                                              "storage_class": "ontap-nas"})
-    assert COMMANDS.apply_entry(found, "fleet.yml", "twin-1")["rollout_command"] == (
+    assert C.apply_entry(found, "fleet.yml", "twin-1")["rollout_command"] == (
         "ansible-playbook -i fleet.yml storageperf.k8s.rollout -l twin-1 -e change=csi_sidecars -e "
         "'{\"change_parameters\": {\"csi_deployment\": \"trident-controller\", \"csi_namespace\": \"trident\", "
         "\"storage_class\": \"ontap-nas\"}}'")
