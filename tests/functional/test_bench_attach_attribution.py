@@ -77,7 +77,7 @@ def test_attribution_refuses_a_half_enabled_cluster_before_any_change(twin):
     run = twin.playbook(PLAYBOOK, extra_vars={"attribution": True, "replicas": 2})
     assert run.rc != 0
     assert "bench_attach_stress_attribution: the cluster is neither off" in run.stdout
-    assert "enable_parallel_attach.yml" in run.stdout
+    assert "storageperf.k8s.enable_parallel_attach" in run.stdout
     assert cloud_calls(twin)["writes"] == 0
     assert twin.kubectl_json("get", "statefulsets", "-A")["items"] == []
 

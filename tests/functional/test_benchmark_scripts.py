@@ -32,6 +32,7 @@ SMOKE: dict[str, tuple[list[str], str]] = {
     # measuring run is in SKIP_SLOW
     "harness_vs_seed.py": (["--reports", "extensions/molecule/bench_report/files", "--time-scale", "1"],
                            r"Seed 002: ontap-nas, 100 volumes .*\n(.*\n)+\| create +\| 6m57s +\|"),
+    "history_calibration.py": (["--series", "20"], r"20 series per cell, seed \d+; A/A cells"),
     "history_scale.py": (["--documents", "5", "--clusters", "1", "--no-charts"], r"5 documents, \d+ series, \d+ runs"),
     "import_cost.py": (["--runs", "1"], r"\| import \| seconds \(median\) \|\n\|---\|---\|\n(\| .+ \| [\d.]+ \|\n)+"),
     "snapshot_cpu.py": (["--snapshots", "5", "--rounds", "1", "--time-scale", "0.01"],
