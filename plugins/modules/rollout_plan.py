@@ -152,9 +152,9 @@ order:
   elements: str
 clusters:
   description:
-    - Per cluster C({wave, reason, record, prior}) - C(record) is its latest record (null when none), which the
+    - Per cluster C({wave, reason, record}) - C(record) is its latest record (null when none), which the
       cluster's turn reads against the cluster (M(storageperf.k8s.rollout_record) is a write-ahead log), C(reason)
-      what the record alone suggests, C(prior) the record's decision, state and time.
+      what the record alone suggests.
   returned: always
   type: dict
 action:

@@ -77,9 +77,7 @@ def plan(params: Mapping[str, Any], records: Mapping[str, dict[str, Any]]) -> di
             record = records.get(name)
             what = ("roll back what this rollout changed, and read it back" if action == "abort"
                     else tentative(record, params.get("retry_rolled_back")))
-            per_cluster[name] = {"wave": wave, "reason": what, "record": record,
-                                 "prior": ({k: record.get(k) for k in ("decision", "reason", "updated", "wave", "state")}
-                                           if record else None)}
+            per_cluster[name] = {"wave": wave, "reason": what, "record": record}
             if not later:
                 lines.append("  %s: %s" % (name, what))
     order = [c for m in waves[:reached] for c in m]
