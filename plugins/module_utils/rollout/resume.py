@@ -31,7 +31,6 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.schema imp
 
 RUN, APPLY, AFTER, GATE, ROLLBACK, RESTORE, LEAVE, SKIP, NOT_APPLICABLE, ABORT = (
     "run", "apply", "after", "gate", "rollback", "restore", "leave", "skip", "not_applicable", "abort")
-STARTS = (RUN, APPLY, AFTER, GATE, ROLLBACK, RESTORE, LEAVE, SKIP, NOT_APPLICABLE, ABORT)
 
 
 def state_of(record: Mapping[str, Any]) -> str:
