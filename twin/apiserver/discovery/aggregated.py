@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from dataclasses import dataclass, field
 
 import yaml
@@ -96,17 +97,18 @@ class _Document:
         return self.bodies[(sub, version)]
 
 
-_CACHE: dict[tuple[int, bool], _Document] = {}
+# keyed by the registry itself, weakly: an id() would be reused by a later registry and serve it a stale list
+_CACHE: weakref.WeakKeyDictionary[Registry, dict[bool, _Document]] = weakref.WeakKeyDictionary()
 
 
 def document(reg: Registry, core: bool) -> _Document:
     """The registry generation's list for /api (core) or /apis, built once per generation (a CRD change)."""
-    key = (id(reg), core)
-    cached = _CACHE.get(key)
+    by_core = _CACHE.setdefault(reg, {})
+    cached = by_core.get(core)
     if cached is None or cached.generation != reg.generation:
         items = _items(reg, core)
         v2 = json.dumps(_list(items, "v2"), separators=(",", ":")).encode()
-        cached = _CACHE[key] = _Document(reg.generation, items, hashlib.sha512(v2).hexdigest().upper(), {("json", "v2"): v2})
+        cached = by_core[core] = _Document(reg.generation, items, hashlib.sha512(v2).hexdigest().upper(), {("json", "v2"): v2})
     return cached
 
 

@@ -5,6 +5,7 @@ import functools
 import hashlib
 import json
 import re
+import weakref
 from typing import Any
 
 from ..resources import Registry, ResourceType
@@ -88,13 +89,14 @@ def _gv_path(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
-_ROOT_CACHE: dict[int, tuple[int, dict]] = {}
-_GV_CACHE: dict[tuple[int, str, str], tuple[int, dict]] = {}
+# keyed by the registry itself, weakly: an id() would be reused by a later registry and serve it a stale document
+_ROOT_CACHE: weakref.WeakKeyDictionary[Registry, tuple[int, dict]] = weakref.WeakKeyDictionary()
+_GV_CACHE: weakref.WeakKeyDictionary[Registry, dict[tuple[str, str], tuple[int, dict]]] = weakref.WeakKeyDictionary()
 
 
 def openapi_root(reg: Registry) -> dict:
     """The /openapi/v3 index: one serverRelativeURL per group version, with a hash kubectl caches by."""
-    cached = _ROOT_CACHE.get(id(reg))
+    cached = _ROOT_CACHE.get(reg)
     if cached and cached[0] == reg.generation:
         return cached[1]
     paths = {}
@@ -106,7 +108,7 @@ def openapi_root(reg: Registry) -> dict:
             h = hashlib.sha512(json.dumps([VERSION_INFO["gitVersion"], p, names]).encode()).hexdigest()[:32].upper()
             paths[p] = {"serverRelativeURL": f"/openapi/v3/{p}?hash={h}"}
     doc = {"paths": paths}
-    _ROOT_CACHE[id(reg)] = (reg.generation, doc)
+    _ROOT_CACHE[reg] = (reg.generation, doc)
     return doc
 
 
@@ -205,8 +207,8 @@ def _closure(root: str, comps: dict[str, dict], into: dict[str, dict]) -> None:
 def openapi_gv(reg: Registry, group: str, version: str) -> dict:
     """The OpenAPI v3 document of one group version: its paths (with the fieldValidation parameter
     that makes kubectl validate on the server) and the schemas of its kinds (kubectl explain)."""
-    key = (id(reg), group, version)
-    cached = _GV_CACHE.get(key)
+    by_gv = _GV_CACHE.setdefault(reg, {})
+    cached = by_gv.get((group, version))
     if cached and cached[0] == reg.generation:
         return cached[1]
     from ... import validation
@@ -233,5 +235,5 @@ def openapi_gv(reg: Registry, group: str, version: str) -> dict:
                                                                                      operationId=op_id)
     doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": VERSION_INFO["gitVersion"]},
            "paths": paths, "components": {"schemas": schemas}}
-    _GV_CACHE[key] = (reg.generation, doc)
+    by_gv[(group, version)] = (reg.generation, doc)
     return doc

@@ -17,6 +17,7 @@ import copy
 import gzip
 import hashlib
 import json
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -205,18 +206,19 @@ def _build(generation: int, types: list[ResourceType], crd_openapi: dict) -> _Se
                    formatdate(usegmt=True))
 
 
-# (id(registry), generation) -> the build of that generation's document; a CRD change makes a new generation
-_CACHE: dict[tuple[int, int], asyncio.Future[_Served]] = {}
+# registry -> {generation: the build of that generation's document}; a CRD change makes a new generation. Keyed by
+# the registry itself, weakly: an id() would be reused by a later registry, which would then be served a stale build.
+_CACHE: weakref.WeakKeyDictionary[Registry, dict[int, asyncio.Future[_Served]]] = weakref.WeakKeyDictionary()
 
 
 async def served(reg: Registry) -> _Served:
     """The document of the registry's generation, built once in a worker thread: requests that come while it is
     built wait for that build (the event loop goes on serving the others)."""
-    key = (id(reg), reg.generation)
-    for old in [k for k in _CACHE if k[0] == key[0] and k != key]:
-        del _CACHE[old]  # a build still running for it ends for those waiting on it, and is then dropped
+    runs = _CACHE.setdefault(reg, {})
+    for old in [g for g in runs if g != reg.generation]:
+        del runs[old]  # a build still running for it ends for those waiting on it, and is then dropped
     # what the thread reads is copied now, on the loop: the registry may change while the thread builds
-    return await _once(_CACHE, key, lambda: asyncio.to_thread(
+    return await _once(runs, reg.generation, lambda: asyncio.to_thread(
         _build, reg.generation, reg.all(), copy.deepcopy(reg.crd_openapi)))
 
 
