@@ -162,6 +162,7 @@ EXPECTED_SPEEDUP = Limit(100, "the seeds' largest gain is 8.4x; a speedup past 1
 GAIN_FRACTION = Limit(1, "a share of the expected gain; 1 asks for all of it")
 CONFIDENCE = Limit(0.999, "past 99.9 percent a probe's few repetitions can never show a gain")
 TOLERANCE_PCT = Limit(1000, "a step ten times slower than its baseline is broken, not slower")
+ROUNDS = Limit(20, "rounds of one probe before and after a change; a gain 20 rounds have not shown is not there")
 PERCENT = Limit(100, "a share in percent")
 FIRST_WAVE = Limit(1000, "waves of one rollout: a fleet of 1000 clusters one at a time")
 BASELINE_AGE = Limit(7 * DAY, "a week; an older baseline no longer stands for the cluster")
