@@ -328,7 +328,7 @@ def _gain_reasons(g: dict[str, Any], n: Mapping[str, int], look: int, max_rounds
 def _bound_reasons(g: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """A ratio beyond the physical bound, overall or in a step: a measurement error."""
     out = []
-    ratios = [("The observed speedup", g["observed_speedup"])] + [("Step %s's median speedup" % r["name"], r["speedup"])
+    ratios = [("the observed speedup", g["observed_speedup"])] + [("step %s's median speedup" % r["name"], r["speedup"])
                                                                   for r in rows]
     for what, ratio in ratios:
         if ratio is not None and not 1 / S.MAX_RATIO <= ratio <= S.MAX_RATIO:

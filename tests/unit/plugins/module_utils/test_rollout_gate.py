@@ -198,9 +198,12 @@ def test_an_all_zero_candidate_is_no_gain(baseline):
 
 def test_a_ratio_beyond_the_physical_bound_fails(baseline):
     v = G.judge(baseline, probe(6, speedup=5000.0), expected_speedup=5.0)
-    assert failing("Measurement error: The observed speedup of 4", v)
+    assert failing("Measurement error: the observed speedup of 4", v)
     assert "beyond the physical bound of 1000× either way" in " ".join(v["reasons"])
-    assert any(r.startswith("Measurement error: Step publish's median speedup") for r in v["reasons"])
+    assert any(r.startswith("Measurement error: step publish's median speedup") for r in v["reasons"])
+    # and the other way: a candidate 5000x slower is no slowdown to weigh, it is a broken probe
+    v = G.judge(probe(6, speedup=5000.0), baseline)
+    assert failing("Measurement error: the observed speedup of 0.0", v), v["reasons"]
 
 
 # nothing got worse --------------------------------------------------------------------------------------
