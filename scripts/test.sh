@@ -102,12 +102,12 @@ run_molecule() {
 }
 
 run_pytest() {
-  stage "pytest: unit, twin and functional tests"
+  stage "pytest: functional, twin and unit tests"
   local rc=0
   # Workers (pytest-xdist): most tests wait on a twin's cluster time or a playbook's processes rather than use a CPU,
   # so one worker per CPU runs the suite in about half the time; every test owns its twins, ports and directories.
   # PYTEST_WORKERS=0 runs it in this process. --durations names the slowest tests, where the suite's time goes.
-  python -m pytest tests/unit tests/twin tests/functional -q -p no:cacheprovider --timeout 900 --durations=40 \
+  python -m pytest tests/functional tests/twin tests/unit -q -p no:cacheprovider --timeout 900 --durations=40 \
     -n "${PYTEST_WORKERS:-auto}" --dist worksteal "${PYTEST_ARGS[@]}" || rc=$?
   # exit 5 = no tests collected; that is a failure of the suite, not a pass
   return $rc

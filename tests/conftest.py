@@ -1,8 +1,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.support.twin import Twin
+
+# Property tests assert properties, not speed: Hypothesis's default 200 ms deadline per example and its too_slow
+# health check measure the machine, and on CI's loaded 2 CPUs they failed tests whose property held.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 
 @pytest.fixture

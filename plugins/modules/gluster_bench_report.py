@@ -81,7 +81,7 @@ EXAMPLES = r"""
   storageperf.k8s.gluster_bench_report:
     points: "{{ points }}"
     modes: [{name: brick-multiplex off, settings: {brick_multiplex: false}}]
-    reports_dir: "{{ playbook_dir }}/../reports"
+    reports_dir: reports
   delegate_to: localhost
   run_once: true
 """

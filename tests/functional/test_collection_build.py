@@ -3,18 +3,14 @@ and runs from a fresh path."""
 from __future__ import annotations
 
 import json
-import subprocess
 import tarfile
 
-from tests.support.twin import REPO, VENV_BIN, run_playbook
+from tests.support.collection import build, install
+from tests.support.twin import REPO, run_playbook
 
 
 def _build(tmp_path):
-    out = tmp_path / "dist"
-    subprocess.run([str(VENV_BIN / "ansible-galaxy"), "collection", "build", "--force", "--output-path", str(out), str(REPO)],
-                   check=True, capture_output=True, text=True)
-    (tarball,) = out.glob("storageperf-k8s-*.tar.gz")
-    return tarball
+    return build(tmp_path / "dist")
 
 
 # What serves only the twin or this repository's development, never the collection's users.
@@ -77,9 +73,7 @@ def test_galaxy_metadata_names_the_project_and_the_license_text_ships(tmp_path):
 def test_installed_tarball_runs_playbooks_from_a_fresh_path(tmp_path, twin):
     tarball = _build(tmp_path)
     fresh = tmp_path / "fresh"
-    subprocess.run([str(VENV_BIN / "ansible-galaxy"), "collection", "install", "--force", "--no-deps", "-p", str(fresh), str(tarball)],
-                   check=True, capture_output=True, text=True)
-    installed = fresh / "ansible_collections" / "storageperf" / "k8s"
+    installed = install(tarball, fresh)
     assert (installed / "playbooks" / "cluster_info.yml").exists()
     assert not (installed / "twin").exists()
     run = run_playbook("storageperf.k8s.cluster_info", inventory=REPO / "inventories" / "twin", env=twin.env(),

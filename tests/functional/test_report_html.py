@@ -308,6 +308,21 @@ function pageCheck(print) {
       });
     });
   });
+  // a header may wrap between its words or after a hyphen, never inside a word ("Cluste r", "Benchmar k" at
+  // 1280 px): a word whose letters lie on more than one line is broken
+  out.broken = [];
+  document.querySelectorAll("thead th").forEach(function (th) {
+    var walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT), node, word, range = document.createRange();
+    while ((node = walker.nextNode()) !== null) {
+      var re = /[^\\s-]+/g;
+      while ((word = re.exec(node.textContent)) !== null) {
+        range.setStart(node, word.index); range.setEnd(node, word.index + word[0].length);
+        var tops = {};
+        Array.prototype.forEach.call(range.getClientRects(), function (r) { if (r.width) tops[Math.round(r.top)] = 1; });
+        if (Object.keys(tops).length > 1) out.broken.push(th.closest("table").id + ": " + word[0]);
+      }
+    }
+  });
   // a table cut off by its scroll box hides columns (the fleet's speedup column did): none on these pages
   out.clipped = Array.prototype.filter.call(document.querySelectorAll(".scroll"),
     function (b) { return b.scrollWidth > b.clientWidth + 1; }).map(function (b) { return b.firstChild.id; });
@@ -394,6 +409,7 @@ def test_page_reads_well_at_1280_and_1920(tmp_path, kind):
         assert found["small"] == [], found
         assert found["units"] == [], found
         assert found["clipped"] == [], found
+        assert found["broken"] == [], found
     if SCREENSHOTS and kind != "fio-wide":  # the synthetic 18 metrics: checked, not shown in docs/
         out = Path(SCREENSHOTS) if Path(SCREENSHOTS).is_absolute() else REPO / SCREENSHOTS
         out.mkdir(parents=True, exist_ok=True)

@@ -25,13 +25,15 @@ HOSTS = ["twin-1", "twin-2", "twin-3"]
 GIVE_UP_SOON = {"STORAGEPERF_API_UNREACHABLE_AFTER": "5"}
 
 
-def fleet_env(fleet: Fleet, reports: Path) -> dict[str, str]:
+def fleet_env(fleet: Fleet, reports: Path | None = None) -> dict[str, str]:
+    """The controller's environment for a fleet run (`reports`, when given, is made first)."""
     # no KUBECONFIG / K8S_AUTH_*: each host brings its own cluster through the inventory
     env = {k: v for k, v in os.environ.items() if not k.startswith(("K8S_AUTH_", "KUBECONFIG"))}
     env.update(fleet.front.credentials)  # the fleet's one account and ONTAP credential, as an AWX credential gives them
     env.update(STORAGEPERF_TWIN_DIR=str(fleet.dir), HOME=str(fleet.dir / "home"), ANSIBLE_FORKS="3",
                PATH=f"{VENV_BIN}:{env.get('PATH', '')}")
-    reports.mkdir(parents=True, exist_ok=True)
+    if reports is not None:
+        reports.mkdir(parents=True, exist_ok=True)
     return env
 
 

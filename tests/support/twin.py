@@ -163,19 +163,26 @@ class Twin:
 def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = None, check: bool = False,
                  diff: bool = False, inventory: str | Path | list[Path] | None = None, env: dict[str, str] | None = None,
                  record_dir: Path | None = None, timeout: float = 900, collections_path: str | None = None,
-                 bin_dir: Path | None = None, limit: str | None = None) -> PlaybookRun:
+                 bin_dir: Path | None = None, limit: str | None = None, user_dir: Path | None = None,
+                 prefix: list[str] | None = None) -> PlaybookRun:
     """ansible-playbook with the installed collection; every task result is recorded as JSON.
 
     `playbook` may be a path or a collection playbook name such as storageperf.k8s.cluster_info. `bin_dir` is the
     bin/ of another venv whose ansible-playbook (and so Python, for the modules) runs it instead of this one's.
+    `user_dir` runs it as a user does, from a directory of their own: there, with neither this repository's ansible.cfg
+    nor the caller's ANSIBLE_* settings and PYTHONPATH (which holds collections/, where ansible-core's collection
+    loader looks too); a relative `inventory` is read from there. `prefix` goes before the command (a wrapper).
     """
     bin_dir = bin_dir or VENV_BIN
     record_dir = Path(record_dir or REPO / ".cache")
     record_dir.mkdir(parents=True, exist_ok=True)
     record = record_dir / f"results-{time.monotonic_ns()}.jsonl"
     run_env = dict(env or os.environ)
+    if user_dir is None:
+        run_env["ANSIBLE_CONFIG"] = str(REPO / "ansible.cfg")
+    else:
+        run_env = {k: v for k, v in run_env.items() if not k.startswith("ANSIBLE_") and k != "PYTHONPATH"}
     run_env.update({
-        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
         "ANSIBLE_COLLECTIONS_PATH": collections_path or str(COLLECTIONS),
         "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS),
         "ANSIBLE_CALLBACKS_ENABLED": "record_results",
@@ -184,7 +191,7 @@ def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = No
         "ANSIBLE_FORCE_COLOR": "0",
         "PATH": f"{bin_dir}:{run_env.get('PATH', '')}",
     })
-    cmd = [str(bin_dir / "ansible-playbook"), str(playbook)]
+    cmd = [*(prefix or []), str(bin_dir / "ansible-playbook"), str(playbook)]
     for source in ([inventory] if isinstance(inventory, (str, Path)) else inventory or []):
         cmd += ["-i", str(source)]
     if extra_vars:
@@ -195,7 +202,7 @@ def run_playbook(playbook: str | Path, *, extra_vars: dict[str, Any] | None = No
         cmd.append("--check")
     if diff:
         cmd.append("--diff")
-    proc = subprocess.run(cmd, cwd=REPO, env=run_env, text=True, capture_output=True, timeout=timeout)
+    proc = subprocess.run(cmd, cwd=user_dir or REPO, env=run_env, text=True, capture_output=True, timeout=timeout)
     results = []
     if record.exists():
         results = [json.loads(line) for line in record.read_text().splitlines() if line.strip()]

@@ -205,9 +205,11 @@ def to_html(history: dict[str, Any], charts: bool = True) -> str:
 
 
 # a series has a column per step and run ids are long: cells wrap (run ids anywhere) so that every column shows
-# at 1280 px instead of hiding behind the table's scroll bar
-HISTORY_CSS = ('td.ok{color:var(--ok);font-weight:600}table[id^="history-"] th,table[id^="history-"] td'
-               '{white-space:normal;overflow-wrap:anywhere}')
+# at 1280 px instead of hiding behind the table's scroll bar; on screen headers wrap between words only ("Cluste r"
+# was a header broken anywhere), on paper's narrower page a long step name must break to fit
+HISTORY_CSS = ('td.ok{color:var(--ok);font-weight:600}table[id^="history-"] th{white-space:normal}'
+               'table[id^="history-"] td{white-space:normal;overflow-wrap:anywhere}'
+               '@media print{table[id^="history-"] th{overflow-wrap:anywhere}}')
 
 
 def render_history(history: dict[str, Any], charts: bool = True) -> dict[str, str]:
