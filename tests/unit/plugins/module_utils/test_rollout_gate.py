@@ -208,7 +208,6 @@ def test_a_ratio_beyond_the_physical_bound_fails(baseline):
     assert failing("Measurement error: the observed speedup of 0.0", v), v["reasons"]
 
 
-
 def _slow_first_repetition(doc, factor):
     """The document with its first repetition's latencies multiplied by `factor`: a controller that just restarted."""
     doc = copy.deepcopy(doc)
@@ -237,6 +236,7 @@ def test_a_warm_up_repetition_is_not_weighed_but_its_failures_count(baseline):
     # a warm-up that leaves nothing to weigh is no evidence, never a pass
     v = G.judge(baseline, probe(9, speedup=5.0, reps=1), expected_speedup=5.0, warmup=1)
     assert v["decision"] == "inconclusive" and not v["passed"], v["reasons"]
+
 
 # nothing got worse --------------------------------------------------------------------------------------
 def test_a_step_that_got_50_percent_worse_fails_naming_it(baseline):
@@ -398,4 +398,3 @@ def test_module_refuses_a_file_that_is_not_a_result_document(capsys, runs, tmp_p
     bad.write_text(json.dumps({"cluster": {}, "tunings": []}))
     rc, out = run_main(capsys, main, dict(runs, baseline=str(bad)))
     assert rc == 1 and out["msg"].startswith("baseline: ") and "run directory" in out["msg"] and out["problems"]
-
