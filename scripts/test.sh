@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite (the README's test command runs this through `make test`).
 # Stages: lint (ruff, mypy, ansible-lint; each also a stage of its own), sanity (ansible-test), integration (ansible-test targets against a twin),
-# molecule, then one pytest run over units, twin and functional tests, whose summary line closes the output.
+# molecule, then one pytest run over units, twin and functional tests, whose summary line closes the output. Without
+# arguments every stage runs, lint and sanity beside integration and molecule (run_default); with some, those in order.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -9,17 +10,17 @@ export PATH="$ROOT/.venv/bin:$PATH"
 export ANSIBLE_CONFIG="$ROOT/ansible.cfg"
 export ANSIBLE_COLLECTIONS_PATH="$ROOT/collections"
 export PYTHONPATH="$ROOT/collections:$ROOT"
-STAGES=("$@")
-[[ ${#STAGES[@]} -gt 0 ]] || STAGES=(lint sanity integration molecule pytest)
+STAGES=("$@")  # none: run_default (every stage)
 
 stage() { printf '\n\033[1m== %s (%s) ==\033[0m\n' "$*" "$(date -u +%T)"; }  # the time: where a run's minutes went
 
 # ansible-test wants the collection at .../ansible_collections/<ns>/<name> as a real directory, and
 # outside this git checkout (inside it, it would list files through git and skip the ignored copy).
-AT_ROOT=${TMPDIR:-/tmp}/storageperf-ansible-test-$(printf %s "$ROOT" | md5sum | cut -c1-8)
+# One tree per stage ($1: mypy, sanity, integration): the default run has stages that use one at the same time.
+AT_BASE=${TMPDIR:-/tmp}/storageperf-ansible-test-$(printf %s "$ROOT" | md5sum | cut -c1-8)
 ansible_test_tree() {
-  local dest=$AT_ROOT/ansible_collections/storageperf/k8s
-  rm -rf "$AT_ROOT" && mkdir -p "$dest"
+  local dest=$AT_BASE-$1/ansible_collections/storageperf/k8s
+  rm -rf "$AT_BASE-$1" && mkdir -p "$dest"
   git ls-files -co --exclude-standard -z | grep -zv '^collections/' | xargs -0 cp --parents -t "$dest" 2>/dev/null || true
   echo "$dest"
 }
@@ -31,10 +32,10 @@ ansible_test_tree() {
 # mypy's exit status.
 run_mypy() {
   mypy twin
-  local tree
-  tree=$(ansible_test_tree)
-  (cd "$AT_ROOT" && MYPYPATH=$AT_ROOT mypy --config-file "$ROOT/pyproject.toml" "${tree#"$AT_ROOT/"}/plugins") \
-    | sed "s|^${tree#"$AT_ROOT/"}/||"
+  local tree root=$AT_BASE-mypy
+  tree=$(ansible_test_tree mypy)
+  (cd "$root" && MYPYPATH=$root mypy --config-file "$ROOT/pyproject.toml" "${tree#"$root/"}/plugins") \
+    | sed "s|^${tree#"$root/"}/||"
 }
 
 # One function per linter, so that .pre-commit-config.yaml runs each exactly as here (`scripts/test.sh ruff` ...;
@@ -53,7 +54,7 @@ run_lint() {
 # oldest (.venv-oldest, requirements-oldest.txt), each reading its own tests/sanity/ignore-<version>.txt.
 run_sanity() {
   local tree venv
-  tree=$(ansible_test_tree)
+  tree=$(ansible_test_tree sanity)
   for venv in "$ROOT/.venv" "$ROOT/.venv-oldest"; do
     stage "ansible-test sanity: $("$venv/bin/ansible-test" --version)"
     (cd "$tree" && "$venv/bin/ansible-test" sanity --venv --python 3.11 --color no \
@@ -64,7 +65,7 @@ run_sanity() {
 run_integration() {
   stage "ansible-test integration (against a twin and, with root and glusterd, a glusterd pool)"
   local tree twin_dir gluster_dir=""
-  tree=$(ansible_test_tree)
+  tree=$(ansible_test_tree integration)
   twin_dir=$ROOT/build/integration-twin
   python -m twin up --dir "$twin_dir" --nodes 3 --time-scale 0.01 >/dev/null
   # the gluster_* targets run their glusterd parts only against this pool (scripts/gluster-pool.sh needs root for
@@ -113,7 +114,36 @@ run_pytest() {
   return $rc
 }
 
+# The default run (make test, CI): the static checks (lint, sanity: CPU, no twin) run beside the twin-backed stages
+# (integration, molecule: mostly waiting on their twins' cluster time), which saves the shorter lane's minutes; the
+# static lane's output is held and printed whole after the other's. Then pytest, alone: its tests judge speedups
+# measured on this machine. The static lane is a process group of its own (set -m), killed if this script ends early.
+run_default() {
+  local static_log static_pid static_rc=0
+  static_log=$(mktemp)
+  set -m
+  (set -e; run_lint; run_sanity) >"$static_log" 2>&1 &
+  static_pid=$!
+  set +m
+  trap 'kill -- -'"$static_pid"' 2>/dev/null; rm -f '"$static_log" EXIT
+  run_integration
+  run_molecule
+  wait "$static_pid" || static_rc=$?
+  trap - EXIT
+  cat "$static_log"
+  rm -f "$static_log"
+  if [[ $static_rc != 0 ]]; then
+    echo "lint or sanity failed (exit $static_rc): see its output above" >&2
+    return "$static_rc"
+  fi
+  run_pytest
+}
+
 PYTEST_ARGS=()
+if [[ $# == 0 ]]; then
+  run_default
+  exit 0
+fi
 for s in "${STAGES[@]}"; do
   case $s in
     lint) run_lint ;;
