@@ -7,6 +7,7 @@ bites while parallel attach is on breaks the change on one ACK cluster.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,11 @@ def test_a_canary_that_fails_its_gate_halts_the_rollout(fleet, tmp_path):
     # the other clusters were not touched: not measured, not changed
     assert probe_runs(tmp_path, "twin-2") == probe_runs(tmp_path, "twin-3") == []
     assert [concurrency(fleet, h) for h in HOSTS] == [(False, "false")] * 3
+    # rollout.html links the canary's two probes to their report.html, by paths from its own directory
+    [page] = tmp_path.glob("rollout-*/rollout.html")
+    links = re.findall(r'<a href="([^"]*)"', page.read_text())
+    assert sorted(links) == ["../twin-1/%s/report.html" % r for r in probe_runs(tmp_path, "twin-1")], links
+    assert len(links) == 2 and all((page.parent / link).is_file() for link in links)
 
 
 def test_parallel_attach_rollout_rolls_back_the_cluster_it_breaks(fleet, tmp_path):
