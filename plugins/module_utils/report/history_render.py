@@ -204,14 +204,10 @@ def to_html(history: dict[str, Any], charts: bool = True, pages: dict[tuple[str,
     by_id = {c["id"]: c for c in drawn["charts"]}
     table = regressions_table(history, pages)
     body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
-    for s in history["series"]:
-        table = series_table(s, pages)
-        body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
-        if "chart-" + s["id"] in by_id:
-            body += R.figures_html([by_id["chart-" + s["id"]]])[1:]  # the figure without another "Charts" heading
-        table = cluster_time_table(s)  # type: ignore[assignment]  # None: no section
-        if table:
-            body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
+    if history["series"]:
+        body.append('<h2>Series</h2><p class="note">Each series with its trend chart (two runs or more). Open a '
+                    'series for its runs and their cluster times; a series with a regression in force is open.</p>')
+    body += [series_html(s, by_id.get("chart-" + s["id"]), pages) for s in history["series"]]
     if drawn["left_out"]:
         body.append('<p class="note">%d more series without regressions have no chart (at most %d charts).</p>'
                     % (drawn["left_out"], len(drawn["charts"])))
@@ -223,12 +219,46 @@ def to_html(history: dict[str, Any], charts: bool = True, pages: dict[tuple[str,
     return R.page_html(history["title"], body, extra_css=HISTORY_CSS)
 
 
+def _series_line(series: dict[str, Any]) -> str:
+    """'6 runs · latest 2026-06-20 09:00 ok · ▲ 1 regression in force': what a folded series says of itself."""
+    runs, latest = series["runs"], series["runs"][-1]
+    text = "%s · latest %s %s" % (_n(len(runs), "run"), latest["started"][:16].replace("T", " "), latest["status"])
+    if series["regressions"]:
+        text += " · %s %s in force" % (FLAG, _n(series["regressions"], "regression"))
+    return text
+
+
+def series_html(series: dict[str, Any], chart: dict[str, Any] | None = None,
+                pages: dict[tuple[str, str], str] | None = None) -> str:
+    """One series: its title and _series_line() as the summary of a <details> that folds its runs table and cluster
+    times (open when a regression is in force), then its trend chart (all its runs, two or more). 24 runs read in
+    about three screens: a line and a chart a series, not a table and a chart a screen tall each, nor a chart of one
+    dot."""
+    table = series_table(series, pages)
+    parts = ['<section class="series" id="series-%s"><details%s><summary><b>%s</b> <span class="sub">· %s</span>'
+             '</summary>' % (R.esc(series["id"]), " open" if series["regressions"] else "", R.esc(table["title"]),
+                             R.esc(_series_line(series))), R.table_html(table)]
+    scaled = cluster_time_table(series)
+    if scaled:
+        parts += ["<h3>%s</h3>" % R.esc(scaled["title"]), R.table_html(scaled)]
+    parts.append("</details>")
+    if chart:
+        parts += R.figures_html([chart])[1:]  # the figure without another "Charts" heading
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
 # a series has a column per step and run ids are long: cells wrap (run ids anywhere) so that every column shows
 # at 1280 px instead of hiding behind the table's scroll bar; on screen headers wrap between words only ("Cluste r"
 # was a header broken anywhere), on paper's narrower page a long step name must break to fit
 HISTORY_CSS = ('td.ok{color:var(--ok);font-weight:600}table[id^="history-"] th{white-space:normal}'
                'table[id^="history-"] td{white-space:normal;overflow-wrap:anywhere}'
-               '@media print{table[id^="history-"] th{overflow-wrap:anywhere}}')
+               'section.series{border-bottom:1px solid var(--line);padding:7px 0}section.series .sub{margin:0}'
+               'section.series summary{cursor:pointer}section.series h3{font-size:14px;margin:12px 0 4px}'
+               'section.series figure{margin:8px 0 4px}'
+               # paper cannot unfold: every series prints open (::details-content, Chromium 131+, Firefox 143+)
+               '@media print{table[id^="history-"] th{overflow-wrap:anywhere}'
+               'section.series details::details-content{content-visibility:visible;display:block}}')
 
 
 def render_history(history: dict[str, Any], charts: bool = True, base: str | None = None) -> dict[str, str]:
