@@ -9,31 +9,40 @@ module: rollout_gate
 short_description: Judge whether a change paid off on one cluster, from the probe runs before and after it
 version_added: "0.2.0"
 description:
-  - The gate of the guarded rollout (C(playbooks/rollout.yml)). Reads two result documents of the same probe on one
-    cluster, the baseline (before the change) and the candidate (after it), and returns a verdict with a reason for
-    each failed check. The samples are the per-operation latencies (C(objects[].latency)) of every repetition of the
-    judged steps, in the last variant of each document.
-  - "The verdict fails when: the data do not show, at O(confidence), that the change brought at least
-    C(required_speedup = 1 + min_gain_fraction x (expected_speedup - 1)) (a van Elteren stratified Mann-Whitney test
-    with the steps as strata; skipped without O(expected_speedup)); a step's median latency got worse by more than
-    O(tolerance_pct) and significantly so; the candidate has more failed operations than the baseline, or Warning-event
-    reasons the baseline had not; or either run has fewer than 8 measured operations."
+  - The gate of the guarded rollout (C(playbooks/rollout.yml)). Reads the result documents of the same probe on one
+    cluster, the baseline (before the change) and the candidate (after it), one of each or one per round, and returns
+    a decision (V(passed), V(failed) or V(inconclusive)) with a reason for each check that did not pass.
+  - The evidence is the repetitions of the last variant of each document, each with the per-operation latencies
+    (C(objects[].latency)) of the judged steps. The operations of one repetition share its queues and are not
+    independent, so each repetition counts once (its mean log latency per step). The speedup's one-sided bounds
+    are Welch's t over those repetitions, widened by O(drift_pct).
+  - "Passed: the lower bound of the speedup clears C(required_speedup = 1 + min_gain_fraction x (expected_speedup - 1))
+    (no gain test without O(expected_speedup)) and nothing below failed. Failed: the upper bound is below the required
+    speedup; a latency is zero, negative or not finite, or a ratio is beyond 1000x either way (a broken measurement);
+    a step's median latency got worse by more than O(tolerance_pct) and significantly so; the candidate has more
+    failed operations than the baseline, or Warning-event reasons the baseline had not; a judged step was measured
+    on one side only. Inconclusive otherwise: the required speedup lies between the bounds, fewer than 2 repetitions
+    or 8 operations a side. Inconclusive never passes."
   - The module fails only on bad input (a missing or invalid document, an option out of range, a step neither run
     measured). A failed gate is a result (RV(passed) false); the playbook decides what to do, e.g. roll back.
-  - The same inputs give the same verdict (the bootstrap interval is seeded). Reads only; changes nothing.
+  - The same inputs give the same verdict. Reads only; changes nothing.
   - Why this test, and how the figures are computed, in C(docs/rollout-gate.md) of the collection.
 requirements:
   - scipy >= 1.13 (the collection's requirements.txt)
 options:
   baseline:
     description:
-      - Path of the baseline result document (before the change) or of its run directory.
-    type: path
+      - Path of the baseline result document (before the change) or of its run directory; a list of them in time
+        order for a probe in rounds.
+    type: list
+    elements: path
     required: true
   candidate:
     description:
-      - Path of the candidate result document (after the change) or of its run directory.
-    type: path
+      - Path of the candidate result document (after the change) or of its run directory; a list of them in time
+        order for a probe in rounds. Their number is the round judged.
+    type: list
+    elements: path
     required: true
   expected_speedup:
     description:
@@ -51,7 +60,7 @@ options:
     default: 0.25
   confidence:
     description:
-      - Confidence of the tests and of the interval, between 0.5 and 0.999.
+      - Confidence of the tests and of each bound of the speedup, between 0.5 and 0.999.
       - At most 0.999 - past 99.9 percent a probe's few repetitions can never show a gain.
     type: float
     default: 0.95
@@ -67,6 +76,31 @@ options:
       - A step neither run has is bad input; a step only one run measured fails the gate.
     type: list
     elements: str
+  drift_pct:
+    description:
+      - How much faster, in percent, the cluster may measure at another moment with no change at all (what else it
+        does, its caches, its neighbours). The gate credits the change only with the speedup beyond it, and widens
+        both bounds by it. 0 only where the probes before and after are interleaved and the cluster holds still.
+      - At most 100 - a share in percent.
+    type: float
+    default: 10
+  max_rounds:
+    description:
+      - The rounds of probing planned, the gate called after each with every document so far. The error rate
+        (1 - O(confidence)) is split evenly over them, so stopping at the first round that decides keeps it. An
+        inconclusive verdict at the last round holds the cluster.
+      - At most 20 - rounds of one probe before and after a change; a gain 20 rounds have not shown is not there.
+    type: int
+    default: 1
+  warmup:
+    description:
+      - The first repetitions of each candidate run that the gain and the steps' figures do not weigh - the change
+        settling (the rollout's after-probe starts right after a controller restarted, and its first repetition
+        measured 25 to 60 % slower than the rest on a loaded machine). Their failed operations, Warning events and
+        broken measurements still count. Fix it before probing, never after seeing the data.
+      - At most 10 - a warm-up longer than that is a change that has not settled; wait for it instead.
+    type: int
+    default: 0
 author:
   - storageperf.k8s maintainers (@storageperf)
 seealso:
@@ -98,14 +132,29 @@ EXAMPLES = r"""
     candidate: reports/twin-1/csi_lifecycle-20261206T051500Z-4d5e6f
     steps: [create_volume, publish]
     tolerance_pct: 10
+
+- name: A probe in rounds (before, after, before, after ...) - judged after each, up to 3
+  storageperf.k8s.rollout_gate:
+    baseline: "{{ rounds | map(attribute='before') | list }}"
+    candidate: "{{ rounds | map(attribute='after') | list }}"
+    expected_speedup: 3.9
+    max_rounds: 3
+  register: gate
+  # gate.decision: passed (promote), failed (roll back), inconclusive (another round, or hold after the third)
 """
 
 RETURN = r"""
 passed:
-  description: True when every check passed.
+  description: True when every check passed (RV(decision) is V(passed)).
   returned: always
   type: bool
   sample: false
+decision:
+  description: V(passed), V(failed) (a check failed, or the gain is shown to fall short) or V(inconclusive) (the
+    evidence decides neither way; another round may).
+  returned: always
+  type: str
+  sample: inconclusive
 reasons:
   description: One sentence per failed check, naming its figures; empty when RV(passed).
   returned: always
@@ -124,27 +173,39 @@ gain:
     min_gain_fraction:
       description: O(min_gain_fraction).
       type: float
+    drift_pct:
+      description: O(drift_pct).
+      type: float
     required_speedup:
       description: 1 + min_gain_fraction x (expected_speedup - 1); null without an expected speedup.
       type: float
       sample: 2.775
     observed_speedup:
-      description: Hodges-Lehmann estimate of the baseline / candidate latency ratio over the judged steps; null with
-        too few operations.
+      description: The baseline / candidate latency ratio, the geometric mean over the judged steps of the ratio of
+        their repetitions' mean log latencies; null with too few repetitions or operations.
       type: float
       sample: 3.9
     ci_low:
-      description: Lower end of the bootstrap interval of the observed speedup at O(confidence).
+      description: One-sided lower bound of the speedup at O(confidence) (the error rate split over O(max_rounds)),
+        drift allowance included. The gain is shown when it is above RV(gain.required_speedup).
       type: float
     ci_high:
-      description: Upper end of that interval.
+      description: One-sided upper bound at the same level; below RV(gain.required_speedup) the gain falls short.
       type: float
+    degrees_of_freedom:
+      description: Welch's degrees of freedom of the repetitions.
+      type: float
+    repetitions:
+      description: Repetitions that measured the judged steps, C(baseline) and C(candidate).
+      type: dict
+      sample: {baseline: 3, candidate: 3}
     confidence:
       description: O(confidence).
       type: float
     p_value:
-      description: One-sided p-value of the gain test (the change brought less than the required speedup); null when
-        the test was not run.
+      description: One-sided p-value of the gain test (the change brought at most the required speedup beyond the
+        drift), multiplied by O(max_rounds); below 1 - O(confidence) exactly when RV(gain.ci_low) clears the required
+        speedup. Null when the test was not run.
       type: float
       sample: 0.0001
     test:
@@ -181,6 +242,10 @@ steps:
     worse:
       description: The step got slower by more than the tolerance and significantly so.
       type: bool
+    baseline_p95:
+      description: 95th percentile of the per-operation latencies before, in seconds (also C(baseline_p99),
+        C(candidate_p95), C(candidate_p99)).
+      type: float
 failed_operations:
   description: Failed operations (objects with errors or unfinished, broken steps and runs) per side.
   returned: always
@@ -192,14 +257,42 @@ new_warnings:
   type: list
   elements: str
   sample: [FailedAttachVolume]
+measurement_errors:
+  description: Latencies that are zero, negative or not finite, per side, in the judged steps (every step without
+    O(steps)).
+  returned: always
+  type: dict
+  sample: {baseline: 0, candidate: 0}
 baseline_run:
-  description: The baseline's run id.
+  description: The (last) baseline's run id.
   returned: always
   type: str
 candidate_run:
-  description: The candidate's run id.
+  description: The (last) candidate's run id.
   returned: always
   type: str
+baseline_runs:
+  description: Every baseline's run id, in the order given.
+  returned: always
+  type: list
+  elements: str
+candidate_runs:
+  description: Every candidate's run id, in the order given.
+  returned: always
+  type: list
+  elements: str
+warmup:
+  description: O(warmup).
+  returned: always
+  type: int
+round:
+  description: The round judged (the number of candidate documents).
+  returned: always
+  type: int
+max_rounds:
+  description: O(max_rounds).
+  returned: always
+  type: int
 """
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
@@ -210,17 +303,21 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.gate impor
 def main() -> None:
     module = StoragePerfModule(
         argument_spec=dict(
-            baseline=dict(type="path", required=True),
-            candidate=dict(type="path", required=True),
+            baseline=dict(type="list", elements="path", required=True),
+            candidate=dict(type="list", elements="path", required=True),
             expected_speedup=dict(type="float"),
             min_gain_fraction=dict(type="float", default=0.25),
             confidence=dict(type="float", default=0.95),
             tolerance_pct=dict(type="float", default=20.0),
             steps=dict(type="list", elements="str"),
+            drift_pct=dict(type="float", default=10.0),
+            max_rounds=dict(type="int", default=1),
+            warmup=dict(type="int", default=0),
         ),
         supports_check_mode=True,
         limits={"expected_speedup": L.EXPECTED_SPEEDUP, "min_gain_fraction": L.GAIN_FRACTION,
-                "confidence": L.CONFIDENCE, "tolerance_pct": L.TOLERANCE_PCT},
+                "confidence": L.CONFIDENCE, "tolerance_pct": L.TOLERANCE_PCT, "drift_pct": L.PERCENT,
+                "max_rounds": L.ROUNDS, "warmup": L.WARMUP},
     )
     module.run(lambda m: rollout_gate(m.params))
 

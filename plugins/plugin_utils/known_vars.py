@@ -39,6 +39,7 @@ PLAYBOOKS = {
                 "upload_signature_version"],
     "rollout": ["change", "change_parameters", "waves", "canary_group", "first_wave", "max_fail_percentage",
                 "retry_rolled_back", "rollout_id", "baseline_max_age", "min_gain_fraction", "confidence", "tolerance_pct",
+                "drift_pct",
                 "reports_dir", "rollout_report_only", "rollout_halted", "upload_bucket", "upload_prefix",
                 "upload_endpoint_url", "upload_region", "upload_addressing_style", "upload_signature_version",
                 "lease_ttl", "rollout_action", "pause_after_wave"],

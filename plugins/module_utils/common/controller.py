@@ -10,6 +10,11 @@ So the module finds its controller among its ancestors and watches it:
     me = controller()            # {"pid": 4711, "start": 1234567, "host": "awx-ee-1"}, or None
     alive(me)                    # False once that process is gone (or a zombie, or its pid taken by another)
     watchdog(me, on_gone)        # a daemon thread calling on_gone() once, within ~interval s of the death
+    orphaned(forks())            # the on_gone of a module: its worker killed, the module interrupted
+
+The worker must go too: orphaned, it does not end when its module does. It hands the module's result to the dead
+controller's result queue, whose read end its sibling workers still hold open, so a result larger than the pipe
+blocks it for good (tests/functional/test_rollout_interrupted.py found one 60 s after the kill).
 
 The controller is the topmost of the consecutive ancestors whose command line is ansible-playbook (or ansible,
 ansible-console): the workers are forks of it and share its command line, and ansible-runner (AWX) starts
@@ -65,12 +70,13 @@ def is_controller(argv: List[str]) -> bool:
     return names[0].startswith("python") and len(names) > 1 and names[1] in CONTROLLERS
 
 
-def controller(pid: Optional[int] = None, proc: str = "/proc") -> Optional[Identity]:
-    """The identity {pid, start, host} of the controller that runs process pid (default: this one), or None."""
+def _chain(pid: Optional[int], proc: str) -> List[Identity]:
+    """The consecutive ancestors of pid whose command line is a controller's, nearest first: the workers, then the
+    controller itself at the top."""
     here = stat(os.getpid() if pid is None else pid, proc)
     if here is None:  # no /proc: not Linux
-        return None
-    found: Optional[Tuple[int, int]] = None
+        return []
+    found: List[Identity] = []
     parent = here[1]
     for _ in range(MAX_DEPTH):
         if parent < 1:  # above PID 1 (which may be ansible-playbook itself, in a container without an init)
@@ -79,13 +85,23 @@ def controller(pid: Optional[int] = None, proc: str = "/proc") -> Optional[Ident
         if read is None:
             break
         if is_controller(_argv(parent, proc)):
-            found = (parent, read[2])
-        elif found is not None:
+            found.append({"pid": parent, "start": read[2], "host": os.uname()[1]})
+        elif found:
             break  # the first non-controller above the chain (a shell, ansible-runner): the chain's top is found
         parent = read[1]
-    if found is None:
-        return None
-    return {"pid": found[0], "start": found[1], "host": os.uname()[1]}
+    return found
+
+
+def controller(pid: Optional[int] = None, proc: str = "/proc") -> Optional[Identity]:
+    """The identity {pid, start, host} of the controller that runs process pid (default: this one), or None."""
+    found = _chain(pid, proc)
+    return found[-1] if found else None
+
+
+def forks(pid: Optional[int] = None, proc: str = "/proc") -> List[Identity]:
+    """The identities of the workers between process pid (default: this one) and its controller: the forks of
+    ansible-playbook that run it."""
+    return _chain(pid, proc)[:-1]
 
 
 def alive(identity: Identity, proc: str = "/proc") -> bool:
@@ -107,6 +123,19 @@ def interrupt_main() -> None:
     short. A module with a handler (bench_measure records the repetition as interrupted) ends through it; one
     without ends at once."""
     signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
+
+
+def orphaned(workers: List[Identity], proc: str = "/proc") -> None:
+    """What a module does once its controller is gone: SIGKILL its workers (each only while it is the process that
+    was named, never a pid reused since), then interrupt_main(). The module's own clean-up needs no worker; what it
+    prints at the end goes nowhere."""
+    for worker in workers:
+        if alive(worker, proc):
+            try:
+                os.kill(int(worker["pid"]), signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # ended between the look and the kill
+    interrupt_main()
 
 
 def watchdog(identity: Identity, on_gone: Callable[[], None] = interrupt_main, interval: float = INTERVAL,

@@ -162,6 +162,8 @@ EXPECTED_SPEEDUP = Limit(100, "the seeds' largest gain is 8.4x; a speedup past 1
 GAIN_FRACTION = Limit(1, "a share of the expected gain; 1 asks for all of it")
 CONFIDENCE = Limit(0.999, "past 99.9 percent a probe's few repetitions can never show a gain")
 TOLERANCE_PCT = Limit(1000, "a step ten times slower than its baseline is broken, not slower")
+ROUNDS = Limit(20, "rounds of one probe before and after a change; a gain 20 rounds have not shown is not there")
+WARMUP = Limit(10, "a warm-up longer than that is a change that has not settled; wait for it instead")
 PERCENT = Limit(100, "a share in percent")
 FIRST_WAVE = Limit(1000, "waves of one rollout: a fleet of 1000 clusters one at a time")
 BASELINE_AGE = Limit(7 * DAY, "a week; an older baseline no longer stands for the cluster")
@@ -223,6 +225,7 @@ ROLE_VARIABLES = {
     "rollout_min_gain_fraction": GAIN_FRACTION,
     "rollout_confidence": CONFIDENCE,
     "rollout_tolerance_pct": TOLERANCE_PCT,
+    "rollout_drift_pct": PERCENT,
     "rollout_step_timeout": TIMEOUT,
     "snapshot_controller_tuning_worker_threads": WORKER_THREADS,
     "snapshot_controller_tuning_kube_api_qps": KUBE_API_QPS,

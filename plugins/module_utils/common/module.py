@@ -50,8 +50,10 @@ class StoragePerfModule(AnsibleModule):
         # {pid, start, host} of the ansible-playbook running this module, None when not run by Ansible on Linux
         self.controller = CONTROLLER.controller()
         if self.controller is not None:
-            # the workers of a killed ansible-playbook are not signalled: without this the module works on, orphaned
-            CONTROLLER.watchdog(self.controller)
+            # the workers of a killed ansible-playbook are not signalled: without this the module works on, orphaned,
+            # and its worker outlives it
+            workers = CONTROLLER.forks()
+            CONTROLLER.watchdog(self.controller, lambda: CONTROLLER.orphaned(workers))
 
     # clients ----------------------------------------------------------------------------------
     def client(self, system: str, **options: Any) -> Any:

@@ -3,8 +3,12 @@
 """The changes a rollout can make, and the probe that proves each: the one table.
 
 A probe is the benchmark of the seed that motivates the change, sized small and repeated, so that the gate has
-per-operation latencies from several repetitions on both sides (docs/rollout.md, "Probes"). `steps` are the
-benchmark steps it runs; `judged` the ones the gate weighs, the steps the change is expected to speed up.
+several repetitions on both sides (docs/rollout.md, "Probes"). `repeat` repetitions before the change;
+after it `warmup` repetitions the gate does not weigh (the change settling: the first repetition after Trident's
+restart was 25 to 60 % slower than the next ones) and `repeat_after` it does. 3 a side is the shape whose error
+rates docs/rollout-gate.md publishes; 2 before and 5 after gave no more power in its simulation (the baseline's
+spread then rests on one degree of freedom) and cost a third more probe time. `steps` are the benchmark steps it
+runs; `judged` the ones the gate weighs, the steps the change is expected to speed up.
 `tuning` is the advisor's name for the change (tuning_advice), whose expected_speedup the gate asks for.
 """
 from __future__ import annotations
@@ -29,8 +33,8 @@ CHANGES: dict[str, dict[str, Any]] = {
     "trident_concurrency": {
         "tuning": "trident_concurrency",
         "what": "Trident's concurrent core (TridentOrchestrator spec.enableConcurrency)",
-        "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3, "steps": LIFECYCLE,
-                  "judged": TRIDENT_JUDGED},
+        "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3, "repeat_after": 3, "warmup": 1,
+                  "steps": LIFECYCLE, "judged": TRIDENT_JUDGED},
         "parameters": {"allow_tech_preview": False, "k8s_api_qps": 0, "trident_namespace": "",
                        "storage_class": "ontap-nas"},
         # what applies each parameter, whose argument spec checks it (plugins/plugin_utils/change_specs.py)
@@ -42,7 +46,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "snapshot_controller": {
         "tuning": "snapshot_controller_tuning",
         "what": "the snapshot-controller's worker threads, QPS and burst",
-        "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3,
+        "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3, "repeat_after": 3, "warmup": 1,
                   "steps": ["create_volume", "create_snapshot", "delete_snapshot", "delete_volume"],
                   "judged": ["create_snapshot", "delete_snapshot"]},
         "parameters": {"worker_threads": 25, "kube_api_qps": 75, "kube_api_burst": 150, "storage_class": "ontap-nas"},
@@ -55,7 +59,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "csi_sidecars": {
         "tuning": "csi_sidecar_tuning",
         "what": "the CSI sidecars' worker threads, QPS and burst in one CSI controller Deployment",
-        "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3,
+        "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3, "repeat_after": 3, "warmup": 1,
                   "steps": ["create_volume", "publish", "unpublish", "delete_volume"],
                   "judged": ["create_volume", "publish", "unpublish", "delete_volume"]},
         "parameters": {"csi_deployment": "", "csi_namespace": "", "storage_class": "",
@@ -72,8 +76,8 @@ CHANGES: dict[str, dict[str, Any]] = {
     "parallel_attach": {
         "tuning": "parallel_attach",
         "what": "ACK parallel cloud-disk attach (csi FeatureGates, ECS and node-pool tags)",
-        "probe": {"benchmark": "attach_stress", "replicas": 12, "repeat": 3, "steps": ["scale_up", "scale_down"],
-                  "judged": ["scale_up"]},
+        "probe": {"benchmark": "attach_stress", "replicas": 12, "repeat": 3, "repeat_after": 3, "warmup": 1,
+                  "steps": ["scale_up", "scale_down"], "judged": ["scale_up"]},
         "parameters": {"detach": False},
         "spec": {"detach": ("role", "ack_parallel_attach", "ack_parallel_attach_detach")},
     },
@@ -116,5 +120,5 @@ def rollout_id(name: str, params: Mapping[str, Any]) -> str:
 def probe_text(name: str) -> str:
     p = get(name)["probe"]
     size = "%d volumes" % p["volumes"] if "volumes" in p else "%d pods" % p["replicas"]
-    return "%s, %s x %d repetitions, before and after; judged on %s" % (
-        p["benchmark"], size, p["repeat"], ", ".join(p["judged"]))
+    return "%s, %s x %d repetitions before, %d warm-up + %d after; judged on %s" % (
+        p["benchmark"], size, p["repeat"], p["warmup"], p["repeat_after"], ", ".join(p["judged"]))

@@ -282,13 +282,19 @@ def rollout_of(records: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 # --- the assembled document ------------------------------------------------------------------------------
+def held(record: Mapping[str, Any]) -> bool:
+    """The cluster was rolled back on an inconclusive gate: it holds the rollout whatever max_fail_percentage (an
+    inconclusive gate never passes; as Argo Rollouts' inconclusive analysis, it waits for more evidence)."""
+    return record["decision"] == "rolled_back" and (record.get("gate") or {}).get("decision") == "inconclusive"
+
+
 def wave_verdict(members: list[dict[str, Any]], max_fail_percentage: float, last: bool = False) -> tuple[int, str]:
     """(failed, verdict) of one wave's records: halted once failures pass the limit (more members can only add
-    failures), unless it is the last wave, which halts nothing (done); else pending while one is, skipped when all
-    were, aborted when the rollout's abort rolled it back, else passed."""
+    failures) or a gate was inconclusive, unless it is the last wave, which halts nothing (done); else pending while
+    one is, skipped when all were, aborted when the rollout's abort rolled it back, else passed."""
     decisions = [r["decision"] for r in members]
     failed = sum(d in RS.FAILED_DECISIONS for d in decisions)
-    over = bool(members) and failed * 100.0 / len(members) > max_fail_percentage
+    over = bool(members) and (failed * 100.0 / len(members) > max_fail_percentage or any(held(r) for r in members))
     if over and not last:
         return failed, "halted"
     if not members or "pending" in decisions:
@@ -302,6 +308,10 @@ def wave_verdict(members: list[dict[str, Any]], max_fail_percentage: float, last
 
 def halt_reason(wave: Mapping[str, Any]) -> str:
     n = len(wave["clusters"])
+    if wave.get("held") and wave["failed"] * 100.0 / n <= wave["max_fail_percentage"]:
+        return ("wave %d: the gate was inconclusive on %s (rolled back; an inconclusive gate never passes and holds "
+                "the rollout whatever max_fail_percentage); later waves are skipped" % (
+                    wave["wave"], ", ".join(wave["held"])))
     return ("wave %d: %d of %d cluster%s rolled back or failed (%s%%), above max_fail_percentage %s%%; later waves "
             "are skipped" % (wave["wave"], wave["failed"], n, "" if n == 1 else "s",
                              _pct(wave["failed"] * 100.0 / n), _pct(wave["max_fail_percentage"])))
@@ -333,7 +343,8 @@ def assemble(records: Mapping[str, dict[str, Any]], rollout: Mapping[str, Any] |
         wave = {"wave": number, "clusters": [r["cluster"] for r in members], "failed": failed, "verdict": verdict}
         out_waves.append(wave)
         if verdict == "halted" and halted is None:
-            halted = {"wave": number, "reason": halt_reason(dict(wave, max_fail_percentage=limit))}
+            halted = {"wave": number, "reason": halt_reason(dict(
+                wave, max_fail_percentage=limit, held=[r["cluster"] for r in members if held(r)]))}
     doc = {"schema_version": RS.SCHEMA_VERSION, "rollout": rollout,
            "generated": max((r["updated"] for r in records.values()), key=lambda u: when({"updated": u}),
                             default=now_iso()),

@@ -2,30 +2,30 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The rollout gate: did a change pay off on one cluster, and did nothing get worse? (docs/rollout-gate.md)
 
-judge() reads two probe runs of one cluster, before (baseline) and after (candidate) the change. Its samples are
-the per-operation latencies (objects[].latency) of every repetition of the judged steps, in the last variant of
-each document (a probe measures one: the cluster as it is). The verdict fails, with one sentence per reason, when
-- the gain is not shown: a stratified rank test (van Elteren; steps are the strata, so a snapshot is never
-  ranked against a create) cannot say at `confidence` that the baseline's latencies exceed required_speedup x
-  the candidate's, where required_speedup = 1 + min_gain_fraction * (expected_speedup - 1). Without
-  expected_speedup (a change with no figure of its own) there is no gain test;
-- a step got worse: its candidate median is above the baseline's by more than tolerance_pct AND a one-sided
-  Mann-Whitney test says it is slower at `confidence` (the size alone flags noise on a few operations, the test
-  alone flags a real but trivial slowdown on many);
-- the candidate has more failed operations than the baseline, or Warning-event reasons the baseline had not;
-- there are too few operations to judge (MIN_OPERATIONS on each side): the gate never passes on no evidence;
-- the data is a measurement error: latencies that are zero, negative or not finite, or an observed ratio beyond
-  PHYSICAL_BOUND either way; a broken clock is never a gain.
-The observed speedup is the Hodges-Lehmann estimate of the baseline/candidate latency ratio (the median of
-the within-step log ratios of every baseline/candidate pair), with a seeded bootstrap interval that resamples
-within each step, so the same inputs give the same verdict.
+judge() reads the probe runs of one cluster before (baseline) and after (candidate) the change: one of each, or
+several of each in time order when the probe runs in rounds. Its evidence is the repetitions of the last variant of
+each document (a probe measures one: the cluster as it is), each with the per-operation latencies
+(objects[].latency) of the judged steps; the statistics are in gate_stats.py. The decision is
+- passed: nothing below failed, and the lower bound of the speedup clears required_speedup() (always, without an
+  expected_speedup: a change with no figure of its own only must not make anything worse);
+- failed, with one sentence per reason, when
+  - the upper bound of the speedup is below the required speedup (the change brings less, and the data show it);
+  - a latency is zero, negative or not finite, or a ratio is beyond MAX_RATIO: a broken measurement, never a gain;
+  - a step got worse: its candidate median is above the baseline's by more than tolerance_pct AND a one-sided
+    Mann-Whitney test says it is slower at `confidence` (the size alone flags noise on a few operations, the test
+    alone a real but trivial slowdown on many);
+  - the candidate has more failed operations than the baseline, or Warning-event reasons the baseline had not;
+  - a judged step was measured on one side only;
+- inconclusive otherwise: the required speedup lies between the bounds, or there are too few repetitions or
+  operations to judge. It never passes; before the last of `max_rounds` rounds another round may decide.
+The first `warmup` repetitions of each candidate document are the change settling (a controller that just restarted):
+their latencies are not weighed, their failures, warnings and broken measurements still count.
+The bounds are seeded by nothing: the same documents give the same verdict.
 """
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Any, Callable, Iterable, Mapping, Sequence
-import warnings
 
 from ansible.module_utils.basic import missing_required_lib
 
@@ -33,6 +33,8 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import document as D
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
+from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import gate_stats as S
+from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.gate_stats import required_speedup
 
 try:
     import numpy as np
@@ -41,24 +43,17 @@ try:
 except ImportError:
     HAS_SCIPY = False
 
-TEST = "van Elteren stratified Mann-Whitney, one-sided, on log latency shifted by log(required_speedup)"
-# fewer operations than this on either side and the gate fails rather than judge (8: a rank test of 8 against 8
-# can reach p < 0.001; below it even a perfect separation says little)
+__all__ = ["judge", "required_speedup", "rollout_gate", "GateError"]
+
+TEST = S.METHOD
+# fewer operations than this on either side and the gate does not judge (8: below it even a perfect separation
+# says little)
 MIN_OPERATIONS = 8
+# fewer repetitions than this on either side and there is no spread to weigh the gain against
+MIN_REPETITIONS = 2
 # step statuses whose finished objects are measurements (skipped and disturbed steps are not; docs/results.md)
 MEASURED = ("ok", "failed", "timeout")
-# a latency of 0 (a twin at a tiny time scale) stays finite on the log scale; zero latencies are a measurement error
-# (bad_latencies), so the floor only keeps the arithmetic finite, it never stands for a measurement
-FLOOR_S = 1e-6
-# a ratio past this, either way, is not a storage control plane getting faster or slower: the seeds' largest gain
-# is 8.4x, and a clock or a harness gone wrong is the likelier cause
-PHYSICAL_BOUND = 1000.0
-# Hodges-Lehmann: a step's side larger than this enters as that many of its quantiles, so a step adds at most
-# 100 x 100 pairs and the bootstrap stays seconds, whatever the probe's size
-MAX_PER_SIDE = 100
-RESAMPLES = 999
-METHOD = "percentile"
-PAIRS_PER_BATCH = 4000000  # the bootstrap's memory: resamples x pairs per batch
+PASSED, FAILED, INCONCLUSIVE = "passed", "failed", "inconclusive"
 
 LIMITS = {
     "min_gain_fraction": "a share of the expected speedup above 0 and at most 1, e.g. 0.25",
@@ -66,6 +61,10 @@ LIMITS = {
     "tolerance_pct": "a percentage of 0 or more, e.g. 20",
     "expected_speedup": "a speedup of 1 or more (time before / time after, e.g. 8.1), or none for a change "
                         "with no figure of its own",
+    "drift_pct": "a percentage from 0 to 100, e.g. 10 (0 only where the probes before and after are interleaved "
+                 "and the cluster holds still)",
+    "max_rounds": "a whole number of rounds of 1 or more, e.g. 3",
+    "warmup": "a whole number of repetitions of 0 or more, e.g. 1 (the first of each candidate run, not weighed)",
 }
 
 
@@ -79,14 +78,19 @@ def _check(name: str, value: object, ok: Callable[[Any], bool]) -> None:
 
 
 def check_options(expected_speedup: float | None, min_gain_fraction: float | None, confidence: float | None,
-                  tolerance_pct: float | None) -> None:
+                  tolerance_pct: float | None, drift_pct: float | None = S.DRIFT_PCT,
+                  max_rounds: int | None = 1, warmup: int | None = 0) -> None:
     """Raise GateError naming the first option out of range."""
     _check("expected_speedup", expected_speedup, lambda v: math.isfinite(v) and v >= 1)
     _check("min_gain_fraction", min_gain_fraction, lambda v: 0 < v <= 1)
     _check("confidence", confidence, lambda v: 0.5 <= v <= 0.999)
     _check("tolerance_pct", tolerance_pct, lambda v: math.isfinite(v) and v >= 0)
+    _check("drift_pct", drift_pct, lambda v: 0 <= v <= 100)
+    _check("max_rounds", max_rounds, lambda v: v == int(v) and v >= 1)
+    _check("warmup", warmup, lambda v: v == int(v) and v >= 0)
     for name, value in (("min_gain_fraction", min_gain_fraction), ("confidence", confidence),
-                        ("tolerance_pct", tolerance_pct)):
+                        ("tolerance_pct", tolerance_pct), ("drift_pct", drift_pct), ("max_rounds", max_rounds),
+                        ("warmup", warmup)):
         if value is None:
             raise GateError("%s must be %s, got none" % (name, LIMITS[name]))
 
@@ -97,56 +101,91 @@ def _runs(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return (variants[-1].get("runs") or []) if variants else []
 
 
-def _raw_latency(obj: Mapping[str, Any]) -> float | None:
-    """The object's latency as recorded (or end - start), whatever its value; None when it has none."""
-    value = obj.get("latency")
-    if value is None and obj.get("start") is not None and obj.get("end") is not None:
-        value = obj["end"] - obj["start"]
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
+def weighed(doc: Mapping[str, Any], warmup: int) -> Mapping[str, Any]:
+    """The document without the first `warmup` repetitions of its judged variant: what the gain and the steps'
+    figures weigh (a probe's warm-up, right after the change, is the change settling, not its effect)."""
+    if not warmup:
+        return doc
+    variants = list(doc.get("variants") or [])
+    if not variants:
+        return doc
+    variants[-1] = dict(variants[-1], runs=(variants[-1].get("runs") or [])[warmup:])
+    return dict(doc, variants=variants)
 
 
 def _latency(obj: Mapping[str, Any]) -> float | None:
-    value = _raw_latency(obj)
-    return value if value is not None and math.isfinite(value) and value >= 0 else None
+    """The object's latency in seconds; None when it did not finish; NaN when what is recorded is not a number."""
+    value = obj.get("latency")
+    if value is None and obj.get("start") is not None and obj.get("end") is not None:
+        value = obj["end"] - obj["start"]
+    if value is None:
+        return None
+    return math.nan if isinstance(value, bool) or not isinstance(value, (int, float)) else float(value)
 
 
-def bad_latencies(doc: Mapping[str, Any], steps: Sequence[str] | None = None) -> tuple[int, list[str]]:
-    """(count, examples) of finished operations of the judged variant whose latency is zero, negative or not finite:
-    a measurement error (a clock that went back, a harness that timed nothing), never a gain."""
-    count, examples = 0, []  # type: tuple[int, list[str]]
-    for run in _runs(doc):
+def _valid(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+def _measured_steps(doc: Mapping[str, Any]) -> Iterable[tuple[int, dict[str, Any]]]:
+    """(repetition index, step) of every measured step of the judged variant."""
+    for i, run in enumerate(_runs(doc)):
         for step in run.get("steps", []):
-            if step.get("status") not in MEASURED or (steps is not None and step["name"] not in steps):
-                continue
-            for obj in step.get("objects") or []:
-                value = _raw_latency(obj)
-                if value is not None and (not math.isfinite(value) or value <= 0):
-                    count += 1
-                    if len(examples) < 3:
-                        examples.append("%s %s: %r s" % (step["name"], obj.get("name", "?"), value))
-    return count, examples
+            if step.get("status") in MEASURED:
+                yield i, step
 
 
-def step_order(doc: Mapping[str, Any]) -> list[str]:
-    """The judged variant's step names in the order it ran them."""
-    names = []
-    for run in _runs(doc):
-        names += [s["name"] for s in run.get("steps", []) if s["name"] not in names]
+def step_order(docs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The judged variant's step names in the order the documents ran them."""
+    names: list[str] = []
+    for doc in docs:
+        for run in _runs(doc):
+            names += [s["name"] for s in run.get("steps", []) if s["name"] not in names]
     return names
 
 
-def samples(doc: Mapping[str, Any]) -> dict[str, list[float]]:
-    """{step: [latency in seconds]} over every repetition of the judged variant; steps with none are left out."""
+def samples(docs: Sequence[Mapping[str, Any]]) -> dict[str, list[float]]:
+    """{step: [latency in seconds]} over every repetition of the documents; steps with none are left out. Only
+    valid latencies (finite, above 0): measurement_errors() counts the others."""
     out: dict[str, list[float]] = {}
-    for run in _runs(doc):
-        for step in run.get("steps", []):
-            if step.get("status") in MEASURED:
-                values = [v for v in (_latency(o) for o in step.get("objects") or []) if v is not None]
-                if values:
-                    out.setdefault(step["name"], []).extend(values)
+    for doc in docs:
+        for _i, step in _measured_steps(doc):
+            values = [v for v in (_latency(o) for o in step.get("objects") or []) if v is not None and _valid(v)]
+            if values:
+                out.setdefault(step["name"], []).extend(values)
     return out
+
+
+def repetitions(docs: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[list[float]]:
+    """One row per repetition of the documents (in order) that measured any of `names`: the mean log latency of
+    its valid operations in each of `names`, NaN where it measured none of a step."""
+    rows = []
+    for doc in docs:
+        logs: dict[int, dict[str, list[float]]] = {}
+        for i, step in _measured_steps(doc):
+            if step["name"] in names:
+                values = [v for v in (_latency(o) for o in step.get("objects") or []) if v is not None and _valid(v)]
+                logs.setdefault(i, {}).setdefault(step["name"], []).extend(math.log(v) for v in values)
+        for i in sorted(logs):
+            row = [sum(logs[i][n]) / len(logs[i][n]) if logs[i].get(n) else math.nan for n in names]
+            if any(not math.isnan(v) for v in row):
+                rows.append(row)
+    return rows
+
+
+def measurement_errors(docs: Sequence[Mapping[str, Any]], names: Sequence[str] | None) -> tuple[int, list[str]]:
+    """(count, examples) of latencies in `names` (None: every step) that are recorded but zero, negative or not
+    finite."""
+    count, examples = 0, []
+    for doc in docs:
+        for _i, step in _measured_steps(doc):
+            if names is None or step["name"] in names:
+                for obj in step.get("objects") or []:
+                    value = _latency(obj)
+                    if value is not None and not _valid(value):
+                        count += 1
+                        examples.append("%s %s: %r s" % (step["name"], obj.get("name", "?"), value))
+    return count, examples
 
 
 def _step_failures(step: Mapping[str, Any]) -> tuple[int, list[str]]:
@@ -202,96 +241,51 @@ def warning_reasons(doc: Mapping[str, Any], steps: Sequence[str] | None = None) 
     return out
 
 
-def resolve_steps(steps: Sequence[str] | None, baseline_doc: Mapping[str, Any], candidate_doc: Mapping[str, Any]) -> list[str]:
+def _ids(docs: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(str(d.get("run_id")) for d in docs)
+
+
+def resolve_steps(steps: Sequence[str] | None, baseline_docs: Sequence[Mapping[str, Any]],
+                  candidate_docs: Sequence[Mapping[str, Any]]) -> list[str]:
     """The steps to judge, in the baseline's order: the given ones (each measured by at least one run) or, by
-    default, those both runs measured."""
-    order = step_order(baseline_doc) + [n for n in step_order(candidate_doc) if n not in step_order(baseline_doc)]
+    default, those both sides measured."""
+    before, after = step_order(baseline_docs), step_order(candidate_docs)
+    order = before + [n for n in after if n not in before]
     if steps is None:
-        base, cand = samples(baseline_doc), samples(candidate_doc)
+        base, cand = samples(baseline_docs), samples(candidate_docs)
         return [n for n in order if n in base and n in cand]
     unknown = [s for s in steps if s not in order]
     if unknown:
         raise GateError("steps: %s in neither run (baseline %s has %s; candidate %s has %s): name steps the probe "
                         "measures, or leave steps out to judge every step both runs measured" % (
-                            ", ".join(unknown), baseline_doc.get("run_id"), ", ".join(step_order(baseline_doc)) or "none",
-                            candidate_doc.get("run_id"), ", ".join(step_order(candidate_doc)) or "none"))
+                            ", ".join(unknown), _ids(baseline_docs), ", ".join(before) or "none",
+                            _ids(candidate_docs), ", ".join(after) or "none"))
     return [n for n in order if n in steps]
 
 
-# the statistics ------------------------------------------------------------------------------------------
-def _logs(values: Sequence[float]) -> Any:
-    return np.log(np.maximum(np.asarray(values, dtype=float), FLOOR_S))
-
-
-def van_elteren(strata: Iterable[tuple[Any, Any]], shift: float) -> float:
-    """One-sided p-value that, step by step, the baseline's log latencies exceed the candidate's by more than
-    `shift`: van Elteren's stratified rank-sum (normal approximation, ties corrected). strata: [(log b, log c)]."""
-    t = var = 0.0
-    for lb, lc in strata:
-        nb, nc = len(lb), len(lc)
-        n = nb + nc
-        ranks = sps.rankdata(np.concatenate([lb - shift, lc]))
-        _values, counts = np.unique(ranks, return_counts=True)
-        ties = float((counts.astype(float) ** 3 - counts).sum())
-        # each step's rank sum divided by (n + 1): the weights that make the test most powerful for one common shift
-        t += (ranks[:nb].sum() - nb * (n + 1) / 2.0) / (n + 1)
-        var += nb * nc / 12.0 * ((n + 1) - ties / (n * (n - 1))) / (n + 1) ** 2
-    if var <= 0:  # every latency tied: no evidence either way
-        return 1.0
-    return float(sps.norm.sf(t / math.sqrt(var)))
-
-
-def _thin(x: Any) -> Any:
-    """A side of more than MAX_PER_SIDE values as that many evenly spaced quantiles (along the last axis)."""
-    if x.shape[-1] <= MAX_PER_SIDE:
-        return x
-    q = (np.arange(MAX_PER_SIDE) + 0.5) / MAX_PER_SIDE
-    return np.moveaxis(np.quantile(x, q, axis=-1), 0, -1)
-
-
-def hodges_lehmann(*sides: Any, axis: int = -1) -> Any:
-    """Median of log b - log c over every baseline/candidate pair of the same step; sides = (b1, c1, b2, c2, ...).
-
-    Pairs never cross steps, so a step's scale cancels without centring; vectorised for scipy's bootstrap."""
-    diffs = []
-    for lb, lc in zip(sides[0::2], sides[1::2]):
-        lb, lc = _thin(np.moveaxis(lb, axis, -1)), _thin(np.moveaxis(lc, axis, -1))
-        d = lb[..., :, None] - lc[..., None, :]
-        diffs.append(d.reshape(d.shape[:-2] + (-1,)))
-    return np.median(np.concatenate(diffs, axis=-1), axis=-1)
-
-
-def _bootstrap(sides: tuple[Any, ...], confidence: float, seed: int) -> tuple[float, float]:
-    """(low, high) of the log ratio: percentile bootstrap resampling each step's sides on their own."""
-    pairs = sum(min(len(b), MAX_PER_SIDE) * min(len(c), MAX_PER_SIDE) for b, c in zip(sides[0::2], sides[1::2]))
-    seeded = np.random.default_rng(seed)
-    rng = {"rng": seeded} if "rng" in inspect.signature(sps.bootstrap).parameters else {"random_state": seeded}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # DegenerateDataWarning: identical values give a zero-width interval
-        res = sps.bootstrap(sides, hodges_lehmann, n_resamples=RESAMPLES, confidence_level=confidence,
-                            method=METHOD, vectorized=True, batch=max(1, PAIRS_PER_BATCH // pairs), **rng)
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
+# the figures -----------------------------------------------------------------------------------------------
 def _round(value: float | None, digits: int = 6) -> float | None:
     return None if value is None else float("%.*g" % (digits, value))
 
 
-def gain(strata: list[tuple[Any, Any]], expected_speedup: float | None, min_gain_fraction: float, confidence: float,
-         seed: int) -> dict[str, Any]:
-    """The gain block of the verdict (without samples) from [(log b, log c)] with >= 2 values on each side."""
-    required = None if expected_speedup is None else 1 + min_gain_fraction * (expected_speedup - 1)
+def gain(yb: list[list[float]], yc: list[list[float]], expected_speedup: float | None, min_gain_fraction: float,
+         confidence: float, drift_pct: float, max_rounds: int) -> dict[str, Any]:
+    """The gain block of the verdict (without samples) from the per-repetition rows of repetitions(); the figures
+    stay null with fewer than MIN_REPETITIONS rows on a side."""
+    required = None if expected_speedup is None else required_speedup(expected_speedup, min_gain_fraction)
     out = {"expected_speedup": expected_speedup, "min_gain_fraction": min_gain_fraction,
            "required_speedup": _round(required, 4), "observed_speedup": None, "ci_low": None, "ci_high": None,
-           "confidence": confidence, "p_value": None, "test": TEST}
-    if not strata:
+           "confidence": confidence, "p_value": None, "test": TEST, "drift_pct": drift_pct,
+           "repetitions": {"baseline": len(yb), "candidate": len(yc)}, "degrees_of_freedom": None}
+    if min(len(yb), len(yc)) < MIN_REPETITIONS:
         return out
-    sides = tuple(x for pair in strata for x in pair)
-    low, high = _bootstrap(sides, confidence, seed)
-    out.update(observed_speedup=_round(math.exp(float(hodges_lehmann(*sides)))), ci_low=_round(math.exp(low)),
-               ci_high=_round(math.exp(high)))
+    zb, zc = S.scores(np.asarray(yb, dtype=float), np.asarray(yc, dtype=float))
+    b = S.bounds(zb, zc, confidence, drift_pct, max_rounds)
+    out.update(observed_speedup=_round(math.exp(float(b["estimate"]))), ci_low=_round(math.exp(float(b["low"]))),
+               ci_high=_round(math.exp(float(b["high"]))), degrees_of_freedom=_round(float(b["df"]), 3),
+               _low=float(b["low"]), _high=float(b["high"]))
     if required is not None:
-        out["p_value"] = _round(van_elteren(strata, math.log(required)), 4)
+        out["p_value"] = _round(float(S.p_value(b, math.log(required), drift_pct, max_rounds)), 4)
     return out
 
 
@@ -312,24 +306,56 @@ def step_row(name: str, base: list[float], cand: list[float], tolerance_pct: flo
                  "tolerance_pct": tolerance_pct, "worse": bool(worse)}, **tails), p
 
 
-# the verdict -----------------------------------------------------------------------------------------------
+# the reasons -----------------------------------------------------------------------------------------------
 def _pct(confidence: float) -> str:
     return "%g %%" % (confidence * 100)
 
 
-def _gain_reason(g: Mapping[str, Any], n: Mapping[str, int]) -> str | None:
-    if g["required_speedup"] is None or (g["p_value"] is not None and g["p_value"] < 1 - g["confidence"]):
-        return None
-    if g["p_value"] is None:  # enough operations, but spread one or none a step
-        return ("The gain cannot be judged: no step has at least 2 measured operations on each side (%d and %d "
-                "in all), and %s is required." % (
-                    n["baseline"], n["candidate"], stats.format_ratio(g["required_speedup"])))
-    return ("The gain is not shown: observed %s (%s interval %s to %s) over %d and %d operations, where %s is "
-            "required (%g %% of the gain of the expected %s) at %s confidence; p = %.3g by the %s test." % (
-                stats.format_ratio(g["observed_speedup"]), _pct(g["confidence"]), stats.format_ratio(g["ci_low"]),
-                stats.format_ratio(g["ci_high"]), n["baseline"], n["candidate"],
-                stats.format_ratio(g["required_speedup"]), g["min_gain_fraction"] * 100,
-                stats.format_ratio(g["expected_speedup"]), _pct(g["confidence"]), g["p_value"], "van Elteren"))
+def _evidence(g: Mapping[str, Any], n: Mapping[str, int]) -> str:
+    return ("observed %s (lower bound %s, upper bound %s, each at %s confidence) over %d and %d repetitions (%d and "
+            "%d operations), where %s is required (%g %% of the gain of the expected %s) beyond a drift of +-%g %%; "
+            "p = %.3g (Welch t, %.3g degrees of freedom%s)" % (
+                stats.format_ratio(g["observed_speedup"]), stats.format_ratio(g["ci_low"]),
+                stats.format_ratio(g["ci_high"]), _pct(g["confidence"]), g["repetitions"]["baseline"],
+                g["repetitions"]["candidate"], n["baseline"], n["candidate"], stats.format_ratio(g["required_speedup"]),
+                g["min_gain_fraction"] * 100, stats.format_ratio(g["expected_speedup"]), g["drift_pct"],
+                g["p_value"], g["degrees_of_freedom"], g["rounds_note"]))
+
+
+def _gain_reasons(g: dict[str, Any], n: Mapping[str, int], look: int, max_rounds: int) -> tuple[str, str | None]:
+    """(decision of the gain, its reason or None)."""
+    required = g["required_speedup"]
+    low, high = g.pop("_low", None), g.pop("_high", None)
+    g["rounds_note"] = "; the error rate split over %d rounds" % max_rounds if max_rounds > 1 else ""
+    if required is None:
+        return PASSED, None
+    more = (" Inconclusive after round %d of %d: another round may decide." % (look, max_rounds) if look < max_rounds
+            else " Inconclusive after the last round (%d of %d): the cluster holds." % (look, max_rounds)
+            if max_rounds > 1 else "")
+    if low is None:
+        return INCONCLUSIVE, ("The gain cannot be judged: %d and %d repetitions measured the judged steps, and the "
+                              "gate needs at least %d on each side to weigh their spread (probe with repeat 3 or "
+                              "more); %s is required.%s" % (
+                                  g["repetitions"]["baseline"], g["repetitions"]["candidate"], MIN_REPETITIONS,
+                                  stats.format_ratio(required), more))
+    if low > math.log(required):
+        return PASSED, None
+    if high < math.log(required):
+        return FAILED, "The gain falls short: %s." % _evidence(g, n)
+    return INCONCLUSIVE, "The gain is not shown: %s.%s" % (_evidence(g, n), more)
+
+
+def _bound_reasons(g: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A ratio beyond the physical bound, overall or in a step: a measurement error."""
+    out = []
+    ratios = [("the observed speedup", g["observed_speedup"])] + [("step %s's median speedup" % r["name"], r["speedup"])
+                                                                  for r in rows]
+    for what, ratio in ratios:
+        if ratio is not None and not 1 / S.MAX_RATIO <= ratio <= S.MAX_RATIO:
+            out.append("Measurement error: %s of %s is beyond the physical bound of %s either way: a broken "
+                       "measurement (a clock, a unit, a probe that timed nothing), not a change." % (
+                           what, stats.format_ratio(ratio), stats.format_ratio(S.MAX_RATIO)))
+    return out
 
 
 def _worse_reason(row: Mapping[str, Any], p: float, confidence: float) -> str:
@@ -345,65 +371,107 @@ def _missing_reason(name: str, base: list[float], cand: list[float]) -> str:
         name, side, n, other)
 
 
-def judge(baseline_doc: Mapping[str, Any], candidate_doc: Mapping[str, Any], expected_speedup: float | None = None,
-          min_gain_fraction: float = 0.25, confidence: float = 0.95,
-          tolerance_pct: float = 20.0, steps: Iterable[str] | None = None, seed: int = 0) -> dict[str, Any]:
-    """The verdict on one cluster's change (docs/rollout.md, "The gate"): passed, reasons, gain, steps, ..."""
+def _as_docs(value: Mapping[str, Any] | Sequence[Mapping[str, Any]], option: str) -> list[Mapping[str, Any]]:
+    docs = [value] if isinstance(value, Mapping) else list(value)
+    if not docs:
+        raise GateError("%s: no result document; give one, or one per round in time order" % option)
+    return docs
+
+
+def _new_trouble(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]],
+                 counted: Sequence[str] | None) -> tuple[dict[str, int], list[str], list[str]]:
+    """({side: failed operations}, new Warning reasons, their reasons to fail) of the candidate against the
+    baseline, failures per run where the sides differ in runs."""
+    sides = (("baseline", before), ("candidate", after))
+    failed = {side: [failed_operations(doc, counted) for doc in docs] for side, docs in sides}
+    total = {side: sum(f[0] for f in found) for side, found in failed.items()}
+    reasons = []
+    if total["candidate"] * len(before) > total["baseline"] * len(after):
+        reasons.append("The candidate has %d failed operations against the baseline's %d (%s)." % (
+            total["candidate"], total["baseline"], "; ".join(e for f in failed["candidate"] for e in f[1][:3])[:600]))
+    seen = {r for doc in before for r in warning_reasons(doc, counted)}
+    new: dict[str, dict[str, int]] = {}
+    for doc in after:
+        for r, w in warning_reasons(doc, counted).items():
+            if r not in seen:
+                both = new.setdefault(r, {"objects": 0, "events": 0})
+                both["objects"] += w["objects"]
+                both["events"] += w["events"]
+    if new:
+        reasons.append("The candidate has Warning events the baseline had not: %s." % ", ".join(
+            "%s (%d objects, %d events)" % (r, new[r]["objects"], new[r]["events"]) for r in sorted(new)))
+    return total, sorted(new), reasons
+
+
+# the verdict -----------------------------------------------------------------------------------------------
+def judge(baseline: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+          candidate: Mapping[str, Any] | Sequence[Mapping[str, Any]], expected_speedup: float | None = None,
+          min_gain_fraction: float = 0.25, confidence: float = 0.95, tolerance_pct: float = 20.0,
+          steps: Iterable[str] | None = None, drift_pct: float = S.DRIFT_PCT, max_rounds: int = 1,
+          warmup: int = 0) -> dict[str, Any]:
+    """The verdict on one cluster's change (docs/rollout-gate.md): decision, passed, reasons, gain, steps, ...
+
+    baseline, candidate: a result document each, or a list of them in time order (a probe in rounds; the round
+    judged is the number of candidate documents, of max_rounds planned). warmup: the first repetitions of each
+    candidate document that the gain and the steps' figures do not weigh."""
     if not HAS_SCIPY:
         raise GateError(missing_required_lib("scipy") + " It is in the collection's requirements.txt: pip install "
                         "-r requirements.txt on the controller or in the EE.")
-    check_options(expected_speedup, min_gain_fraction, confidence, tolerance_pct)
-    names = resolve_steps(list(steps) if steps is not None else None, baseline_doc, candidate_doc)
-    base_all, cand_all = samples(baseline_doc), samples(candidate_doc)
-    reasons, rows, strata = [], [], []
+    check_options(expected_speedup, min_gain_fraction, confidence, tolerance_pct, drift_pct, max_rounds, warmup)
+    before, after = _as_docs(baseline, "baseline"), _as_docs(candidate, "candidate")
+    # failures, warnings and broken measurements count in every repetition; latencies only past the warm-up
+    settled = [weighed(doc, int(warmup)) for doc in after]
+    look = len(after)
+    if look > max_rounds:
+        raise GateError("max_rounds must be %s and at least the rounds measured: %d candidate runs (%s) against "
+                        "max_rounds %d" % (LIMITS["max_rounds"], look, _ids(after), max_rounds))
+    names = resolve_steps(list(steps) if steps is not None else None, before, settled)
+    base_all, cand_all = samples(before), samples(settled)
+    fails: list[str] = []
+    holds: list[str] = []
+    rows, both = [], []
     for name in names:
         base, cand = base_all.get(name, []), cand_all.get(name, [])
         row, p = step_row(name, base, cand, tolerance_pct, confidence)
         rows.append(row)
         if not (base and cand):
-            reasons.append(_missing_reason(name, base, cand))
-        elif row["worse"]:
-            reasons.append(_worse_reason(row, p, confidence))  # type: ignore[arg-type]  # worse: p was computed
-        if len(base) >= 2 and len(cand) >= 2:
-            strata.append((_logs(base), _logs(cand)))
+            fails.append(_missing_reason(name, base, cand))
+            continue
+        both.append(name)
+        if row["worse"]:
+            fails.append(_worse_reason(row, p, confidence))  # type: ignore[arg-type]  # worse: p was computed
     n = {"baseline": sum(len(base_all.get(s, [])) for s in names),
          "candidate": sum(len(cand_all.get(s, [])) for s in names)}
-    enough = min(n.values()) >= MIN_OPERATIONS
-    g = gain(strata if enough else [], expected_speedup, min_gain_fraction, confidence, seed)
-    g["samples"] = n
-    if not enough:
-        reasons.insert(0, "Not enough operations to judge: the baseline has %d and the candidate %d measured "
-                          "operations in %s, and the gate needs at least %d on each side." % (
-                              n["baseline"], n["candidate"], ", ".join(names) or "no step both runs measured",
-                              MIN_OPERATIONS))
-    else:
-        why = _gain_reason(g, n)
-        if why:
-            reasons.insert(0, why)
-    for side, doc in (("baseline", baseline_doc), ("candidate", candidate_doc)):
-        bad, examples = bad_latencies(doc, names)
-        if bad:
-            reasons.insert(0, "Measurement error: the %s has %d operations whose latency is zero, negative or not "
-                              "finite (%s); they are not a gain: measure again." % (side, bad, "; ".join(examples)))
-    observed = g.get("observed_speedup")
-    if observed is not None and not 1.0 / PHYSICAL_BOUND <= observed <= PHYSICAL_BOUND:
-        reasons.insert(0, "Measurement error: the observed ratio %s is beyond the physical bound of %g× either way; "
-                          "a clock or the harness went wrong, not the storage: measure again."
-                       % (stats.format_ratio(observed), PHYSICAL_BOUND))
     counted = None if steps is None else names
-    failed = {side: failed_operations(doc, counted) for side, doc in (("baseline", baseline_doc),
-                                                                      ("candidate", candidate_doc))}
-    if failed["candidate"][0] > failed["baseline"][0]:
-        reasons.append("The candidate has %d failed operations against the baseline's %d (%s)." % (
-            failed["candidate"][0], failed["baseline"][0], "; ".join(failed["candidate"][1][:3])))
-    seen = warning_reasons(baseline_doc, counted)
-    new = {r: w for r, w in sorted(warning_reasons(candidate_doc, counted).items()) if r not in seen}
-    if new:
-        reasons.append("The candidate has Warning events the baseline had not: %s." % ", ".join(
-            "%s (%d objects, %d events)" % (r, w["objects"], w["events"]) for r, w in new.items()))
-    return {"passed": not reasons, "reasons": reasons, "gain": g, "steps": rows,
-            "failed_operations": {side: f[0] for side, f in failed.items()}, "new_warnings": list(new),
-            "baseline_run": baseline_doc.get("run_id"), "candidate_run": candidate_doc.get("run_id")}
+    errors = {side: measurement_errors(docs, counted) for side, docs in (("baseline", before), ("candidate", after))}
+    for side, (count, examples) in errors.items():
+        if count:
+            fails.insert(0, "Measurement error in the %s: %d latencies are zero, negative or not finite (%s): a "
+                            "broken measurement is not a gain." % (side, count, "; ".join(examples[:3])))
+    enough = min(n.values()) >= MIN_OPERATIONS
+    yb, yc = (repetitions(before, both), repetitions(settled, both)) if enough else ([], [])
+    g = gain(yb, yc, expected_speedup, min_gain_fraction, confidence, drift_pct, max_rounds)
+    g["samples"] = n
+    fails[:0] = _bound_reasons(g, rows)
+    decided, why = _gain_reasons(g, n, look, max_rounds)
+    if not enough:
+        decided, why = INCONCLUSIVE, (
+            "Not enough operations to judge: the baseline has %d and the candidate %d measured operations in %s, and "
+            "the gate needs at least %d on each side." % (n["baseline"], n["candidate"],
+                                                          ", ".join(names) or "no step both runs measured",
+                                                          MIN_OPERATIONS))
+    if why:
+        (fails if decided == FAILED else holds).insert(0, why)
+    del g["rounds_note"]
+    failures, new, why_not = _new_trouble(before, after, counted)
+    fails += why_not
+    decision = FAILED if fails else INCONCLUSIVE if holds else PASSED
+    return {"passed": decision == PASSED, "decision": decision, "reasons": holds + fails, "gain": g, "steps": rows,
+            "failed_operations": failures, "new_warnings": new,
+            "measurement_errors": {side: e[0] for side, e in errors.items()},
+            "baseline_run": before[-1].get("run_id"), "candidate_run": after[-1].get("run_id"),
+            "baseline_runs": [d.get("run_id") for d in before], "candidate_runs": [d.get("run_id") for d in after],
+            "round": look, "max_rounds": max_rounds, "warmup": int(warmup)}
 
 
 # the module ------------------------------------------------------------------------------------------------
@@ -418,8 +486,9 @@ def load(option: str, path: str) -> dict[str, Any]:
 
 def rollout_gate(p: Mapping[str, Any]) -> dict[str, Any]:
     """The rollout_gate module: the verdict's keys at the top level, never a change, never a failure on a fail."""
-    docs = {name: load(name, p[name]) for name in ("baseline", "candidate")}
+    docs = {name: [load(name, path) for path in p[name]] for name in ("baseline", "candidate")}
     verdict = judge(docs["baseline"], docs["candidate"], expected_speedup=p["expected_speedup"],
                     min_gain_fraction=p["min_gain_fraction"], confidence=p["confidence"],
-                    tolerance_pct=p["tolerance_pct"], steps=p["steps"] or None)
+                    tolerance_pct=p["tolerance_pct"], steps=p["steps"] or None, drift_pct=p["drift_pct"],
+                    max_rounds=p["max_rounds"], warmup=p["warmup"])
     return dict(verdict, changed=False)

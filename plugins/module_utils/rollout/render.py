@@ -84,6 +84,8 @@ def decision_text(record: Mapping[str, Any]) -> tuple[str, str]:
         text += " (%s)" % str(state).replace("_", " ")
     elif decision == "skipped" and str(record.get("reason", "")).startswith("already on"):
         text = "skipped: already on"
+    if (record.get("gate") or {}).get("decision") == "inconclusive":
+        text += " · gate inconclusive"
     if record.get("resumed_from"):
         text += " · resumed from %s" % record["resumed_from"].replace("_", " ")
     if record.get("drift"):
@@ -103,7 +105,13 @@ def speedup_text(record: Mapping[str, Any]) -> str:
     text = stats.format_ratio(g["observed_speedup"])
     if g.get("ci_low") is not None and g.get("ci_high") is not None:
         conf = "%s%% " % _num(g["confidence"] * 100) if g.get("confidence") else ""
-        text += " (%sCI %s – %s)" % (conf, stats.format_ratio(g["ci_low"]), stats.format_ratio(g["ci_high"]))
+        if g.get("degrees_of_freedom") is not None:  # the repetition-level gate: two one-sided bounds, drift included
+            text += " (%sbounds %s – %s, %s repetitions, df %s)" % (
+                conf, stats.format_ratio(g["ci_low"]), stats.format_ratio(g["ci_high"]),
+                "%s+%s" % tuple((g.get("repetitions") or {}).get(k, "?") for k in ("baseline", "candidate")),
+                _num(g["degrees_of_freedom"]))
+        else:
+            text += " (%sCI %s – %s)" % (conf, stats.format_ratio(g["ci_low"]), stats.format_ratio(g["ci_high"]))
     return text
 
 
@@ -168,8 +176,9 @@ def wave_table(doc: Mapping[str, Any], wave: Mapping[str, Any]) -> dict[str, Any
     return {"id": "wave-%d" % wave["wave"], "title": title,
             "headers": WAVE_HEADERS, "rows": rows, "left": 3,
             "note": "Speedup: how many times faster the judged operations got, the baseline's latency divided by "
-                    "the latency after the change (above 1 is faster), with its confidence interval; required: the "
-                    "least speedup the gate accepts; p: the test's p-value. Failed operations and warnings: "
+                    "the latency after the change (above 1 is faster), with its lower and upper bounds (each one-sided "
+                    "at the gate's confidence, the drift allowance included); required: the least speedup the gate "
+                    "accepts, which the lower bound must clear; p: the test's p-value. Failed operations and warnings: "
                     "baseline → after."}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -25,11 +26,14 @@ COLLECTIONS_ROOT = str(Path(C.__file__).resolve().parents[6])
 BOUND = 10.0  # issue 42: a module whose ansible-playbook is gone stops within 10 s
 
 PLAYBOOK = """\
-import os, subprocess, sys
+import os, subprocess, sys, threading
 # the worker: a fork, so its command line is the playbook's; it runs the module through /bin/sh as Ansible does
 worker = os.fork()
 if worker == 0:
     rc = subprocess.run(["/bin/sh", "-c", "%s %s && true" % (sys.executable, " ".join(sys.argv[1:]))]).returncode
+    if "stuck" in sys.argv:
+        # Ansible's worker of a killed controller: blocked handing the result to a queue nobody reads
+        threading.Event().wait()
     os._exit(rc)
 os.waitpid(worker, 0)
 """
@@ -43,13 +47,14 @@ def interrupted(signum, frame):
     print("interrupted", flush=True)
     sys.exit(3)
 
-if sys.argv[1:] == ["handler"]:
+if "handler" in sys.argv:
     signal.signal(signal.SIGTERM, interrupted)
 me = C.controller()
-print(json.dumps(me), flush=True)
+workers = C.forks()
+print(json.dumps({"controller": me, "workers": workers}), flush=True)
 if me is None:
     sys.exit(0)
-C.watchdog(me)
+C.watchdog(me, lambda: C.orphaned(workers))  # as the module base does
 threading.Event().wait()  # the module's work: a wait with no end, which only the watchdog cuts short
 """
 
@@ -76,6 +81,19 @@ def end(top: subprocess.Popen) -> None:
     top.wait()
 
 
+def ended(identity: dict, deadline: float) -> bool:
+    """Whether the process of identity has ended by the deadline."""
+    try:
+        fd = os.pidfd_open(identity["pid"])
+    except ProcessLookupError:
+        return True
+    try:
+        # the pid may have been taken by another process between the look and the open
+        return not C.alive(identity) or bool(select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0])
+    finally:
+        os.close(fd)
+
+
 def read_to_end(stream, deadline: float) -> str:
     """Everything the tree still writes, until every process holding the pipe has ended (EOF), or the deadline."""
     sel = selectors.DefaultSelector()
@@ -90,19 +108,25 @@ def read_to_end(stream, deadline: float) -> str:
         out.append(line)
 
 
-@pytest.mark.parametrize("handler", [True, False], ids=["with a SIGTERM handler", "without"])
-def test_a_module_stops_within_the_bound_once_its_ansible_playbook_is_killed(tmp_path, handler):
-    top = tree(tmp_path, "ansible-playbook", *(["handler"] if handler else []))
+@pytest.mark.parametrize("handler, stuck", [(True, False), (False, False), (True, True)],
+                         ids=["with a SIGTERM handler", "without", "whose worker would stay"])
+def test_a_module_and_its_worker_stop_within_the_bound_once_its_ansible_playbook_is_killed(tmp_path, handler, stuck):
+    top = tree(tmp_path, "ansible-playbook", *(["handler"] if handler else []), *(["stuck"] if stuck else []))
     try:
-        me = json.loads(top.stdout.readline())
+        found = json.loads(top.stdout.readline())
+        me, workers = found["controller"], found["workers"]
         # the topmost of the chain: the playbook itself, not its worker (a fork with the same command line)
         assert me["pid"] == top.pid and me["host"] == os.uname()[1]
         assert me["start"] == C.stat(top.pid)[2] and C.alive(me)
+        [worker] = workers
+        assert worker["pid"] != top.pid and C.stat(worker["pid"])[1] == top.pid and C.alive(worker)
         os.kill(top.pid, signal.SIGKILL)
         killed = time.monotonic()
         # not reaped yet: the dead controller is a zombie, which must not count as alive
-        rest = read_to_end(top.stdout, killed + BOUND)
+        rest = read_to_end(top.stdout, killed + BOUND)  # EOF: the worker has let go of the pipe too
         assert not C.alive(me)
+        # a process closes its files a moment before it has ended: its end is waited for (a pidfd turns readable)
+        assert ended(worker, killed + BOUND), "the worker was still running %s s after its controller died" % BOUND
     finally:
         end(top)
     # bench_measure's handler records the repetition as interrupted; a module without one just ends
@@ -112,7 +136,7 @@ def test_a_module_stops_within_the_bound_once_its_ansible_playbook_is_killed(tmp
 def test_a_process_not_run_by_ansible_has_no_controller(tmp_path):
     top = tree(tmp_path, "make")
     try:
-        assert json.loads(top.stdout.readline()) is None
+        assert json.loads(top.stdout.readline()) == {"controller": None, "workers": []}
         assert read_to_end(top.stdout, time.monotonic() + BOUND) == ""  # no watchdog: the module just ends
     finally:
         end(top)

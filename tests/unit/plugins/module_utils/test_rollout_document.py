@@ -176,6 +176,18 @@ def test_the_first_halted_wave_halts_later_waves_are_skipped_or_pending():
     assert "above max_fail_percentage 50%" in doc["halted"]["reason"]
 
 
+def test_an_inconclusive_gate_holds_the_rollout_whatever_max_fail_percentage():
+    records = sample.records()
+    back = sample.rolled_back("twin-1", 1, 0)
+    back["gate"] = dict(back["gate"], decision="inconclusive", passed=False)
+    records["twin-1"] = back
+    doc = D.assemble(records, waves=3, max_fail_percentage=100)
+    assert doc["waves"][0]["verdict"] == "halted" and doc["halted"]["wave"] == 1
+    assert "the gate was inconclusive on twin-1" in doc["halted"]["reason"]
+    # a gate that failed outright counts against max_fail_percentage only
+    assert D.assemble(sample.records(), waves=3, max_fail_percentage=100)["halted"] is None
+
+
 def test_a_wave_with_a_pending_member_is_pending_until_failures_already_pass_the_limit():
     records = sample.records()
     records["twin-2"] = pending("twin-2", wave=2)

@@ -26,6 +26,17 @@ def test_markdown_has_the_headline_the_waves_decisions_reasons_and_figures():
     assert "- earlier: 2026-12-06T04:59:00Z: pending (not started yet)" in md
 
 
+def test_an_inconclusive_gate_and_its_bounds_are_named():
+    records = sample.records()
+    back = records["twin-3"]
+    back["gate"] = dict(back["gate"], decision="inconclusive", gain=dict(
+        back["gate"]["gain"], ci_low=1.5, ci_high=3.1, observed_speedup=2.2, degrees_of_freedom=2.0,
+        repetitions={"baseline": 2, "candidate": 5}))
+    md = RR.to_markdown(D.assemble(records))
+    row = next(line for line in md.splitlines() if line.startswith("| twin-3 |"))
+    assert "rolled back · gate inconclusive" in row and "2.2× (95% bounds 1.5× – 3.1×, 2+5 repetitions, df 2)" in row
+
+
 def test_a_halted_rollout_says_where_and_why():
     md = RR.to_markdown(D.assemble(sample.records(), waves=3, max_fail_percentage=0))
     assert ("3 clusters: 2 promoted, 1 rolled back; halted at wave 2: 1 of 2 clusters rolled back or failed (50%), "
