@@ -11,6 +11,8 @@ then one fleet report and the upload of everything to S3 (moto_server).
 from __future__ import annotations
 
 import json
+import posixpath
+import re
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +127,12 @@ def test_baseline_enable_benchmark_compare_as_an_awx_workflow(tmp_path):
         assert f"{prefix}/fleet.html" in keys
         for host in HOSTS:
             for run_id in (baseline[host], candidate[host]):
-                assert f"{prefix}/{host}/{run_id}/result.json" in keys, sorted(keys)
+                assert f"storageperf/{host}/{run_id}/result.json" in keys, sorted(keys)
+        # the reports directory's layout in the bucket: fleet.html's links to the candidates' reports hold there
+        page = s3.get_object(Bucket=BUCKET, Key=f"{prefix}/fleet.html")["Body"].read().decode("utf-8")
+        links = set(re.findall(r'<a href="([^"]*)"', page))
+        assert links == {f"../{host}/{candidate[host]}/report.html" for host in HOSTS}, links
+        assert all(posixpath.normpath(f"{prefix}/{link}") in keys for link in links), sorted(keys)
 
 
 def test_compare_from_artifacts_without_a_second_benchmark_says_so(tmp_path):

@@ -7,6 +7,7 @@ the job's set_stats (what AWX keeps as artifacts, read here through ansible-runn
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,11 @@ def test_benchmark_keeps_one_result_per_cluster(fleet, tmp_path):
     assert len(per_host) == 3 and all("html" not in r["paths"] for r in per_host), per_host
     drawn = run.task("Draw the report.html the clusters left")["result"]["reports"]
     assert sorted(Path(r["paths"]["html"]).parent.parent.name for r in drawn) == HOSTS
+    # fleet.html links each cluster (its row, its run under Sources) to that report.html, relative to its own directory
+    [fleet_html] = reports.glob("fleet-*/fleet.html")
+    links = re.findall(r'<a href="([^"]*)"', fleet_html.read_text())
+    assert sorted(links) == sorted(["../%s/%s/report.html" % (h, docs[h]["run_id"]) for h in HOSTS] * 2), links
+    assert all((fleet_html.parent / link).is_file() for link in links)
 
 
 def test_attach_stress_keeps_one_result_per_cluster(fleet, tmp_path):

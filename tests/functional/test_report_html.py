@@ -269,8 +269,10 @@ function pageCheck(print) {
   function name(el) { return el.tagName + (el.id ? "#" + el.id : "") + (el.className ? "." + el.className : ""); }
   document.querySelectorAll("body *").forEach(function (el) {
     var r = el.getBoundingClientRect(), st = getComputedStyle(el);
+    // checkVisibility(): a cell of a folded <details> has its layout but is not shown (content-visibility: hidden)
     if (print && (el.tagName === "TD" || el.tagName === "TH") && (st.display === "none" || st.visibility === "hidden"
-        || !r.width || r.right > vw + 0.5)) out.hidden.push(name(el.closest("table")) + " column " + (el.cellIndex + 1));
+        || !r.width || r.right > vw + 0.5 || !el.checkVisibility({contentVisibilityAuto: true})))
+      out.hidden.push(name(el.closest("table")) + " column " + (el.cellIndex + 1));
     if (!r.width || !r.height || st.visibility === "hidden" || el.id === "page-check") return;
     var box = el.closest(".scroll");
     if (r.right > vw + 0.5 && (print || !(box && box !== el && getComputedStyle(box).overflowX === "auto")))
@@ -326,6 +328,7 @@ function pageCheck(print) {
   // a table cut off by its scroll box hides columns (the fleet's speedup column did): none on these pages
   out.clipped = Array.prototype.filter.call(document.querySelectorAll(".scroll"),
     function (b) { return b.scrollWidth > b.clientWidth + 1; }).map(function (b) { return b.firstChild.id; });
+  out.height = document.documentElement.scrollHeight;
   return out;
 }""" % PRINT_CHART_PX
 PAGE_CHECK = """<script>%s
@@ -385,15 +388,31 @@ def page(kind: str, root: Path) -> Path:
         docs = {c: build_document("csi_lifecycle-20260104T000000Z-%s" % c, slow_publish=f, time_scale=scale)
                 for c, f, scale in (("hangzhou-prod", 1.0, None), ("twin-1", 1.4, 0.01), ("twin-2", 0.8, 0.02))}
         entries = [{"cluster": c, "path": D.write_atomic(doc, str(root / c))} for c, doc in docs.items()]
+        for e in entries:  # each cluster's page, which fleet.html links to
+            Path(e["path"]).with_name("report.html").write_text("<!DOCTYPE html><title>run</title>", encoding="utf-8")
         entries.append({"cluster": "shenzhen-dr", "error": "API server unreachable: connection refused"})
         return Path(FR.write_fleet(F.build_fleet(entries, "fleet-20260104T000000Z"), str(root))["html"]["path"])
     if kind == "history":
+        # 24 runs: four series of four runs (a real cluster and a twin, two variants each; the fourth day's publish
+        # 1.6x slower), and eight series of one run (four other sizes), each run with its report.html, which the
+        # history links to
+        def dated(doc: dict, day: int) -> dict:
+            doc["started"], doc["finished"] = "2026-01-%02dT00:00:00Z" % day, "2026-01-%02dT00:30:00Z" % day
+            return doc
+
+        paths = []
         for day, slow in ((1, 1.0), (2, 1.0), (3, 1.05), (4, 1.6)):
-            D.write_atomic(build_document("csi_lifecycle-202601%02dT000000Z-h15%03d" % (day, day), slow_publish=slow),
-                           str(root / "runs" / "hangzhou-prod"))
-            D.write_atomic(build_document("csi_lifecycle-202601%02dT000000Z-t15%03d" % (day, day), slow_publish=slow,
-                                          time_scale=0.01), str(root / "runs" / "twin-1"))
+            for cluster, letter, scale in (("hangzhou-prod", "h", None), ("twin-1", "t", 0.01)):
+                doc = build_document("csi_lifecycle-202601%02dT000000Z-%s15%03d" % (day, letter, day),
+                                     slow_publish=slow, time_scale=scale)
+                paths.append(D.write_atomic(dated(doc, day), str(root / "runs" / cluster)))
+            sized = dated(build_document("csi_lifecycle-202601%02dT000000Z-s15%03d" % (day + 4, day)), day + 4)
+            sized["parameters"]["volumes"] = 100 * (day + 1)
+            paths.append(D.write_atomic(sized, str(root / "runs" / "hangzhou-prod")))
+        for path in paths:
+            Path(path).with_name("report.html").write_text("<!DOCTYPE html><title>run</title>", encoding="utf-8")
         history = H.build_history(H.find_results(str(root / "runs")))
+        assert history["summary"]["runs"] == 24 and history["summary"]["series"] == 12
         return Path(HR.write_history(history, str(root / "history"))["html"]["path"])
     return Path(advice_render.write_advice(advice(), "ack-prod", str(root / "advice"))["html"]["path"])
 
@@ -410,6 +429,8 @@ def test_page_reads_well_at_1280_and_1920(tmp_path, kind):
         assert found["units"] == [], found
         assert found["clipped"] == [], found
         assert found["broken"] == [], found
+        if kind == "history" and width == 1280:  # 24 runs in 12 series, folded: about three screens
+            assert found["height"] <= 3000, found["height"]
     if SCREENSHOTS and kind != "fio-wide":  # the issue's synthetic 18 metrics: checked, not shown in docs/
         out = Path(SCREENSHOTS) if Path(SCREENSHOTS).is_absolute() else REPO / SCREENSHOTS
         out.mkdir(parents=True, exist_ok=True)
@@ -456,6 +477,15 @@ def test_print_check_sees_a_table_wider_than_the_paper(tmp_path):
     html.write_text(text.replace("@media print", "@media not all"), encoding="utf-8")
     found = measure_print(html, tmp_path / "chromium-profile", "A4")
     assert found["overflow"] or found["hidden"] or found["clipped"], found
+
+
+def test_print_check_sees_a_history_series_left_folded_on_paper(tmp_path):
+    # without the print rule that unfolds every series (paper cannot), its runs table is laid out but not printed
+    html = page("history", tmp_path)
+    text = html.read_text(encoding="utf-8")
+    html.write_text(text.replace("::details-content{content-visibility:visible;display:block}", "{}"), encoding="utf-8")
+    found = measure_print(html, tmp_path / "chromium-profile", "A4")
+    assert any(h.startswith("TABLE#history-") for h in found["hidden"]), found
 
 
 def test_print_check_sees_chart_text_under_11px_on_a_chart_as_wide_as_before(tmp_path, monkeypatch):

@@ -7,12 +7,15 @@ bites while parallel attach is on breaks the change on one ACK cluster.
 from __future__ import annotations
 
 import json
+import posixpath
+import re
 from pathlib import Path
 
 import pytest
 
 from tests.support.fleet_runs import INVENTORY, fleet_env
 from tests.support.fleet import Fleet
+from tests.support.s3 import moto_s3
 from tests.support.twin import REPO, PlaybookRun, run_playbook
 
 HOSTS = ["twin-1", "twin-2", "twin-3"]
@@ -37,8 +40,9 @@ def probe_runs(reports: Path, host: str) -> list[str]:
     return sorted(p.parent.name for p in (reports / host).glob("*/result.json")) if (reports / host).is_dir() else []
 
 
-def rollout(fleet: Fleet, reports: Path, extra: dict, check: bool = False, limit: str | None = None) -> PlaybookRun:
-    return run_playbook(REPO / "playbooks" / "rollout.yml", inventory=INVENTORY, env=fleet_env(fleet, reports),
+def rollout(fleet: Fleet, reports: Path, extra: dict, check: bool = False, limit: str | None = None,
+            env: dict | None = None) -> PlaybookRun:
+    return run_playbook(REPO / "playbooks" / "rollout.yml", inventory=INVENTORY, env={**fleet_env(fleet, reports), **(env or {})},
                         extra_vars={"reports_dir": str(reports), **extra}, record_dir=fleet.dir, check=check,
                         limit=limit)
 
@@ -137,16 +141,34 @@ def test_trident_rollout_promotes_where_it_pays_and_rolls_back_where_it_cannot(f
 
 def test_a_canary_that_fails_its_gate_halts_the_rollout(fleet, tmp_path):
     fleet.twin_cmd("settings", "--cluster", "twin-1", "--set", json.dumps({"ontap_serial": True}))
-    run = rollout(fleet, tmp_path, TRIDENT)
-    assert run.rc == 2, run.stdout[-4000:]
+    reports = tmp_path / "reports"
+    with moto_s3("AKIDROLLOUT", "rollout-secret", "rollouts") as (url, s3):  # the records, the pages and the probes kept
+        aws = {"AWS_ACCESS_KEY_ID": "AKIDROLLOUT", "AWS_SECRET_ACCESS_KEY": "rollout-secret",
+               "AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+               "AWS_EC2_METADATA_DISABLED": "true"}
+        run = rollout(fleet, reports, dict(TRIDENT, upload_bucket="rollouts", upload_endpoint_url=url,
+                                           upload_region="us-east-1", upload_addressing_style="path"), env=aws)
+        assert run.rc == 2, run.stdout[-4000:]
+        keys = {o["Key"] for o in s3.list_objects_v2(Bucket="rollouts").get("Contents", [])}
+        [page_key] = [k for k in keys if k.endswith("/rollout.html")]
+        page_text = s3.get_object(Bucket="rollouts", Key=page_key)["Body"].read().decode("utf-8")
     assert run.task("Fail the run when a wave halted")["result"]["msg"].startswith("wave 1 halted the rollout")
-    doc = rollout_doc(tmp_path)
+    doc = rollout_doc(reports)
     assert decisions(doc) == {"twin-1": "rolled_back", "twin-2": "skipped", "twin-3": "skipped"}
     assert "wave 1 halted the rollout" in doc["clusters"]["twin-2"]["reason"]
     assert "wave 1 halted the rollout" in run.stdout
     # the other clusters were not touched: not measured, not changed
-    assert probe_runs(tmp_path, "twin-2") == probe_runs(tmp_path, "twin-3") == []
+    assert probe_runs(reports, "twin-2") == probe_runs(reports, "twin-3") == []
     assert [concurrency(fleet, h) for h in HOSTS] == [(False, "false")] * 3
+    # rollout.html links the canary's two probes to their report.html, by paths from its own directory, which hold
+    # in the bucket too: the rollout's directory and the probes' runs are kept there as they lie in reports_dir
+    [page] = reports.glob("rollout-*/rollout.html")
+    links = re.findall(r'<a href="([^"]*)"', page.read_text())
+    assert sorted(links) == ["../twin-1/%s/report.html" % r for r in probe_runs(reports, "twin-1")], links
+    assert len(links) == 2 and all((page.parent / link).is_file() for link in links)
+    assert sorted(re.findall(r'<a href="([^"]*)"', page_text)) == sorted(links)
+    assert all(posixpath.normpath(posixpath.join(posixpath.dirname(page_key), link)) in keys for link in links), \
+        sorted(keys)
 
 
 def test_parallel_attach_rollout_rolls_back_the_cluster_it_breaks(fleet, tmp_path):

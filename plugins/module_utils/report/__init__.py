@@ -22,7 +22,7 @@ analysis  figures derived from documents, as data: steps (one step summary's lab
           seeds' measured step times, the one table of them, and which one a step repeats; a twin's time scale),
           parameters (figures against a step parameter: a row per variant and value, gluster's handshake table)
 render    words and formats: tables (table models), parameter_table (parameters.py's rows as a table model),
-          render (Markdown, HTML), charts (PNG),
+          render (Markdown, HTML), charts (PNG), links (relative links between the pages of a reports directory),
           summary (the facts / set_stats dict: texts and Markdown table lines), verdict_text,
           junit, fleet_render, fleet_charts, history_render, history_charts, advice_render (a cluster's tuning
           advice as console lines, advice.md and advice.html)
@@ -35,7 +35,7 @@ FLOORS = (
     ("model", ("stats", "schema", "fleet_schema", "sweep", "document")),
     ("analysis", ("steps", "metrics", "compare", "warning_events", "fleet", "changepoint", "history", "metric_families",
                   "seed_figures", "parameters")),
-    ("render", ("tables", "parameter_table", "render", "charts", "summary", "verdict_text", "junit", "fleet_render",
+    ("render", ("tables", "parameter_table", "render", "links", "charts", "summary", "verdict_text", "junit", "fleet_render",
                 "fleet_charts", "history_render", "history_charts", "advice_render")),
     ("io", ("s3_upload", "s3_results", "metrics_export")),
     ("modules", ("modules",)),

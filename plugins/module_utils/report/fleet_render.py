@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import advice_render as AR
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import links as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
@@ -36,8 +37,20 @@ def _status_cell(row: dict[str, Any]) -> dict[str, Any]:
     return cell(text, "" if row["status"] == "ok" else "fail")
 
 
-def sums_table(fleet: dict[str, Any]) -> dict[str, Any]:
-    """Cluster | Status | <variant> sum ... | <last> vs <first>: one row per cluster, failed ones included."""
+def cluster_pages(fleet: dict[str, Any], base: str | None) -> dict[str, str]:
+    """{cluster: link} to each cluster's page beside its document (report.html, or advice.html for advice), relative
+    to base (the fleet's directory); only the pages that exist: a failed cluster has none."""
+    if not base:
+        return {}
+    page = L.ADVICE_PAGE if fleet["kind"] == "advice" else L.REPORT_PAGE
+    links = {r["cluster"]: L.href(L.page_beside(r.get("source"), page), base) for r in fleet["clusters"]}
+    return {c: h for c, h in links.items() if h}
+
+
+def sums_table(fleet: dict[str, Any], pages: dict[str, str] | None = None) -> dict[str, Any]:
+    """Cluster | Status | <variant> sum ... | <last> vs <first>: one row per cluster, failed ones included; the cluster
+    links to its report where pages (cluster_pages) has one."""
+    pages = pages or {}
     variants = fleet.get("variants") or []
     ratio = len(variants) >= 2
     headers = ["Cluster", "Status"] + ["%s · sum of step times" % v for v in variants]
@@ -45,7 +58,7 @@ def sums_table(fleet: dict[str, Any]) -> dict[str, Any]:
         headers.append("%s vs %s (throughput)" % (variants[-1], variants[0]))
     rows = []
     for r in fleet["clusters"]:
-        row = [cell(r["cluster"]), _status_cell(r)]
+        row = [L.linked(cell(r["cluster"]), pages.get(r["cluster"])), _status_cell(r)]
         by_name = {v["name"]: v for v in r.get("variants") or []}
         for v in variants:
             total = (by_name.get(v) or {}).get("sum_wall_s")
@@ -141,9 +154,11 @@ def _cluster_time_sum(figures: dict[str, Any], variants: list[str], seeded: list
     return row
 
 
-def advice_table(fleet: dict[str, Any]) -> dict[str, Any]:
-    """Cluster x tuning: the state in each cell, [n] pointing at the cell's reasons in advice_notes()."""
+def advice_table(fleet: dict[str, Any], pages: dict[str, str] | None = None) -> dict[str, Any]:
+    """Cluster x tuning: the state in each cell, [n] pointing at the cell's reasons in advice_notes(); the cluster
+    links to its advice page where pages has one."""
     tunings = fleet.get("tunings") or []
+    pages = pages or {}
     headers = ["Cluster", "Status"] + [humanize(t) for t in tunings]
     rows, n = [], 0
     for r in fleet["clusters"]:
@@ -151,7 +166,7 @@ def advice_table(fleet: dict[str, Any]) -> dict[str, Any]:
             rows.append([cell(r["cluster"]), _status_cell(r)] + [cell(stats.DASH, "missing")] * len(tunings))
             continue
         cells = {t["name"]: t for t in r.get("tunings") or []}
-        row = [cell(r["cluster"]), _status_cell(r)]
+        row = [L.linked(cell(r["cluster"]), pages.get(r["cluster"])), _status_cell(r)]
         for name in tunings:
             t = cells.get(name)
             if t is None:
@@ -184,16 +199,19 @@ def advice_notes(fleet: dict[str, Any]) -> list[tuple[int, str, str, str, str]]:
     return out
 
 
-def fleet_tables(fleet: dict[str, Any]) -> list[dict[str, Any]]:
+def fleet_tables(fleet: dict[str, Any], pages: dict[str, str] | None = None) -> list[dict[str, Any]]:
     if fleet["kind"] == "advice":
-        return [advice_table(fleet)]
-    return [t for t in (sums_table(fleet), steps_table(fleet), cluster_time_table(fleet)) if t]
+        return [advice_table(fleet, pages)]
+    return [t for t in (sums_table(fleet, pages), steps_table(fleet), cluster_time_table(fleet)) if t]
 
 
-def clusters_facts(fleet: dict[str, Any]) -> dict[str, Any]:
-    """Cluster | API server | version | source: where each row's figures came from."""
+def clusters_facts(fleet: dict[str, Any], pages: dict[str, str] | None = None) -> dict[str, Any]:
+    """Cluster | API server | version | run | source: where each row's figures came from, the run linked to its
+    report where pages has one."""
+    pages = pages or {}
     rows = [[cell(r["cluster"]), cell(r.get("server") or stats.DASH), cell(r.get("version") or stats.DASH),
-             cell(r.get("run_id") or stats.DASH), cell(r.get("source") or stats.DASH)] for r in fleet["clusters"]]
+             L.linked(cell(r.get("run_id") or stats.DASH), pages.get(r["cluster"])), cell(r.get("source") or stats.DASH)]
+            for r in fleet["clusters"]]
     return {"id": "fleet-sources", "title": "Sources", "headers": ["Cluster", "API server", "Version", "Run", "Document"],
             "rows": rows, "left": 5, "note": ""}
 
@@ -207,11 +225,11 @@ def _headline(fleet: dict[str, Any]) -> str:
     return text
 
 
-def to_markdown(fleet: dict[str, Any], history: str | None = None) -> str:
+def to_markdown(fleet: dict[str, Any], history: str | None = None, pages: dict[str, str] | None = None) -> str:
     out = ["# %s" % fleet["title"], "", "Fleet report `%s` · %s" % (fleet["name"], _headline(fleet)), ""]
     if history:  # the link line to <reports_dir>/history/history.html (docs/history.md)
         out += ["History and regressions of every cluster: [history](%s)" % history, ""]
-    for table in fleet_tables(fleet):
+    for table in fleet_tables(fleet, pages):
         out.append(R.table_markdown(table))
     notes = advice_notes(fleet) if fleet["kind"] == "advice" else []
     if notes:
@@ -220,7 +238,7 @@ def to_markdown(fleet: dict[str, Any], history: str | None = None) -> str:
                 for n, c, t, st, why in notes]
         out.append("")
     out += apply_markdown(fleet)
-    out.append(R.table_markdown(clusters_facts(fleet)))
+    out.append(R.table_markdown(clusters_facts(fleet, pages)))
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -268,7 +286,9 @@ def _cards(fleet: dict[str, Any]) -> str:
                    for k, v in cards)
 
 
-def to_html(fleet: dict[str, Any], charts: bool = True, history: str | None = None) -> str:
+def to_html(fleet: dict[str, Any], charts: bool = True, history: str | None = None,
+            pages: dict[str, str] | None = None) -> str:
+    """history: the link to the history page; pages: cluster_pages(), the links to the clusters' own pages."""
     status = "ok" if fleet["summary"]["failed"] == 0 else "failed"
     body = ["<main>", "<h1>%s</h1>" % R.esc(fleet["title"]),
             '<p class="sub"><span class="badge %s">%s</span> fleet report <code>%s</code> · %s</p>' % (
@@ -284,7 +304,7 @@ def to_html(fleet: dict[str, Any], charts: bool = True, history: str | None = No
         chart_list = fleet_charts.all_charts(fleet)
         if not fleet_charts.HAS_MATPLOTLIB:
             body.append('<p class="note">Charts need matplotlib on the host that renders the report.</p>')
-    for table in fleet_tables(fleet):
+    for table in fleet_tables(fleet, pages):
         body.append("<h2>%s</h2>" % R.esc(table["title"]))
         body.append(R.table_html(table))
     notes = advice_notes(fleet) if fleet["kind"] == "advice" else []
@@ -300,14 +320,17 @@ def to_html(fleet: dict[str, Any], charts: bool = True, history: str | None = No
                                                         lambda t: "%s / %s" % (by_id[id(t)], t["name"]))]
     body += R.figures_html(chart_list)
     body.append("<h2>Sources</h2>")
-    body.append(R.table_html(clusters_facts(fleet), "facts"))
+    body.append(R.table_html(clusters_facts(fleet, pages), "facts"))
     body.append("<footer>storageperf.k8s fleet schema v%s</footer>" % R.esc(fleet["fleet_schema_version"]))
     body.append("</main>")
     return R.page_html(fleet["title"], body, extra_css=FLEET_CSS)
 
 
-def render_fleet(fleet: dict[str, Any], history: str | None = None) -> dict[str, str]:
-    return {"json": dumps(fleet), "markdown": to_markdown(fleet, history), "html": to_html(fleet, history=history)}
+def render_fleet(fleet: dict[str, Any], history: str | None = None, base: str | None = None) -> dict[str, str]:
+    """base: the directory the pages are written to, for their relative links to the clusters' pages."""
+    pages = cluster_pages(fleet, base)
+    return {"json": dumps(fleet), "markdown": to_markdown(fleet, history, pages),
+            "html": to_html(fleet, history=history, pages=pages)}
 
 
 def write_fleet(fleet: dict[str, Any], reports_dir: str, check_mode: bool = False) -> dict[str, dict[str, Any]]:
@@ -317,7 +340,7 @@ def write_fleet(fleet: dict[str, Any], reports_dir: str, check_mode: bool = Fals
     whether it would have been.
     """
     out_dir = os.path.join(reports_dir, fleet["name"])
-    return R.write_texts(render_fleet(fleet, history_link(reports_dir, out_dir)), out_dir, FILENAMES,
+    return R.write_texts(render_fleet(fleet, history_link(reports_dir, out_dir), out_dir), out_dir, FILENAMES,
                          check_mode=check_mode)
 
 

@@ -2,11 +2,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The history's trend charts, drawn with charts.py's palette, style, duration axis and PNG encoding.
 
-One chart per series (cluster, benchmark, variant, size, settings): each step's figure per run, what the history
-judges (the geometric mean of its operations' latencies, else of its repetitions' wall times), oldest left. The
-run where a regression starts is ringed in red; a run that failed or was interrupted is a red cross on the
-axis, so a gap is never mistaken for a fast run. Same return shape as charts.py: [{"id", "title", "png",
-"alt"}], empty without matplotlib.
+One chart per series (cluster, benchmark, variant, size, settings) of two runs or more: each step's figure per run,
+what the history judges (the geometric mean of its operations' latencies, else of its repetitions' wall times),
+oldest left. The run where a regression starts is ringed in red; a run that failed or was interrupted is a red
+cross on the axis, so a gap is never mistaken for a fast run. Same return shape as charts.py: [{"id", "title",
+"png", "alt"}], empty without matplotlib.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def _when(started: str | None) -> str:
 
 def trend(series: dict[str, Any]) -> dict[str, Any]:
     runs = series["runs"]
-    fig, ax = C.plt.subplots(figsize=(C.MAX_WIDTH_IN, 3.4))
+    # 2.5 in of axes: a trend reads at that height, and a history of a dozen series stays a few screens long
+    fig, ax = C.plt.subplots(figsize=(C.MAX_WIDTH_IN, 2.5))
     xs = list(range(len(runs)))
     vmax = 0.0
     for i, st in enumerate(series["steps"]):
@@ -59,7 +60,7 @@ def trend(series: dict[str, Any]) -> dict[str, Any]:
     ax.set_xlim(-0.5, len(runs) - 0.5)
     C._duration_axis(ax.yaxis, (vmax or 1.0) * 1.1)
     ax.set_ylim(0, (vmax or 1.0) * 1.12)
-    ax.set_ylabel("operations' latency (geometric mean)")
+    ax.set_ylabel("latency (geometric mean)")  # the operations' (alt, note): a longer label meets the dates at 2.5 in
     C._style(ax)
     C._legend_above(ax, len(series["steps"]) + (1 if failed else 0))
     title = "%s · %s · %s%s" % (series["cluster"], series["benchmark"], series["variant"],
@@ -72,8 +73,10 @@ def trend(series: dict[str, Any]) -> dict[str, Any]:
 
 
 def all_charts(history: dict[str, Any]) -> dict[str, Any]:
-    """The trend charts, series with regressions first, at most MAX_CHARTS; {"charts", "left_out"}."""
+    """The trend charts of the series with two runs or more (one run is a dot: its table says it), series with
+    regressions first, at most MAX_CHARTS; {"charts", "left_out"}."""
     if not HAS_MATPLOTLIB:
         return {"charts": [], "left_out": 0}
-    chosen = sorted(history["series"], key=lambda s: s["regressions"] == 0)[:MAX_CHARTS]
-    return {"charts": [trend(s) for s in chosen], "left_out": len(history["series"]) - len(chosen)}
+    trends = [s for s in history["series"] if len(s["runs"]) >= 2]
+    chosen = sorted(trends, key=lambda s: s["regressions"] == 0)[:MAX_CHARTS]
+    return {"charts": [trend(s) for s in chosen], "left_out": len(trends) - len(chosen)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import links as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import tables as T
@@ -34,15 +35,29 @@ def _series_title(series: dict[str, Any]) -> str:
                                  " · " + series["config_text"] if series.get("config_text") else "")
 
 
+# --- links to the runs' own pages ----------------------------------------------------------------
+def run_pages(history: dict[str, Any], base: str | None) -> dict[tuple[str, str], str]:
+    """{(cluster, run id): link} to each run's report.html beside its result.json, relative to base (the history's
+    directory); only the pages that exist (a run read from a bucket, or whose report was not drawn, has none)."""
+    if not base:
+        return {}
+    links = {(s["cluster"], r["run_id"]): L.href(L.page_beside(r.get("source")), base)
+             for s in history["series"] for r in s["runs"]}
+    return {k: h for k, h in links.items() if h}
+
+
 # --- tables (tables.py cell model) ------------------------------------------------------------
-def regressions_table(history: dict[str, Any]) -> dict[str, Any]:
+def regressions_table(history: dict[str, Any], pages: dict[tuple[str, str], str] | None = None) -> dict[str, Any]:
     """Cluster | Benchmark | Variant | Size | Slower since | Step | Before | After | Change | p | Reported: what AWX
-    alerts on (the new ones) and what it was told before (known since run <id>)."""
+    alerts on (the new ones) and what it was told before (known since run <id>); a run links to its report where
+    pages (run_pages) has one."""
+    pages = pages or {}
     rows = []
     for r in history["regressions"] + history["known_regressions"]:
         known = r["known_since"]
         rows.append([cell(r["cluster"]), cell(r["benchmark"]), cell(r["variant"] + (" [%s]" % _config(r) if r["config"] else "")),
-                     cell(stats.DASH if r["size"] is None else str(r["size"])), cell(r["run_id"]), cell(r["step"]),
+                     cell(stats.DASH if r["size"] is None else str(r["size"])),
+                     L.linked(cell(r["run_id"]), pages.get((r["cluster"], r["run_id"]))), cell(r["step"]),
                      cell(stats.format_duration(r["baseline"])), cell(stats.format_duration(r["candidate"]), "fail"),
                      cell("+%.1f%%" % r["change_pct"], "fail"), cell("%.2g" % r["pvalue"]),
                      cell("known since run %s" % known if known else "new", "" if known else "fail")])
@@ -64,16 +79,19 @@ def _config(regression: dict[str, Any]) -> str:
     return ", ".join("%s %s" % kv for kv in regression["config"].items())
 
 
-def series_table(series: dict[str, Any]) -> dict[str, Any]:
-    """Run | Started | Status | <step> ...: every run of one series, oldest first, the flagged cells marked."""
+def series_table(series: dict[str, Any], pages: dict[tuple[str, str], str] | None = None) -> dict[str, Any]:
+    """Run | Started | Status | <step> ...: every run of one series, oldest first, the flagged cells marked; a run
+    links to its report where pages (run_pages) has one."""
     steps = series["steps"]
+    pages = pages or {}
     rows = []
     for run in series["runs"]:
         by_name = {s["name"]: s for s in run["steps"]}
         status = run["status"] + (": " + run["reason"] if run.get("reason") else "")
         if not run["baseline"]:
             status += " (%s)" % run["baseline_note"].split(":")[0]
-        row = [cell(run["run_id"]), cell(run["started"][:19].replace("T", " ")),
+        row = [L.linked(cell(run["run_id"]), pages.get((series["cluster"], run["run_id"]))),
+               cell(run["started"][:19].replace("T", " ")),
                cell(status, "" if run["status"] == "ok" else "fail")]
         for st in steps:
             s = by_name.get(st["name"])
@@ -150,10 +168,10 @@ def _headline(history: dict[str, Any]) -> str:
         s["failed_runs"], n(s["regressions"], "new regression"), s["known_regressions"])
 
 
-def to_markdown(history: dict[str, Any]) -> str:
-    out = ["# %s" % history["title"], "", _headline(history), "", R.table_markdown(regressions_table(history))]
+def to_markdown(history: dict[str, Any], pages: dict[tuple[str, str], str] | None = None) -> str:
+    out = ["# %s" % history["title"], "", _headline(history), "", R.table_markdown(regressions_table(history, pages))]
     for s in history["series"]:
-        out += [R.table_markdown(t) for t in (series_table(s), cluster_time_table(s)) if t]
+        out += [R.table_markdown(t) for t in (series_table(s, pages), cluster_time_table(s)) if t]
     problems = problems_table(history)
     if problems:
         out.append(R.table_markdown(problems))
@@ -169,7 +187,8 @@ def _cards(history: dict[str, Any]) -> str:
                    for k, v in cards)
 
 
-def to_html(history: dict[str, Any], charts: bool = True) -> str:
+def to_html(history: dict[str, Any], charts: bool = True, pages: dict[tuple[str, str], str] | None = None) -> str:
+    """pages: run_pages(), the links to the runs' own reports."""
     status = "ok" if not history["summary"]["regressions"] else "failed"
     body = ["<main>", "<h1>%s</h1>" % R.esc(history["title"]),
             '<p class="sub"><span class="badge %s">%s</span> %s</p>' % (
@@ -183,16 +202,12 @@ def to_html(history: dict[str, Any], charts: bool = True) -> str:
         if not history_charts.HAS_MATPLOTLIB:
             body.append('<p class="note">Charts need matplotlib on the host that renders the report.</p>')
     by_id = {c["id"]: c for c in drawn["charts"]}
-    table = regressions_table(history)
+    table = regressions_table(history, pages)
     body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
-    for s in history["series"]:
-        table = series_table(s)
-        body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
-        if "chart-" + s["id"] in by_id:
-            body += R.figures_html([by_id["chart-" + s["id"]]])[1:]  # the figure without another "Charts" heading
-        table = cluster_time_table(s)  # type: ignore[assignment]  # None: no section
-        if table:
-            body += ["<h2>%s</h2>" % R.esc(table["title"]), R.table_html(table)]
+    if history["series"]:
+        body.append('<h2>Series</h2><p class="note">Each series with its trend chart (two runs or more). Open a '
+                    'series for its runs and their cluster times; a series with a regression in force is open.</p>')
+    body += [series_html(s, by_id.get("chart-" + s["id"]), pages) for s in history["series"]]
     if drawn["left_out"]:
         body.append('<p class="note">%d more series without regressions have no chart (at most %d charts).</p>'
                     % (drawn["left_out"], len(drawn["charts"])))
@@ -204,17 +219,53 @@ def to_html(history: dict[str, Any], charts: bool = True) -> str:
     return R.page_html(history["title"], body, extra_css=HISTORY_CSS)
 
 
+def _series_line(series: dict[str, Any]) -> str:
+    """'6 runs · latest 2026-06-20 09:00 ok · ▲ 1 regression in force': what a folded series says of itself."""
+    runs, latest = series["runs"], series["runs"][-1]
+    text = "%s · latest %s %s" % (_n(len(runs), "run"), latest["started"][:16].replace("T", " "), latest["status"])
+    if series["regressions"]:
+        text += " · %s %s in force" % (FLAG, _n(series["regressions"], "regression"))
+    return text
+
+
+def series_html(series: dict[str, Any], chart: dict[str, Any] | None = None,
+                pages: dict[tuple[str, str], str] | None = None) -> str:
+    """One series: its title and _series_line() as the summary of a <details> that folds its runs table and cluster
+    times (open when a regression is in force), then its trend chart (all its runs, two or more). 24 runs read in
+    about three screens: a line and a chart a series, not a table and a chart a screen tall each, nor a chart of one
+    dot."""
+    table = series_table(series, pages)
+    parts = ['<section class="series" id="series-%s"><details%s><summary><b>%s</b> <span class="sub">· %s</span>'
+             '</summary>' % (R.esc(series["id"]), " open" if series["regressions"] else "", R.esc(table["title"]),
+                             R.esc(_series_line(series))), R.table_html(table)]
+    scaled = cluster_time_table(series)
+    if scaled:
+        parts += ["<h3>%s</h3>" % R.esc(scaled["title"]), R.table_html(scaled)]
+    parts.append("</details>")
+    if chart:
+        parts += R.figures_html([chart])[1:]  # the figure without another "Charts" heading
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
 # a series has a column per step and run ids are long: cells wrap (run ids anywhere) so that every column shows
 # at 1280 px instead of hiding behind the table's scroll bar; on screen headers wrap between words only ("Cluste r"
 # was a header broken anywhere), on paper's narrower page a long step name must break to fit
 HISTORY_CSS = ('td.ok{color:var(--ok);font-weight:600}table[id^="history-"] th{white-space:normal}'
                'table[id^="history-"] td{white-space:normal;overflow-wrap:anywhere}'
-               '@media print{table[id^="history-"] th{overflow-wrap:anywhere}}')
+               'section.series{border-bottom:1px solid var(--line);padding:7px 0}section.series .sub{margin:0}'
+               'section.series summary{cursor:pointer}section.series h3{font-size:14px;margin:12px 0 4px}'
+               'section.series figure{margin:8px 0 4px}'
+               # paper cannot unfold: every series prints open (::details-content, Chromium 131+, Firefox 143+)
+               '@media print{table[id^="history-"] th{overflow-wrap:anywhere}'
+               'section.series details::details-content{content-visibility:visible;display:block}}')
 
 
-def render_history(history: dict[str, Any], charts: bool = True) -> dict[str, str]:
-    return {"json": dumps(history), "markdown": to_markdown(history), "html": to_html(history, charts=charts),
-            "state": dumps(history["state"])}
+def render_history(history: dict[str, Any], charts: bool = True, base: str | None = None) -> dict[str, str]:
+    """base: the directory the pages are written to, for their relative links to the runs' reports."""
+    pages = run_pages(history, base)
+    return {"json": dumps(history), "markdown": to_markdown(history, pages),
+            "html": to_html(history, charts=charts, pages=pages), "state": dumps(history["state"])}
 
 
 def write_history(history: dict[str, Any], output_dir: str, check_mode: bool = False, charts: bool = True) -> dict[str, dict[str, Any]]:
@@ -222,15 +273,13 @@ def write_history(history: dict[str, Any], output_dir: str, check_mode: bool = F
 
     Returns {format: {"path", "changed"}}; in check mode nothing is written and changed says whether it would be.
     """
-    return R.write_texts(render_history(history, charts=charts), output_dir, FILENAMES, check_mode=check_mode)
+    return R.write_texts(render_history(history, charts=charts, base=output_dir), output_dir, FILENAMES,
+                         check_mode=check_mode)
 
 
 def history_link(reports_dir: str, from_dir: str) -> str | None:
     """The relative link from a report in from_dir to <reports_dir>/history/history.html, or None when there is none."""
-    target = os.path.join(reports_dir, DIRNAME, FILENAMES["html"])
-    if not os.path.isfile(target):
-        return None
-    return os.path.relpath(target, from_dir).replace(os.sep, "/")
+    return L.href(os.path.join(reports_dir, DIRNAME, FILENAMES["html"]), from_dir)
 
 
 def table_lines(history: dict[str, Any]) -> list[str]:

@@ -49,13 +49,19 @@ def table_markdown(table: dict[str, Any]) -> str:
     lines.append("|" + "|".join(["---"] * left + ["---:"] * (len(table["headers"]) - left)) + "|")
     for row in table["rows"]:
         # a reported figure (a reference variant's, not measured here) in italics, as the HTML page sets it
-        cells = [("_%s_" if "reported" in c.get("cls", "").split() else "%s") % _md_escape(c["text"]) for c in row]
+        cells = [("_%s_" if "reported" in c.get("cls", "").split() else "%s") % _md_cell(c) for c in row]
         if row and "sum" in row[0].get("cls", ""):
             cells = ["**%s**" % c if c else c for c in cells]
         lines.append("| " + " | ".join(cells) + " |")
     if table.get("note"):
         lines += ["", "_%s_" % table["note"]]
     return "\n".join(lines) + "\n"
+
+
+def _md_cell(c: dict[str, Any]) -> str:
+    # a cell with an href (links.linked) links to another page of the reports directory
+    text = _md_escape(c["text"])
+    return "[%s](%s)" % (text.replace("[", "\\[").replace("]", "\\]"), c["href"]) if c.get("href") and text else text
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
@@ -156,7 +162,10 @@ def _cell_html(c: dict[str, Any]) -> str:
     # a row's own header (the turned metrics table's "clat mean (µs)"): its unit is its row's, as a th's is its column's
     if "rowhead" in c.get("cls", "").split():
         return '<th scope="row" class="%s">%s</th>' % (esc(c["cls"]), esc(c["text"]))
-    return '<td class="%s">%s</td>' % (esc(c.get("cls", "")), esc(c["text"]))
+    text = esc(c["text"])
+    if c.get("href"):  # links.linked: another page of the reports directory, by a relative path
+        text = '<a href="%s">%s</a>' % (esc(c["href"]), text)
+    return '<td class="%s">%s</td>' % (esc(c.get("cls", "")), text)
 
 
 def _cards(doc: dict[str, Any]) -> str:

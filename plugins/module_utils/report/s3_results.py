@@ -6,8 +6,8 @@
     entries = find_results(s3, "perf-reports", "storageperf")  # [{"cluster", "source", "document" | "error"}]
 
 Every key under the prefix that ends in <cluster>/<run_id>/result.json is a run, whatever lies between
-(compare.yml uploads runs under <prefix>/<fleet report name>/<cluster>/<run_id>/, so the same run can be there
-twice: history.py keeps one per cluster and run id).
+(compare.yml uploads runs under <prefix>/<cluster>/<run_id>/, and earlier versions under <prefix>/<fleet report
+name>/<cluster>/<run_id>/, so the same run can be there twice: history.py keeps one per cluster and run id).
 """
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ import os
 from typing import Any, Mapping
 
 
+from ansible_collections.storageperf.k8s.plugins.module_utils.report import links as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import render as R
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.document import dumps
@@ -226,13 +227,13 @@ def _probe_line(record: Mapping[str, Any]) -> str:
 
 def probe_links(record: Mapping[str, Any], base: str | None) -> list[tuple[str, str]]:
     """[(label, href)] of the probes' report.html beside their result.json, relative to the rollout's directory
-    (base), so that the links hold wherever the reports directory is copied or uploaded."""
+    (base), so that the links hold wherever the reports directory is copied or uploaded; only the pages that exist
+    (a record read from a bucket names a path of the machine that probed)."""
     out = []
     for key in ("baseline", "after"):
-        result = (record.get(key) or {}).get("result")
-        if result and base:
-            page = os.path.join(os.path.dirname(str(result)), "report.html")
-            out.append(("%s report" % key, os.path.relpath(page, base).replace(os.sep, "/")))
+        link = L.href(L.page_beside((record.get(key) or {}).get("result")), base) if base else None
+        if link:
+            out.append(("%s report" % key, link))
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,20 @@ def test_without_a_history_the_fleet_report_has_no_link(tmp_path):
     fleet = F.build_fleet([{"cluster": "prod-a", "document": run(3)}], name="fleet-1")
     written = FR.write_fleet(fleet, str(tmp_path))
     assert "history" not in Path(written["markdown"]["path"]).read_text()
+
+
+def test_the_page_folds_each_series_opens_those_with_a_regression_and_draws_no_chart_of_one_run(tmp_path):
+    docs = [run(d) for d in range(1, 6)] + [run(6, {"publish": 3.0})]
+    bigger = run(7, run_id="csi_lifecycle-20260607T090000Z-bbbbbb")
+    bigger["parameters"]["volumes"] = 200  # a series of its own, of one run
+    h = history_of(tmp_path, docs + [bigger])
+    assert [(s["size"], len(s["runs"]), s["regressions"]) for s in h["series"]] == [(100, 6, 1), (200, 1, 0)] * 2
+    html = HR.to_html(h)
+    folds = re.findall(r'<section class="series" id="series-([^"]*)"><details( open)?><summary><b>([^<]*)</b>', html)
+    assert [(open_, title.split(" · ")[3]) for _, open_, title in folds] == [
+        (" open", "100 volumes"), ("", "200 volumes"), (" open", "100 volumes"), ("", "200 volumes")]
+    assert "6 runs · latest 2026-06-06 09:00 ok · ▲ 1 regression in force" in html
+    assert "1 run · latest 2026-06-07 09:00 ok</span>" in html
+    # a chart for each series of six runs, none for a run alone: a dot says nothing its table does not
+    charts = re.findall(r'<figure id="chart-([^"]*)">', html)
+    assert sorted(charts) == sorted(s["id"] for s in h["series"] if len(s["runs"]) > 1) and len(charts) == 2
