@@ -88,3 +88,12 @@ if ((${#reports[@]})); then
   printf '\nReports:\n'
   printf '  %s\n' "${reports[@]}"
 fi
+# a fleet's playbooks each also wrote one report of every cluster side by side (reports/fleet-<UTC time>/)
+fleet_reports=()
+for fleet_dir in reports/fleet-*/; do
+  [[ -f ${fleet_dir}fleet.html && $fleet_dir -nt $TWIN_DIR/twin.pid ]] && fleet_reports+=("$ROOT/${fleet_dir}fleet.html")
+done
+if ((${#fleet_reports[@]})); then
+  printf '\nFleet reports:\n'
+  printf '  %s\n' "${fleet_reports[@]}"
+fi
