@@ -11,6 +11,13 @@ settings.register_profile("suite", deadline=None, suppress_health_check=[HealthC
 settings.load_profile("suite")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked long (minutes each: the rollouts, the 100-volume benchmarks) go first. pytest-xdist's
+    worksteal hands each worker a contiguous part of this list and balances by stealing from the queues' ends, so a
+    long test in the middle started late and ran alone at the end (a CI run's last 5 minutes on one worker)."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest keep their order
+
+
 @pytest.fixture
 def twin(tmp_path):
     """A fresh twin with 3 nodes at time scale 0.01, stopped after the test."""

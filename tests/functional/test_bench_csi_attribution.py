@@ -4,6 +4,8 @@ middle variant too, so each knob's share of a step's speedup is visible. Only ra
 """
 from __future__ import annotations
 
+import pytest
+
 from tests.functional.test_bench_csi_lifecycle import PLAYBOOK, leftovers, result_of
 
 STEPS = ["create_volume", "create_snapshot", "delete_snapshot", "delete_volume"]
@@ -24,6 +26,7 @@ def rate(doc: dict, variant: str, step: str) -> float:
     return s["rate"]
 
 
+@pytest.mark.long
 def test_attribution_measures_each_knob_in_one_run(twin_factory, tmp_path):
     # Time scale 0.2, as the snapshot pacing test: at 0.03 the tuned and untuned snapshot-controller both finished
     # 60 snapshots in ~3.7 s of wall time, the twin's own CPU time for their ~540 API writes, so the ratio measured

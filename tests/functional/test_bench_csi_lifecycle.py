@@ -5,6 +5,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.twin import REPO
 
 PLAYBOOK = REPO / "playbooks" / "bench_csi_lifecycle.yml"
@@ -51,6 +53,7 @@ SEED002_NAS = _seed002_ontap_nas_100()
 ON_DOMINATED = ("unpublish", "delete_clone")
 
 
+@pytest.mark.long
 def test_lifecycle_compare_at_100_volumes(twin_factory, tmp_path):
     # Time scale 0.05, the demo's (scripts/demo.sh): at 0.01 concurrency on creates 100 volumes in 0.41 s of wall
     # time against ~0.4-1 s of the twin's and the engine's own CPU time for 100 PVCs, so the "on" figure measured the

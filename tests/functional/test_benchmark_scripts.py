@@ -33,6 +33,7 @@ SMOKE: dict[str, tuple[list[str], str]] = {
     "harness_vs_seed.py": (["--reports", "extensions/molecule/bench_report/files", "--time-scale", "1"],
                            r"Seed 002: ontap-nas, 100 volumes .*\n(.*\n)+\| create +\| 6m57s +\|"),
     "history_calibration.py": (["--series", "20"], r"20 series per cell, seed \d+; A/A cells"),
+    "gate_calibration.py": (["--replications", "200"], r"200 simulated clusters per cell, seed \d+, required 1\.75x"),
     "history_scale.py": (["--documents", "5", "--clusters", "1", "--no-charts"], r"5 documents, \d+ series, \d+ runs"),
     "import_cost.py": (["--runs", "1"], r"\| import \| seconds \(median\) \|\n\|---\|---\|\n(\| .+ \| [\d.]+ \|\n)+"),
     "snapshot_cpu.py": (["--snapshots", "5", "--rounds", "1", "--time-scale", "0.01"],

@@ -30,6 +30,7 @@ def stop_once_claims_are_in_flight(fleet: Fleet, host: str, stopped: threading.E
         return
 
 
+@pytest.mark.long
 def test_a_dead_and_a_throttled_cluster_leave_the_healthy_one_alone(tmp_path):
     ansible_runner = pytest.importorskip("ansible_runner")
     reports = tmp_path / "reports"

@@ -91,6 +91,7 @@ def test_check_mode_prints_the_plan_and_changes_nothing(fleet, tmp_path):
     assert list(tmp_path.glob("rollout-*")) == []
 
 
+@pytest.mark.long
 def test_trident_rollout_promotes_where_it_pays_and_rolls_back_where_it_cannot(fleet, tmp_path, tmp_path_factory):
     fleet.twin_cmd("settings", "--cluster", "twin-3", "--set", json.dumps({"ontap_serial": True}))
     run = rollout(fleet, tmp_path, TRIDENT)
@@ -139,6 +140,7 @@ def test_trident_rollout_promotes_where_it_pays_and_rolls_back_where_it_cannot(f
         assert [h["decision"] for h in record["history"]].count("promoted") == 1
 
 
+@pytest.mark.long
 def test_a_canary_that_fails_its_gate_halts_the_rollout(fleet, tmp_path):
     fleet.twin_cmd("settings", "--cluster", "twin-1", "--set", json.dumps({"ontap_serial": True}))
     reports = tmp_path / "reports"
@@ -171,6 +173,7 @@ def test_a_canary_that_fails_its_gate_halts_the_rollout(fleet, tmp_path):
         sorted(keys)
 
 
+@pytest.mark.long
 def test_parallel_attach_rollout_rolls_back_the_cluster_it_breaks(fleet, tmp_path):
     # half the attaches fail on twin-3 once its disks attach in parallel (retried, as the attacher does): the change
     # breaks that cluster; no count, since each probe's own setup attaches disks before its timed steps

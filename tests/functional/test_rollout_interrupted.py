@@ -112,6 +112,7 @@ def fleet(tmp_path_factory):
         yield f
 
 
+@pytest.mark.long
 def test_killed_at_every_recorded_state_the_reruns_decide_every_cluster(fleet, tmp_path):
     fleet.twin_cmd("settings", "--cluster", "twin-3", "--set", json.dumps({"ontap_serial": True}))
     reports = tmp_path / "reports"
