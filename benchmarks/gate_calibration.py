@@ -32,9 +32,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "collections"))
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import gate_stats as S  # noqa: E402
+from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.gate_rule import required_speedup  # noqa: E402
 
 EXPECTED, FRACTION, CONFIDENCE = 4.0, 0.25, 0.95
-REQUIRED = S.required_speedup(EXPECTED, FRACTION)
+REQUIRED = required_speedup(EXPECTED, FRACTION)
 STEP_SCALES = (1.0, 10.0)
 # true speedup / required: the boundary, and the two the power is reported at
 TRUTHS = (1.0, 1.2, 1.5)

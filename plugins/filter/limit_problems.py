@@ -1,12 +1,13 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The limit_problems filter; documentation in limit_problems.yml, the maxima in module_utils/common/limits.py."""
+"""The limit_problems and limited_variables filters; documentation in limit_problems.yml and limited_variables.yml,
+the maxima in module_utils/common/limits.py."""
 
 
 from typing import Any, Callable
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.storageperf.k8s.plugins.module_utils.common.limits import role_problems
+from ansible_collections.storageperf.k8s.plugins.module_utils.common.limits import ROLE_VARIABLES, role_problems
 
 
 def limit_problems(values: Any) -> list[str]:
@@ -19,6 +20,13 @@ def limit_problems(values: Any) -> list[str]:
         raise AnsibleFilterError("limit_problems: %s" % e.args[0])
 
 
+def limited_variables(role: Any) -> list[str]:
+    """'bench_fio' -> the names of that role's variables that have a maximum, sorted."""
+    if not isinstance(role, str) or not role:
+        raise AnsibleFilterError("limited_variables: expected a role name, e.g. 'bench_fio', got %r" % (role,))
+    return sorted(name for name in ROLE_VARIABLES if name.startswith(role + "_"))
+
+
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"limit_problems": limit_problems}
+        return {"limit_problems": limit_problems, "limited_variables": limited_variables}

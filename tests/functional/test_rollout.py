@@ -174,6 +174,39 @@ def test_a_canary_that_fails_its_gate_halts_the_rollout(fleet, tmp_path):
 
 
 @pytest.mark.long
+def test_an_inconclusive_canary_holds_the_rollout_and_its_rerun_holds_it_again(fleet, tmp_path):
+    # twin-1's ONTAP answers one call at a time, so the change brings nothing there (a true ratio of 1.0), and the
+    # gate asks for hardly more than no loss: the required speedup lies inside any honest interval around 1.0, the
+    # more so at confidence 0.999, so the data can neither pass nor fail it. max_fail_percentage 100 would let a
+    # failed canary go on; an inconclusive one holds the rollout all the same, on this run and on its rerun.
+    fleet.twin_cmd("settings", "--cluster", "twin-1", "--set", json.dumps({"ontap_serial": True}))
+    extra = dict(TRIDENT, min_gain_fraction=0.001, confidence=0.999, max_fail_percentage=100)
+    run = rollout(fleet, tmp_path, extra)
+    assert run.rc == 2, run.stdout[-6000:] + run.stderr
+    doc = rollout_doc(tmp_path)
+    assert decisions(doc) == {"twin-1": "rolled_back", "twin-2": "skipped", "twin-3": "skipped"}, reasons(doc)
+    canary = doc["clusters"]["twin-1"]
+    gain = canary["gate"]["gain"]
+    assert canary["gate"]["decision"] == "inconclusive", reasons(doc)
+    assert gain["ci_low"] < gain["required_speedup"] < gain["ci_high"], gain
+    assert canary["rollback"]["verified"] is True
+    halt = run.task("Fail the run when a wave halted")["result"]["msg"]
+    assert halt.startswith("wave 1 halted the rollout: the gate was inconclusive on twin-1"), halt
+    assert "wave 1 halted the rollout" in doc["clusters"]["twin-2"]["reason"]
+    assert [concurrency(fleet, h) for h in HOSTS] == [(False, "false")] * 3
+    measured = {h: probe_runs(tmp_path, h) for h in HOSTS}
+    assert len(measured["twin-1"]) == 2 and measured["twin-2"] == measured["twin-3"] == [], measured
+
+    # the rerun takes twin-1 from its record (rolled back, inconclusive) and holds the later waves again
+    again = rollout(fleet, tmp_path, extra)
+    assert again.rc == 2, again.stdout[-6000:] + again.stderr
+    assert again.task("Fail the run when a wave halted")["result"]["msg"] == halt
+    assert decisions(rollout_doc(tmp_path)) == decisions(doc)
+    assert {h: probe_runs(tmp_path, h) for h in HOSTS} == measured
+    assert [concurrency(fleet, h) for h in HOSTS] == [(False, "false")] * 3
+
+
+@pytest.mark.long
 def test_parallel_attach_rollout_rolls_back_the_cluster_it_breaks(fleet, tmp_path):
     # half the attaches fail on twin-3 once its disks attach in parallel (retried, as the attacher does): the change
     # breaks that cluster; no count, since each probe's own setup attaches disks before its timed steps

@@ -16,7 +16,8 @@ ROLE_NAMES = sorted(p.name for p in ROLES.iterdir() if (p / "meta" / "argument_s
 
 
 def _load(path):
-    return yaml.safe_load(path.read_text()) or {}
+    # a role without variables (common, whose task files read the importing role's) has no defaults file
+    return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
 
 
 def _is_template(value):

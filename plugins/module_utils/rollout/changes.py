@@ -8,7 +8,8 @@ after it `warmup` repetitions the gate does not weigh (the change settling: the 
 restart was 25 to 60 % slower than the next ones) and `repeat_after` it does. 3 a side is the shape whose error
 rates docs/rollout-gate.md publishes; 2 before and 5 after gave no more power in its simulation (the baseline's
 spread then rests on one degree of freedom) and cost a third more probe time. `steps` are the benchmark steps it
-runs; `judged` the ones the gate weighs, the steps the change is expected to speed up.
+runs, ALL for every step of the benchmark's own list (probe() spells them out from the benchmark table); `judged`
+the ones the gate weighs, the steps the change is expected to speed up.
 `tuning` is the advisor's name for the change (tuning_advice), whose expected_speedup the gate asks for.
 """
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
 
-LIFECYCLE = ["create_volume", "publish", "unpublish", "create_snapshot", "clone_from_snapshot", "delete_clone",
-             "delete_snapshot", "delete_volume"]
+# every step of the probe's benchmark, in its order (its STEPS)
+ALL = None
 # The steps Trident's controller serves with the external-provisioner and -attacher alone. Snapshots also pass the
 # snapshot-controller, whose default QPS 5 / burst 10 hides concurrency's gain there (seed 002): they are the
 # snapshot_controller change's to prove.
@@ -34,7 +35,7 @@ CHANGES: dict[str, dict[str, Any]] = {
         "tuning": "trident_concurrency",
         "what": "Trident's concurrent core (TridentOrchestrator spec.enableConcurrency)",
         "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3, "repeat_after": 3, "warmup": 1,
-                  "steps": LIFECYCLE, "judged": TRIDENT_JUDGED},
+                  "steps": ALL, "judged": TRIDENT_JUDGED},
         "parameters": {"allow_tech_preview": False, "k8s_api_qps": 0, "trident_namespace": "",
                        "storage_class": "ontap-nas"},
         # what applies each parameter, whose argument spec checks it (plugins/plugin_utils/change_specs.py)
@@ -77,7 +78,7 @@ CHANGES: dict[str, dict[str, Any]] = {
         "tuning": "parallel_attach",
         "what": "ACK parallel cloud-disk attach (csi FeatureGates, ECS and node-pool tags)",
         "probe": {"benchmark": "attach_stress", "replicas": 12, "repeat": 3, "repeat_after": 3, "warmup": 1,
-                  "steps": ["scale_up", "scale_down"], "judged": ["scale_up"]},
+                  "steps": ALL, "judged": ["scale_up"]},
         "parameters": {"detach": False},
         "spec": {"detach": ("role", "ack_parallel_attach", "ack_parallel_attach_detach")},
     },
@@ -115,6 +116,22 @@ def rollout_id(name: str, params: Mapping[str, Any]) -> str:
     """A rollout is its change and the change's parameters: the same two resume the same rollout."""
     digest = hashlib.sha256(json.dumps([name, params], sort_keys=True).encode("utf-8")).hexdigest()
     return "%s-%s" % (name, digest[:8])
+
+
+def probe(name: str) -> dict[str, Any]:
+    """The change's probe as the plan hands it to the rollout role, its steps spelled out."""
+    p = dict(get(name)["probe"])
+    if p["steps"] is ALL:
+        p["steps"] = benchmark_steps(p["benchmark"])
+    return p
+
+
+def benchmark_steps(benchmark: str) -> list[str]:
+    """The steps of a benchmark, in its order: its own list (STEPS in bench/<benchmark>.py), never a copy."""
+    # imported here: the benchmark table brings the engine and the Kubernetes client, which the advisor and the
+    # controller-side check of change_parameters (plugin_utils/change_specs.py) load this table without
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.runner import BENCHMARKS
+    return [step for step, _title in BENCHMARKS[benchmark].STEPS]
 
 
 def probe_text(name: str) -> str:

@@ -34,7 +34,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.report import docu
 from ansible_collections.storageperf.k8s.plugins.module_utils.report import stats
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
 from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import gate_stats as S
-from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.gate_stats import required_speedup
+from ansible_collections.storageperf.k8s.plugins.module_utils.rollout.gate_rule import required_speedup
 
 try:
     import numpy as np

@@ -37,12 +37,6 @@ METHOD = ("Welch t on repetition means of log latency (steps centred), one-sided
           "error rate split over the planned rounds")
 
 
-def required_speedup(expected: float, fraction: float) -> float:
-    """The speedup the gate asks for: the share `fraction` of the gain of the `expected` speedup (the one place of
-    this formula; 8.1 and 0.25 give 2.775)."""
-    return 1 + fraction * (expected - 1)
-
-
 def scores(yb: Any, yc: Any) -> tuple[Any, Any]:
     """Per-repetition scores of both sides from their per-step mean log latencies.
 

@@ -87,7 +87,7 @@ def plan(params: Mapping[str, Any], records: Mapping[str, dict[str, Any]]) -> di
     head = "rollout %s: %s; probe: %s" % (rollout_id, row["what"], CH.probe_text(change))
     if action == "abort":
         head = "abort of rollout %s: every cluster it changed is rolled back, wave by wave, and read back" % rollout_id
-    return {"rollout": rollout, "rollout_dir": rollout_dir, "probe": dict(row["probe"], text=CH.probe_text(change)),
+    return {"rollout": rollout, "rollout_dir": rollout_dir, "probe": dict(CH.probe(change), text=CH.probe_text(change)),
             "tuning": row["tuning"], "what": row["what"], "action": action, "paused": paused,
             # what each cluster's turn weighs its record with (rollout/resume.py)
             "resume": {"retry_rolled_back": bool(params.get("retry_rolled_back")),

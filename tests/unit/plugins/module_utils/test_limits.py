@@ -3,8 +3,8 @@
 Modules: main() is run with StoragePerfModule.__init__ replaced, which captures the argument spec and the limits
 the module declares; every int and float option (and every `*size` option) must have one, and its documentation
 (the module's or its doc fragment's) must say "At most <maximum>". Roles: every int, float, list-of-int and
-`*size` variable of meta/argument_specs.yml is in ROLE_VARIABLES, documented likewise, and listed in the role's
-tasks/limits.yml, the assert each entry point runs first.
+`*size` variable of meta/argument_specs.yml is in ROLE_VARIABLES, documented likewise, and checked by the one
+assert of roles/common/tasks/limits.yml, which each entry point imports first.
 """
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ansible.errors import AnsibleFilterError
 
 import ansible_collections.storageperf.k8s.plugins.modules as modules
-from ansible_collections.storageperf.k8s.plugins.filter.limit_problems import limit_problems
+from ansible_collections.storageperf.k8s.plugins.filter.limit_problems import limit_problems, limited_variables
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.common import module as M
 
@@ -102,19 +103,36 @@ def test_every_number_variable_of_a_role_has_a_documented_maximum(role, entry, v
     assert documented(option.get("description"), L.ROLE_VARIABLES[var])
 
 
-@pytest.mark.parametrize("role", sorted(p.parts[-3] for p in ROLES.glob("*/meta/argument_specs.yml")))
+IMPORT_LIMITS = {"name": "storageperf.k8s.common", "tasks_from": "limits"}
+
+
+# every role but common, whose task file is the check
+CHECKED_ROLES = sorted(p.parts[-3] for p in ROLES.glob("*/meta/argument_specs.yml") if p.parts[-3] != "common")
+
+
+@pytest.mark.parametrize("role", CHECKED_ROLES)
 def test_each_role_checks_all_its_maxima_first(role):
     names = sorted(v for v in L.ROLE_VARIABLES if v.startswith(role + "_"))
-    path = ROLES / role / "tasks" / "limits.yml"
-    if not names:
-        assert not path.exists()
-        return
-    task = yaml.safe_load(path.read_text())[0]
-    assert sorted(task["vars"]["%s_limited" % role]) == names
-    # every entry point includes it before its first other task (trident_concurrency's main runs it in its preflight)
+    assert limited_variables(role) == names
+    # the one assert (roles/common/tasks/limits.yml) takes the names from limits.py: no role keeps a list of its own
+    assert not (ROLES / role / "tasks" / "limits.yml").exists()
+    # every entry point imports it before its first other task (trident_concurrency's main runs it in its preflight)
     for entry in yaml.safe_load((ROLES / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]:
         first = yaml.safe_load((ROLES / role / "tasks" / ("%s.yml" % entry)).read_text())[0]
-        assert first.get("ansible.builtin.include_tasks") == "limits.yml", entry
+        if names:
+            assert first.get("ansible.builtin.import_role") == IMPORT_LIMITS, entry
+            assert first["vars"] == {"common_role": role}, entry
+        else:
+            assert "ansible.builtin.import_role" not in first, entry
+
+
+def test_the_shared_limits_task_checks_what_limits_py_lists():
+    task = yaml.safe_load((ROLES / "common" / "tasks" / "limits.yml").read_text())[0]
+    assert "storageperf.k8s.limited_variables" in task["vars"]["common_limited"]
+    assert "storageperf.k8s.limit_problems" in task["vars"]["common_over_limits"]
+    assert limited_variables("no_such_role") == []
+    with pytest.raises(AnsibleFilterError, match="role name"):
+        limited_variables(None)
 
 
 @pytest.mark.parametrize("value,expected", [

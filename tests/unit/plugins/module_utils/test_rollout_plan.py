@@ -101,6 +101,23 @@ def test_the_plan_hands_each_cluster_its_record_and_says_what_it_suggests():
     assert "measure, apply" in P.plan(_params(retry_rolled_back=True), records)["clusters"]["b"]["reason"]
 
 
+@pytest.mark.parametrize("change", sorted(CH.CHANGES))
+def test_a_probe_runs_and_judges_steps_of_its_benchmark_in_its_order(change):
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.runner import BENCHMARKS
+    probe = CH.probe(change)
+    own = [step for step, _title in BENCHMARKS[probe["benchmark"]].STEPS]
+    assert probe["steps"] == [s for s in own if s in probe["steps"]] and probe["steps"]
+    assert probe["judged"] == [s for s in probe["steps"] if s in probe["judged"]] and probe["judged"]
+
+
+def test_a_probe_of_every_step_takes_the_benchmarks_own_list():
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle
+    assert CH.probe("trident_concurrency")["steps"] == list(csi_lifecycle.STEP_NAMES)
+    assert CH.probe("parallel_attach")["steps"] == [s for s, _ in attach_stress.STEPS]
+    # the plan hands the probe on with its steps spelled out, for the benchmark role's steps variable
+    assert P.plan(_params(), {})["probe"]["steps"] == list(csi_lifecycle.STEP_NAMES)
+
+
 def test_pause_after_wave_leaves_the_later_waves_for_a_rerun():
     got = P.plan(_params(pause_after_wave=1), {})
     assert got["order"] == ["a"] and got["serial"] == [1]
