@@ -1,12 +1,12 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The fio_summary filter; documentation in fio_summary.yml, parsing in module_utils/bench/fio.py."""
+"""The fio_summary filter; documentation in fio_summary.yml, parsing in module_utils/bench/fio_output.py."""
 
 
 from typing import Any, Callable
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.fio import FioError, parse
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.fio_output import FioError, parse
 
 
 def fio_summary(output: object) -> dict[str, Any]:

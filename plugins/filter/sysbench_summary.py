@@ -1,12 +1,12 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The sysbench_summary filter; documentation in sysbench_summary.yml, parsing in module_utils/bench/sysbench.py."""
+"""The sysbench_summary filter; documentation in sysbench_summary.yml, parsing in module_utils/bench/sysbench_output.py."""
 
 
 from typing import Any, Callable
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench import SysbenchError, parse
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench_output import SysbenchError, parse
 
 
 def sysbench_summary(output: object, name: str | None = None) -> dict[str, Any]:

@@ -109,7 +109,7 @@ def _fio_latency(lo, mean, hi):
 
 
 def fio_jobs():
-    """Seed 001 as bench_fio records it (plugins/module_utils/bench/fio.py): the seed's 4k random write on the disk
+    """Seed 001 as bench_fio records it (plugins/module_utils/bench/fio.py, its output read by fio_output.py): the seed's 4k random write on the disk
     (the baseline, first) and on PMEM-LVM, and a 70/30 random read/write job whose step carries read and write
     IOPS and throughput as well: eight figures per step, the metrics table turned."""
     doc = new_result("fio", run_id="fio-20260620T120000Z-f10f10", started=STARTED, title="fio: SSD vs PMEM-LVM",
@@ -130,7 +130,7 @@ def fio_jobs():
 
 
 def sysbench_classes():
-    """Seed 001's MySQL case as bench_sysbench records it (plugins/module_utils/bench/sysbench.py): point selects and
+    """Seed 001's MySQL case as bench_sysbench records it (plugins/module_utils/bench/sysbench.py, its output read by sysbench_output.py): point selects and
     inserts on the disk (the baseline, first) and on PMEM-LVM; the seed's 49,812 and 122,156 inserts per second."""
     doc = new_result("sysbench", run_id="sysbench-20260620T130000Z-5b5b5b", started=STARTED,
                      title="sysbench MySQL: SSD vs PMEM-LVM",

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import ISSUE_1344, SEED000
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import (
+    ISSUE_1344, SEED000, SEED002_SIDECARS, SEED002_SNAPSHOT_CONTROLLER)
 
 
 class _SeedRow(TypedDict):
@@ -74,7 +75,7 @@ TUNINGS: dict[str, SeedRow] = {
         "apply_with": "storageperf.k8s.tune_trident",
         "apply_with_without_trident": "role storageperf.k8s.snapshot_controller_tuning",
         # the seed's `kubectl edit` of the snapshot-controller
-        "recommended": {"worker_threads": 25, "kube_api_qps": 75, "kube_api_burst": 150},
+        "recommended": dict(SEED002_SNAPSHOT_CONTROLLER),
     },
     "csi_sidecar_tuning": {
         "seed": "002",
@@ -83,7 +84,7 @@ TUNINGS: dict[str, SeedRow] = {
         "expected_speedup": None,
         "apply_with": "module storageperf.k8s.csi_sidecar_tuning",
         "apply_with_operator": "storageperf.k8s.tune_trident (its operator renders the sidecars' flags)",
-        "recommended": {"worker_threads": 25, "kube_api_qps": 25, "kube_api_burst": 50},
+        "recommended": dict(SEED002_SIDECARS),
     },
     "pmem_storageclasses": {
         "seed": "001",

@@ -17,7 +17,7 @@ import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Union
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle, fio_bench, sysbench_bench
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import attach_stress, csi_lifecycle, fio, sysbench
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.cleanup import Cleanup, CleanupTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # for annotations only: no import arrow
     from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
     # one benchmark's Plan (Union: an alias is an expression, and the modules' Python 3.8 has no X | Y there)
-    Plan = Union[csi_lifecycle.Plan, attach_stress.Plan, fio_bench.Plan, sysbench_bench.Plan]
+    Plan = Union[csi_lifecycle.Plan, attach_stress.Plan, fio.Plan, sysbench.Plan]
 
 # The one table of benchmarks. An entry is the benchmark's module; what differs between benchmarks is its
 # attributes, so nothing below branches on a name: OPTIONS (bench_plan's suboption of that name: the argument spec,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # for annotations only: no import arrow
 # SWEEP_PARAMETER, TITLE and SWEEP_TITLE (% the plan's facts; TITLE may be a function of them), SHARED_NAMESPACE,
 # problems(options), Plan(options), preflight(client, plan), facts(plan), sweep_point(plan), cleans_up(options, last),
 # plan_messages(plan, preflight), run(ctx, plan) (what it learns beyond its steps goes on ctx: context.py).
-BENCHMARKS: dict[str, ModuleType] = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress, fio_bench, sysbench_bench)}
+BENCHMARKS: dict[str, ModuleType] = {entry.BENCHMARK: entry for entry in (csi_lifecycle, attach_stress, fio, sysbench)}
 
 
 class BenchProblem(StoragePerfError):

@@ -30,7 +30,7 @@ CLASS_OPTIONS: dict[str, dict[str, Any]] = {
 
 
 class ClassPlan(Protocol):
-    """What measured() reads of a plan (fio_bench.Plan, sysbench_bench.Plan): the classes and what read() found."""
+    """What measured() reads of a plan (fio.Plan, sysbench.Plan): the classes and what read() found."""
     storage_classes: list[str]
     classes: dict[str, dict[str, Any]]
 

@@ -1,321 +1,320 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""sysbench 1.0.x output read back into figures: transactions and queries per second, latency.
+"""Seed 001's sysbench benchmark on the bench engine: MySQL/MariaDB on a PVC of each StorageClass, sysbench next to it.
 
-Three sources, best first, all optional and all read from the same text (a pod log):
-- the JSON report hook ``sysbench.hooks.report_cumulative = sysbench.report_json`` (docs/reference/tooling.md):
-  ``{"time", "threads", "tps", "qps": {"total", "reads", "writes", "other"}, "latency" (ms at
-  --percentile), "errors", "reconnects"}`` (per second). Intermediate and cumulative reports each
-  open their own ``[``, which sysbench closes only when that Lua state exits (after whatever the
-  wrapper prints), so the output is read object by object, the last one being the cumulative report;
-- the line ``{"storageperf": {...}}`` the collection's Lua wrapper adds (latency min/avg/max in ms,
-  events, total time, the percentile asked for);
-- ``--histogram=on``: "Latency histogram (values are in milliseconds)" with ``value | *** count``
-  rows, from which p50/p90/p95/p99/p99.9 are computed (closest rank, as sysbench does);
-- without the hook, the default text report (``transactions: N (X per sec.)``, ``Latency (ms):``).
-Intermediate reports (``[ 1s ] thds: ...``) and anything else are kept as ``noise``.
-
-Each source prints latency at its own resolution (``RESOLUTION_MS``): the JSON and text reports with two
-decimals of a millisecond, so a fast device's 4 us reads ``0.00``. Such a value is not a measurement of
-zero: it is kept as printed in ``latency_ms`` and named in ``latency_below_ms`` with the bound, and the
-step carries it as an upper bound (``latency_p95_below_s``), which reports show as ``< 10µs``.
+A variant is a StorageClass (its name is the variant's), measured in its own owner namespace. One repetition:
+  1. the scripts (ConfigMap) and the root password (Secret: from STORAGEPERF_SYSBENCH_PASSWORD in the module's
+     environment, else random; never a module argument, never in a log or the document);
+  2. the database: a PVC of the class, a headless Service and a pod of db_image with its data on the PVC, awaited by
+     watch until it runs (an engine step);
+  3. sysbench: a Job on the database's node (job_run.py) that waits until the database accepts connections, prepares
+     the tables and runs each test, every test's output between markers in the one pod log; each test's section is
+     parsed (sysbench_output.py) into a step;
+  4. the database is stopped and awaited gone, also after a failure: two hostNetwork databases on one node would both
+     want the port.
 """
 from __future__ import annotations
 
-import json
+import os
 import re
-from typing import Any, Iterable, Mapping, Sequence
+import secrets
+import string
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import job_run as J
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import kinds as K
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manifests as M
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sysbench_output as S
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import run_step
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import storage_classes as SC
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench_scripts import CONFIGMAP, RUN_SH
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 
-PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
-TESTS = ("oltp_insert", "oltp_point_select", "oltp_read_write", "oltp_read_only", "oltp_write_only",
-         "oltp_update_index", "oltp_update_non_index", "oltp_delete", "select_random_points", "select_random_ranges",
-         "bulk_insert")
+if TYPE_CHECKING:  # for annotations only: no import arrow
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.conditions import Predicate
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
+    from ansible_collections.storageperf.k8s.plugins.module_utils.bench.world import View
+    from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import Client
 
-_HIST_ROW = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*\|[* ]*?\s*(\d+)\s*$")
-_HIST_HEAD = "Latency histogram (values are in milliseconds)"
-_VERSION = re.compile(r"^sysbench (\d+\.\d+(?:\.\d+)?)")
-_THREADS = re.compile(r"^Number of threads:\s*(\d+)")
-_TEXT_RATE = re.compile(r"^\s*(transactions|queries|ignored errors|reconnects):\s*(\d+)\s*\(([\d.]+) per sec\.\)")
-_TEXT_QUERY = re.compile(r"^\s*(read|write|other|total):\s*(\d+)\s*$")
-_TEXT_LAT = re.compile(r"^\s*(min|avg|max|sum|(\d+(?:\.\d+)?)th percentile):\s*([\d.]+)\s*$")
-_TEXT_TIME = re.compile(r"^\s*total time:\s*([\d.]+)s")
-_TEXT_EVENTS = re.compile(r"^\s*total number of events:\s*(\d+)")
-_INTERMEDIATE = re.compile(r"^\[ *\d+s *\] thds:")
-# printf precision of each source's latency, in ms: report_json and the text report "%4.2f", the histogram
-# "%12.3f", the collection's wrapper "%.6f"
-RESOLUTION_MS = {"report": 0.01, "histogram": 0.001, "wrapper": 0.000001}
+BENCHMARK = "sysbench"
+SHARED_NAMESPACE = False  # every class and repetition in its own namespace, deleted after it (cleanup)
+PASSWORD_ENV = "STORAGEPERF_SYSBENCH_PASSWORD"
+# the OLTP tests the wrapper runs on prepared tables (bulk_insert makes its own)
+TEST_CHOICES = ("oltp_insert", "oltp_point_select", "oltp_read_write", "oltp_read_only", "oltp_write_only",
+                "oltp_update_index", "oltp_update_non_index", "oltp_delete", "select_random_points",
+                "select_random_ranges")
+# bench_plan's sysbench suboptions: the one place their defaults are written
+OPTIONS = {
+    **SC.CLASS_OPTIONS,
+    "tests": dict(type="list", elements="str", choices=list(TEST_CHOICES), default=["oltp_point_select", "oltp_insert"]),
+    "tables": dict(type="int", default=32),
+    "table_size": dict(type="int", default=10000),
+    "threads": dict(type="int", default=150),
+    "time": dict(type="int", default=100),
+    "warmup_time": dict(type="int", default=0),
+    "percentile": dict(type="int", default=99),
+    "db_image": dict(type="str", default="mysql:5.6"),
+    "db_args": dict(type="list", elements="str", default=[]),
+    "host_network": dict(type="bool", default=True),
+    "db_port": dict(type="int", default=3306),
+    "database": dict(type="str", default="sbtest"),
+    "mysql_user": dict(type="str", default="root"),
+    "image": dict(type="str", default="severalnines/sysbench"),
+    "db_timeout": dict(type="int", default=600),
+}
+READ_BY_PREFLIGHT = ("classes",)
+SWEEP_PARAMETER = None  # sysbench has no sweep
+SWEEP_TITLE = None
+DB = "mysql"  # the database's PVC, Service and pod (one of each per owner namespace)
+JOB = "sysbench"
+SCRIPTS = "sysbench-scripts"
+SECRET = "mysql-pass"
+_DATABASE = re.compile(r"^[A-Za-z0-9_]+$")
 
 
-class SysbenchError(StoragePerfError, ValueError):
-    """sysbench output without a result."""
+TITLE = SC.titled("sysbench")
 
 
-def _num(value: Any) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
+class Plan:
+    # set from the options by name in __init__
+    tables: int
+    table_size: int
+    threads: int
+    time: int
+    warmup_time: int
+    percentile: int
+    db_port: int
+    db_timeout: int
+
+    def __init__(self, params: Mapping[str, Any] | None) -> None:
+        params = complete(OPTIONS, params)
+        self.storage_classes = list(params["storage_classes"])
+        self.baseline = params["baseline"] or (self.storage_classes[0] if self.storage_classes else None)
+        self.tests = list(params["tests"])
+        for name in ("tables", "table_size", "threads", "time", "warmup_time", "percentile", "db_port", "db_timeout"):
+            setattr(self, name, int(params[name]))
+        self.db_image = params["db_image"]
+        self.db_args = list(params["db_args"])
+        self.host_network = bool(params["host_network"])
+        self.database = params["database"]
+        self.mysql_user = params["mysql_user"]
+        self.pvc_size = params["pvc_size"]
+        self.image = params["image"]
+        # 0: every test's time and warm-up, the database's start, and 15 minutes for preparing the tables
+        self.timeout = int(params["timeout"]) or len(self.tests) * (self.time + self.warmup_time) + self.db_timeout + 900
+        self.classes: dict[str, dict[str, Any]] = {}  # read by preflight(): {class: {provisioner, parameters}}
 
 
-def _objects(text: str) -> list[tuple[dict[str, Any], int, int]]:
-    """Every JSON object in text, with its span: sysbench's report objects, our wrapper's line."""
-    decoder = json.JSONDecoder()
-    out: list[tuple[dict[str, Any], int, int]] = []
-    i = text.find("{")
-    while i >= 0:
-        try:
-            obj, end = decoder.raw_decode(text, i)
-        except ValueError:
-            i = text.find("{", i + 1)
+def problems(params: Mapping[str, Any] | None) -> list[str]:
+    """Bad options, each naming the field and the fix (nothing is created when there are any)."""
+    params = complete(OPTIONS, params)
+    out = SC.problems(params)
+    if not params["tests"] or len(set(params["tests"])) != len(params["tests"]):
+        out.append("tests must list distinct sysbench tests, at least one (the seed runs oltp_point_select, oltp_insert)")
+    for name in ("tables", "table_size", "threads", "time"):
+        if int(params[name]) <= 0:
+            out.append("%s must be > 0" % name)
+    if not 0 < int(params["percentile"]) < 100:
+        out.append("percentile must be between 1 and 99")
+    if not _DATABASE.match(params["database"] or ""):
+        out.append("database must be letters, digits and '_' (the seed uses sbtest)")
+    return out
+
+
+def facts(plan: Plan) -> dict[str, Any]:
+    """The plan as the result document's parameters and the module's `plan`."""
+    return {"storage_classes": plan.storage_classes, "baseline": plan.baseline, "tests": plan.tests,
+            "tables": plan.tables, "table_size": plan.table_size, "threads": plan.threads, "time": plan.time,
+            "warmup_time": plan.warmup_time, "percentile": plan.percentile, "db_image": plan.db_image,
+            "db_args": plan.db_args, "host_network": plan.host_network, "image": plan.image,
+            "pvc_size": plan.pvc_size, "timeout": plan.timeout}
+
+
+sweep_point = SC.sweep_point
+cleans_up = SC.cleans_up
+
+
+def plan_messages(plan: Plan, preflight: bool = False) -> list[str]:
+    if preflight:
+        return [SC.baseline_note(plan.baseline),  # type: ignore[arg-type]  # problems() refused no classes
+                "tps of oltp_insert is inserts per second, the seed's figure; latency is per transaction."]
+    return []
+
+
+def preflight(client: Client, plan: Plan) -> Plan:
+    """Read every StorageClass (provisioner and parameters go into each variant's settings)."""
+    plan.classes = SC.read(client, plan.storage_classes)
+    return plan
+
+
+def password() -> str:
+    """The root password: the one the role put in the module's environment, else a random one for this class."""
+    return os.environ.get(PASSWORD_ENV) or "".join(secrets.choice(string.ascii_letters + string.digits)
+                                                   for _ in range(24))
+
+
+# the objects -------------------------------------------------------------------------------------------------------
+def _secret_env(name: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "password"}}}
+
+
+def database(plan: Plan, ns: str, labels: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(Service, pod): the database with its data on the DB claim, the root password from the Secret."""
+    pod_labels = dict(labels, app=DB)
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": DB, "namespace": ns, "labels": dict(labels)},
+               "spec": {"clusterIP": "None", "selector": {"app": DB}, "ports": [{"name": "mysql", "port": plan.db_port}]}}
+    container = {"name": "mysql", "image": plan.db_image, "args": list(plan.db_args),
+                 "env": [_secret_env("MYSQL_ROOT_PASSWORD"), {"name": "MYSQL_DATABASE", "value": plan.database}],
+                 "ports": [{"name": "mysql", "containerPort": plan.db_port}],
+                 "readinessProbe": {"tcpSocket": {"port": plan.db_port}, "periodSeconds": 2},
+                 "volumeMounts": [{"name": "mysql", "mountPath": "/var/lib/mysql"}]}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": DB, "namespace": ns, "labels": pod_labels},
+           "spec": {"hostNetwork": plan.host_network, "containers": [container],
+                    "volumes": [{"name": "mysql", "persistentVolumeClaim": {"claimName": DB}}]}}
+    return service, pod
+
+
+def sysbench_job(plan: Plan, ns: str, labels: Mapping[str, str], node: str) -> dict[str, Any]:
+    host = "127.0.0.1" if plan.host_network else "%s.%s.svc" % (DB, ns)
+    env = [{"name": k, "value": str(v)} for k, v in (
+        ("DB_HOST", host), ("DB_PORT", plan.db_port), ("DB_USER", plan.mysql_user), ("DB_NAME", plan.database),
+        ("TABLES", plan.tables), ("TABLE_SIZE", plan.table_size), ("THREADS", plan.threads), ("TIME", plan.time),
+        ("WARMUP", plan.warmup_time), ("PERCENTILE", plan.percentile), ("TESTS", " ".join(plan.tests)),
+        ("WAIT", plan.db_timeout))] + [_secret_env("MYSQL_PWD")]
+    container = {"name": "sysbench", "image": plan.image, "command": ["sh", "-c", RUN_SH], "env": env,
+                 "volumeMounts": [{"name": "scripts", "mountPath": "/etc/storageperf"}]}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": JOB, "namespace": ns, "labels": dict(labels)},
+            "spec": {"backoffLimit": 0, "template": {"metadata": {"labels": dict(labels)}, "spec": {
+                "restartPolicy": "Never", "hostNetwork": plan.host_network,
+                "nodeSelector": {"kubernetes.io/hostname": node}, "containers": [container],
+                "volumes": [{"name": "scripts", "configMap": {"name": SCRIPTS}}]}}}}
+
+
+# the steps ---------------------------------------------------------------------------------------------------------
+def _pod_running(key: str) -> Predicate:
+    def check(view: View) -> str | None:
+        pod = view.get(K.POD.name, key)
+        if pod is None:
+            return "pod not seen"
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        return None if phase == "Running" else "pod %s" % phase
+    return check
+
+
+def _pod_gone(key: str) -> Predicate:
+    return lambda view: None if view.get(K.POD.name, key) is None else "pod still there"
+
+
+def _db_step(ctx: Context, name: str, label: str, check: Callable[[str], Predicate], call: Callable[[Client], object],
+             terminal: str) -> Step:
+    ns = ctx.namespace
+    key = ctx.key(DB)
+
+    def make(view: View) -> tuple[list[Item], list[Submission]]:
+        return [Item(DB, check(key), subjects=[(K.POD.name, key), (K.PVC.name, key)])], [Submission([DB], call)]
+    return Step(name, label, "pod", [Watched(K.POD, ns), Watched(K.EVENT, ns)], make, terminal)
+
+
+def start_database(ctx: Context, plan: Plan, labels: Mapping[str, str], cls: str) -> tuple[dict[str, Any], str | None]:
+    pvc = M.pvc(DB, ctx.namespace, cls, plan.pvc_size, labels)
+    service, pod = database(plan, ctx.namespace, labels)
+
+    def create(client: Client) -> None:
+        for body in (pvc, service, pod):
+            client.create(body)
+    step = _db_step(ctx, "database_" + DB, "database on %s" % cls, _pod_running, create, "pod Running")
+    result = run_step(ctx.client, step, J.step_options(ctx.options, plan.db_timeout))
+    found = ctx.client.get("v1", "Pod", DB, namespace=ctx.namespace, missing_ok=True) or {}
+    return result, (found.get("spec") or {}).get("nodeName")
+
+
+def stop_database(ctx: Context, plan: Plan) -> dict[str, Any]:
+    """Delete the database pod and wait until it is gone (its port is free for the next class's)."""
+    step = _db_step(ctx, "database_stop", "stop the database", _pod_gone,
+                    lambda client: client.delete("v1", "Pod", DB, namespace=ctx.namespace), "pod gone")
+    return run_step(ctx.client, step, J.step_options(ctx.options, plan.db_timeout))
+
+
+def sections(log: str, tests: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+    """{test: (output, exit code or None when the test never ended)} of the tests whose begin marker is in the log."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for test in tests:
+        begin, end = "### storageperf-begin %s ###" % test, "### storageperf-end %s " % test
+        if begin not in log:
             continue
-        if isinstance(obj, dict):
-            out.append((obj, i, end))
-            i = text.find("{", end)
+        rest = log.split(begin, 1)[1]
+        if end in rest:
+            text, tail = rest.split(end, 1)
+            out[test] = (text, tail.split(" ", 1)[0])
         else:
-            i = text.find("{", i + 1)
+            out[test] = (rest, None)
     return out
 
 
-def _report_objects(text: str) -> list[tuple[dict[str, Any], int, int]]:
-    return [(o, s, e) for o, s, e in _objects(text) if "tps" in o or "storageperf" in o]
-
-
-def _histogram(lines: Iterable[str]) -> list[tuple[float, int]]:
-    """[(value_ms, count)] of the last latency histogram in the output."""
-    rows: list[tuple[float, int]]
-    last: list[tuple[float, int]] | None
-    rows, inside, last = [], False, None
-    for line in lines:
-        if line.strip() == _HIST_HEAD:
-            inside, rows = True, []
-            continue
-        if inside:
-            m = _HIST_ROW.match(line)
-            if m:
-                rows.append((float(m.group(1)), int(m.group(2))))
-            elif "distribution" in line:
+def steps_of(plan: Plan, ran: J.JobRun) -> tuple[str | None, list[dict[str, Any]]]:
+    """(sysbench version, the repetition's steps): one per test, each failed with why when it did not end well."""
+    found = sections(ran.log or "", plan.tests)
+    version: str | None = None
+    steps: list[dict[str, Any]] = []
+    for test in plan.tests:
+        text, code = found.get(test, (None, None))
+        if code == "0":
+            try:
+                summary = S.parse(text, name=test)
+                version = version or summary["sysbench_version"]
+                steps.append(summary["step"])
                 continue
+            except S.SysbenchError as e:
+                reason = "sysbench %s printed no result: %s" % (test, e)
+        elif text is not None:
+            code = code or "no end (the Job ended first)"
+            reason = "sysbench %s exited with %s: %s" % (test, code, text.strip()[-500:])
+        else:
+            reason = "sysbench never ran %s (%s).%s" % (test, ran.failure() or "the Job ended", ran.tail())
+        steps.append(_failed_step(test, reason))
+    return version, steps
+
+
+def _failed_step(test: str, reason: str) -> dict[str, Any]:
+    return {"name": S.step_name(test), "label": test.replace("_", " "), "status": "failed", "reason": reason}
+
+
+def _failed(plan: Plan, reason: str) -> list[dict[str, Any]]:
+    return [_failed_step(t, reason) for t in plan.tests]
+
+
+def run(ctx: Context, plan: Plan) -> list[dict[str, Any]]:
+    """Measure the variant's StorageClass: the database, then sysbench's tests, each test's section of the log a step."""
+    cls, labels = SC.measured(ctx, plan)
+    ctx.settings["image"] = plan.db_image
+    ns = ctx.namespace
+    try:
+        ctx.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": SCRIPTS, "namespace": ns, "labels": dict(labels)}, "data": dict(CONFIGMAP)})
+        ctx.client.create({"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {
+            "name": SECRET, "namespace": ns, "labels": dict(labels)}, "stringData": {"password": password()}})
+        try:
+            db, node = start_database(ctx, plan, labels, cls)
+            ctx.info["database"] = {k: db.get(k) for k in ("status", "reason", "wall_s") if db.get(k) is not None}
+            if db["status"] != "ok" or not node:
+                steps = _failed(plan, "the database did not run: %s" % (db.get("reason") or "no node"))
             else:
-                inside = False
-                last = rows
-    if inside:
-        last = rows
-    return last or []
-
-
-def histogram_percentile(rows: Sequence[tuple[float, int]], p: float) -> float | None:
-    """Closest rank over (value, count) rows: the first value where the running count reaches p%."""
-    total = sum(c for _, c in rows)
-    if not total:
-        return None
-    rank = max(1, int(-(-total * p // 100)))
-    seen = 0
-    for value, count in sorted(rows):
-        seen += count
-        if seen >= rank:
-            return value
-    return max(v for v, _ in rows)
-
-
-def _pct_key(p: float) -> str:
-    return ("p%g" % p).replace(".", "_")
-
-
-def parse(text: object, name: str | None = None) -> dict[str, Any]:
-    """Summary of sysbench output: {sysbench_version, threads, source, tps, qps, reads_per_s, writes_per_s,
-    other_per_s, errors_per_s, reconnects_per_s, time_s, events, percentile, latency_ms{...}, histogram_rows,
-    intermediate, noise, step}. name: the test (oltp_insert ...) for the step."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    if not isinstance(text, str):
-        raise SysbenchError("sysbench output must be text, got %s" % type(text).__name__)
-    lines = text.splitlines()
-    out: dict[str, Any]
-    out = {"sysbench_version": None, "threads": None, "source": None, "tps": None, "qps": None,
-           "reads_per_s": None, "writes_per_s": None, "other_per_s": None, "errors_per_s": None,
-           "reconnects_per_s": None, "time_s": None, "events": None, "percentile": None,
-           "latency_ms": {}, "latency_below_ms": {}, "histogram_rows": 0, "intermediate": 0, "noise": []}
-    resolution: dict[str, float] = {}
-    for line in lines:
-        m = _VERSION.match(line)
-        if m and not out["sysbench_version"]:
-            out["sysbench_version"] = m.group(1)
-        m = _THREADS.match(line)
-        if m:
-            out["threads"] = int(m.group(1))
-        if _INTERMEDIATE.match(line):
-            out["intermediate"] += 1
-
-    reports = _report_objects(text)
-    spans = [(s, e) for _, s, e in reports]
-    cumulative = [o for o, _, _ in reports if "tps" in o]
-    extra = [o["storageperf"] for o, _, _ in reports if isinstance(o.get("storageperf"), dict)]
-    if cumulative:
-        last = cumulative[-1]  # with a JSON intermediate hook too, the cumulative report comes last
-        qps: dict[str, Any] = last.get("qps") if isinstance(last.get("qps"), dict) else {"total": last.get("qps")}  # type: ignore[assignment]  # dict: checked
-        out.update(source="json", tps=_num(last.get("tps")), qps=_num(qps.get("total")),
-                   reads_per_s=_num(qps.get("reads")), writes_per_s=_num(qps.get("writes")),
-                   other_per_s=_num(qps.get("other")), errors_per_s=_num(last.get("errors")),
-                   reconnects_per_s=_num(last.get("reconnects")), time_s=_num(last.get("time")))
-        if _num(last.get("latency")) is not None:
-            out["latency_ms"]["pct"] = _num(last.get("latency"))
-            resolution["pct"] = RESOLUTION_MS["report"]
-    if extra:
-        e = extra[-1]
-        for key in ("min", "avg", "max"):
-            if _num(e.get("latency_%s_ms" % key)) is not None:
-                out["latency_ms"][key] = _num(e.get("latency_%s_ms" % key))
-                resolution[key] = RESOLUTION_MS["wrapper"]
-        out["events"] = int(_num(e.get("events")) or 0) or out["events"]
-        if _num(e.get("time_total")):
-            out["time_s"] = _num(e.get("time_total"))  # the JSON's "time" is rounded to whole seconds
-        out["percentile"] = _num(e.get("percentile"))
-        if _num(e.get("threads")):
-            out["threads"] = int(_num(e.get("threads")))  # type: ignore[arg-type]  # not None: checked above
-
-    if not cumulative:
-        _parse_text_report(lines, out)
-        for key in out["latency_ms"]:
-            resolution.setdefault(key, RESOLUTION_MS["report"])
-    if out["tps"] is None:
-        sample = "; ".join(line.strip() for line in lines if line.strip())[:300] or "(empty)"
-        raise SysbenchError("sysbench output holds no result (neither the JSON report hook nor the text report): "
-                            "did the run start? Output: %s" % sample)
-
-    rows = _histogram(lines)
-    out["histogram_rows"] = len(rows)
-    if rows:
-        for p in PERCENTILES:
-            out["latency_ms"][_pct_key(p)] = histogram_percentile(rows, p)
-            resolution[_pct_key(p)] = RESOLUTION_MS["histogram"]
-    if "pct" in out["latency_ms"]:
-        pct = out["percentile"] or 95.0
-        if _pct_key(pct) not in out["latency_ms"]:
-            out["latency_ms"][_pct_key(pct)] = out["latency_ms"]["pct"]
-            resolution[_pct_key(pct)] = resolution["pct"]
-        out["percentile"] = pct
-        del out["latency_ms"]["pct"]
-    out["latency_below_ms"] = {k: resolution[k] for k, v in out["latency_ms"].items()
-                               if v is not None and v <= 0 and k in resolution}
-
-    out["noise"] = _noise(lines, text, spans)
-    out["step"] = step(out, name)
-    return out
-
-
-def _parse_text_report(lines: Iterable[str], out: dict[str, Any]) -> None:
-    section: str | None = None
-    for line in lines:
-        if line.strip().startswith("queries performed"):
-            section = "queries"
-        elif line.strip().startswith("Latency (ms)"):
-            section = "latency"
-        m = _TEXT_RATE.match(line)
-        if m:
-            rate = float(m.group(3))
-            key = {"transactions": "tps", "queries": "qps", "ignored errors": "errors_per_s",
-                   "reconnects": "reconnects_per_s"}[m.group(1)]
-            out[key] = rate
-            if key == "tps":
-                out["events"] = out["events"] or int(m.group(2))
-            out["source"] = "text"
-            continue
-        m = _TEXT_TIME.match(line)
-        if m:
-            out["time_s"] = float(m.group(1))
-            continue
-        m = _TEXT_EVENTS.match(line)
-        if m:
-            out["events"] = int(m.group(1))
-            continue
-        if section == "queries":
-            m = _TEXT_QUERY.match(line)
-            if m:
-                out["_%s_count" % m.group(1)] = int(m.group(2))
-        if section == "latency":
-            m = _TEXT_LAT.match(line)
-            if m:
-                if m.group(2):
-                    out["percentile"] = float(m.group(2))
-                    out["latency_ms"]["pct"] = float(m.group(3))
-                elif m.group(1) in ("min", "avg", "max"):
-                    out["latency_ms"][m.group(1)] = float(m.group(3))
-    if out["tps"] is None and out["events"] is not None and out["time_s"]:
-        # a Lua test without SQL (no "transactions:" line): events per second is its throughput
-        out["tps"] = round(out["events"] / out["time_s"], 2)
-        out["source"] = "text"
-    if out["time_s"]:
-        for kind in ("read", "write", "other"):
-            count = out.pop("_%s_count" % kind, None)
-            if count is not None:
-                out["%ss_per_s" % kind if kind != "other" else "other_per_s"] = round(count / out["time_s"], 2)
-    for k in [k for k in out if k.startswith("_")]:
-        del out[k]
-
-
-def _noise(lines: list[str], text: str, spans: Iterable[tuple[int, int]]) -> list[str]:
-    """Lines that are neither sysbench's banner, its reports, nor the histogram."""
-    covered: set[int] = set()
-    offset = 0
-    starts: list[int] = []
-    for line in lines:
-        starts.append(offset)
-        offset += len(line) + 1
-    for s, e in spans:
-        for i, st in enumerate(starts):
-            if s <= st + len(lines[i]) and st < e:
-                covered.add(i)
-    known = re.compile(r"^(sysbench \d|Running the test|Number of threads|Initializing|Threads started|"
-                       r"Report intermediate|Latency histogram|\s+value\s+-+|\s*\d+(\.\d+)?\s*\|.*\d$|"
-                       r"\[ *\d+s *\] thds:|SQL statistics|General statistics|Latency \(ms\)|Threads fairness|"
-                       r"\s+(queries performed|read|write|other|total|transactions|queries|ignored errors|reconnects|"
-                       r"total time|total number of events|min|avg|max|sum|\d+(\.\d+)?th percentile|events \(avg|"
-                       r"execution time \(avg)\b|[\[\],{}]$|Random number generator|Prepar|Creating|Inserting|Dropping)")
-    return [line.rstrip() for i, line in enumerate(lines) if line.strip() and i not in covered and not known.match(line)]
-
-
-def step_name(test: str) -> str:
-    """A result-document step name from a sysbench test's name."""
-    return re.sub(r"[^A-Za-z0-9_]+", "_", test).strip("_").lower() or "sysbench"
-
-
-def step(summary: Mapping[str, Any], name: str | None = None) -> dict[str, Any]:
-    """The run as a result-document step (docs/results.md): tps/qps metrics, latency in seconds."""
-    lat = summary["latency_ms"]
-    below = summary.get("latency_below_ms") or {}
-    metrics: dict[str, Any] = {"tps": summary["tps"], "qps": summary["qps"]}
-    if summary.get("errors_per_s"):
-        metrics["errors_per_s"] = summary["errors_per_s"]
-
-    def latency_metric(key: str, metric: str) -> None:
-        # a value printed as 0 becomes its upper bound under a key of its own, never a measured 0
-        if key in below:
-            metrics[metric + "_below_s"] = below[key] / 1000.0
-        elif lat.get(key) is not None:
-            metrics[metric + "_s"] = lat[key] / 1000.0
-
-    latency_metric("avg", "latency_avg")
-    latency: dict[str, float] | None = None
-    if all(lat.get(k) is not None and k not in below for k in ("min", "avg", "max", "p50", "p90", "p99")):
-        latency = {"min": lat["min"] / 1000.0, "p50": lat["p50"] / 1000.0, "p90": lat["p90"] / 1000.0,
-                   "p99": lat["p99"] / 1000.0, "max": lat["max"] / 1000.0, "mean": lat["avg"] / 1000.0}
-        for k in ("p95", "p99_9"):
-            if lat.get(k) is not None:
-                latency[k] = lat[k] / 1000.0
-    pct = summary.get("percentile")
-    if latency is None and pct and lat.get(_pct_key(pct)) is not None:
-        # no histogram: sysbench's own percentile is all there is, kept as a metric
-        latency_metric(_pct_key(pct), "latency_%s" % _pct_key(pct))
-    test = name or "sysbench"
-    label = test.replace("_", " ")
-    if summary.get("threads"):
-        label += " \u00d7%d threads" % summary["threads"]
-    out: dict[str, Any]
-    out = {"name": step_name(test), "label": label,
-           "status": "ok", "wall_s": summary.get("time_s"), "metrics": metrics, "latency": latency}
-    if not summary["tps"]:
-        out["status"] = "failed"
-        out["reason"] = "no transaction completed (tps 0): check the database and the sysbench options"
-    return out
+                ran = J.run_job(ctx, JOB, None, sysbench_job(plan, ns, labels, node), plan.timeout,
+                                "sysbench on %s" % cls)
+                ctx.info["job"] = ran.info()
+                ctx.settings["node"] = ran.node or node
+                version, steps = steps_of(plan, ran)
+                if version:
+                    ctx.components["sysbench"] = version
+        finally:
+            stop_database(ctx, plan)
+    except K8sUnreachable:
+        raise
+    except (StepError, K8sError) as e:  # nothing measured: every test of this class is failed, with why
+        steps = _failed(plan, "sysbench on %s could not run: %s" % (cls, getattr(e, "msg", e)))
+    for step in steps:
+        ctx.record(step)
+    return steps

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The scripts the sysbench Job runs (a ConfigMap mounted at /etc/storageperf): the shell that waits for the database,
 prepares the tables and runs each test between markers, the Lua wrapper whose report hook prints sysbench's JSON
-report (bench/sysbench.py reads it), and the ping that says when the database accepts connections."""
+report (bench/sysbench_output.py reads it), and the ping that says when the database accepts connections."""
 
 
 RUN_SH = r"""# storageperf.k8s: wait for the database, prepare the tables, run each test; one pod log for all of them.

@@ -46,6 +46,11 @@ SEED002 = {
 }
 # 80 snapshots with the snapshot-controller at its defaults and tuned (external-snapshotter issue 1344, cited by seed 002)
 ISSUE_1344 = {"default": 143.0, "tuned": 17.0}
+# seed 002's settings: its `kubectl edit` of the snapshot-controller, and the sidecars Trident's operator renders
+# under concurrency (25 workers, QPS max(k8sAPIQPS/4, 10) = 25, burst 50); the advisor recommends them and the
+# rollout's changes apply them by default
+SEED002_SNAPSHOT_CONTROLLER = {"worker_threads": 25, "kube_api_qps": 75, "kube_api_burst": 150}
+SEED002_SIDECARS = {"worker_threads": 25, "kube_api_qps": 25, "kube_api_burst": 50}
 # the collection's csi_lifecycle step names -> seed 002's
 SEED002_STEPS = {"create_volume": "create", "publish": "publish", "unpublish": "unpublish", "create_snapshot": "snapshot",
                  "clone_from_snapshot": "clone", "delete_clone": "delete_clone", "delete_snapshot": "delete_snapshot",

@@ -19,6 +19,8 @@ import json
 from typing import Any, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError
+from ansible_collections.storageperf.k8s.plugins.module_utils.report.seed_figures import (
+    SEED002_SIDECARS, SEED002_SNAPSHOT_CONTROLLER)
 
 # every step of the probe's benchmark, in its order (its STEPS)
 ALL = None
@@ -50,7 +52,7 @@ CHANGES: dict[str, dict[str, Any]] = {
         "probe": {"benchmark": "csi_lifecycle", "volumes": 20, "repeat": 3, "repeat_after": 3, "warmup": 1,
                   "steps": ["create_volume", "create_snapshot", "delete_snapshot", "delete_volume"],
                   "judged": ["create_snapshot", "delete_snapshot"]},
-        "parameters": {"worker_threads": 25, "kube_api_qps": 75, "kube_api_burst": 150, "storage_class": "ontap-nas"},
+        "parameters": dict(SEED002_SNAPSHOT_CONTROLLER, storage_class="ontap-nas"),
         "spec": {"worker_threads": ("role", "snapshot_controller_tuning", "snapshot_controller_tuning_worker_threads"),
                  "kube_api_qps": ("role", "snapshot_controller_tuning", "snapshot_controller_tuning_kube_api_qps"),
                  "kube_api_burst": ("role", "snapshot_controller_tuning", "snapshot_controller_tuning_kube_api_burst"),
@@ -64,10 +66,7 @@ CHANGES: dict[str, dict[str, Any]] = {
                   "steps": ["create_volume", "publish", "unpublish", "delete_volume"],
                   "judged": ["create_volume", "publish", "unpublish", "delete_volume"]},
         "parameters": {"csi_deployment": "", "csi_namespace": "", "storage_class": "",
-                       "sidecars": [{"name": "csi-provisioner", "worker_threads": 25, "kube_api_qps": 25,
-                                     "kube_api_burst": 50},
-                                    {"name": "csi-attacher", "worker_threads": 25, "kube_api_qps": 25,
-                                     "kube_api_burst": 50}]},
+                       "sidecars": [dict(name=sidecar, **SEED002_SIDECARS) for sidecar in ("csi-provisioner", "csi-attacher")]},
         "required": ["csi_deployment", "csi_namespace", "storage_class"],
         "spec": {"csi_deployment": ("module", "csi_sidecar_tuning", "name"),
                  "csi_namespace": ("module", "csi_sidecar_tuning", "namespace"),

@@ -1,9 +1,9 @@
-"""bench/fio_bench.py and job_run.py: fio's command line, the option checks, and a repetition's steps from a Job's end."""
+"""bench/fio.py and job_run.py: fio's command line, the option checks, and a repetition's steps from a Job's end."""
 from __future__ import annotations
 
 import json
 
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench import fio_bench as F
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import fio as F
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import job_run as J
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import runner
 

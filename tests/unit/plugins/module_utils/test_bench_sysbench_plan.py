@@ -1,10 +1,10 @@
-"""bench/sysbench_bench.py: the option checks, the objects, and a repetition's steps from the sysbench Job's log."""
+"""bench/sysbench.py: the option checks, the objects, and a repetition's steps from the sysbench Job's log."""
 from __future__ import annotations
 
 import json
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import job_run as J
-from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sysbench_bench as B
+from ansible_collections.storageperf.k8s.plugins.module_utils.bench import sysbench as B
 
 CLASSES = ["alicloud-disk-topology", "csi-pmem-lvm"]
 REPORT = {"storageperf": {"test": "oltp_insert", "latency_min_ms": 0.2, "latency_avg_ms": 0.5, "latency_max_ms": 3.0,

@@ -145,3 +145,13 @@ def test_first_wave_numbers_a_later_job_of_a_workflow():
     got = P.plan(_params(first_wave=2, waves=["100%"]), {})
     assert got["waves"] == [{"wave": 2, "clusters": ["a", "b", "c"]}]
     assert got["rollout_dir"].startswith("/r/rollout-trident_concurrency-")
+
+
+def test_a_change_applies_what_the_advisor_recommends_by_default():
+    # one source, seed 002's settings (report/seed_figures.py): the rollout applies what the advisor asks for
+    from ansible_collections.storageperf.k8s.plugins.module_utils.advice.seeds import TUNINGS
+    snap = CH.CHANGES["snapshot_controller"]
+    assert {k: snap["parameters"][k] for k in snap["rates"]} == TUNINGS[snap["tuning"]]["recommended"]
+    sidecars = CH.CHANGES["csi_sidecars"]
+    recommended = TUNINGS[sidecars["tuning"]]["recommended"]
+    assert [{k: v for k, v in s.items() if k != "name"} for s in sidecars["parameters"]["sidecars"]] == [recommended] * 2
