@@ -2,7 +2,8 @@
 # The whole test suite (the README's test command runs this through `make test`).
 # Stages: lint (ruff, mypy, ansible-lint; each also a stage of its own), sanity (ansible-test), integration (ansible-test targets against a twin),
 # molecule, then one pytest run over units, twin and functional tests, whose summary line closes the output. Without
-# arguments every stage runs, lint and sanity beside integration and molecule (run_default); with some, those in order.
+# arguments every stage runs, lint, sanity and the unit tests beside integration and molecule, then pytest over twin
+# and functional tests (run_default); with some, those in order.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -102,27 +103,38 @@ run_molecule() {
   return $rc
 }
 
+# The unit tests: no twin, no timing; in the default run, in the static lane (one process, as the other lane's
+# stages use the second CPU).
+run_units() {
+  stage "pytest: unit tests"
+  python -m pytest tests/unit -q -p no:cacheprovider -n "${UNIT_WORKERS:-0}"
+}
+
 run_pytest() {
-  stage "pytest: functional, twin and unit tests"
+  local paths=("$@")
+  [[ ${#paths[@]} -gt 0 ]] || paths=(tests/functional tests/twin tests/unit)
+  stage "pytest: ${paths[*]}"
   local rc=0
   # Workers (pytest-xdist): most tests wait on a twin's cluster time or a playbook's processes rather than use a CPU,
   # so one worker per CPU runs the suite in about half the time; every test owns its twins, ports and directories.
   # PYTEST_WORKERS=0 runs it in this process. --durations names the slowest tests, where the suite's time goes.
-  python -m pytest tests/functional tests/twin tests/unit -q -p no:cacheprovider --timeout 900 --durations=40 \
+  python -m pytest "${paths[@]}" -q -p no:cacheprovider --timeout 900 --durations=40 \
     -n "${PYTEST_WORKERS:-auto}" --dist worksteal "${PYTEST_ARGS[@]}" || rc=$?
   # exit 5 = no tests collected; that is a failure of the suite, not a pass
   return $rc
 }
 
-# The default run (make test, CI): the static checks (lint, sanity: CPU, no twin) run beside the twin-backed stages
-# (integration, molecule: mostly waiting on their twins' cluster time), which saves the shorter lane's minutes; the
-# static lane's output is held and printed whole after the other's. Then pytest, alone: its tests judge speedups
-# measured on this machine. The static lane is a process group of its own (set -m), killed if this script ends early.
+# The default run (make test, CI): the static checks (lint, sanity: CPU, no twin) and the unit tests run beside the
+# twin-backed stages (integration, molecule: mostly waiting on their twins' cluster time), which saves the shorter
+# lane's minutes (the static lane ended 3 minutes before molecule, so the unit tests' 1.5 minutes fit in it); the
+# static lane's output is held and printed whole after the other's. Then pytest over twin and functional tests,
+# alone: they judge speedups measured on this machine. The static lane is a process group of its own (set -m),
+# killed if this script ends early.
 run_default() {
   local static_log static_pid static_rc=0
   static_log=$(mktemp)
   set -m
-  (set -e; run_lint; run_sanity) >"$static_log" 2>&1 &
+  (set -e; run_lint; run_sanity; run_units) >"$static_log" 2>&1 &
   static_pid=$!
   set +m
   trap 'kill -- -'"$static_pid"' 2>/dev/null; rm -f '"$static_log" EXIT
@@ -133,10 +145,10 @@ run_default() {
   cat "$static_log"
   rm -f "$static_log"
   if [[ $static_rc != 0 ]]; then
-    echo "lint or sanity failed (exit $static_rc): see its output above" >&2
+    echo "lint, sanity or the unit tests failed (exit $static_rc): see its output above" >&2
     return "$static_rc"
   fi
-  run_pytest
+  run_pytest tests/functional tests/twin
 }
 
 PYTEST_ARGS=()
@@ -154,7 +166,7 @@ for s in "${STAGES[@]}"; do
     integration) run_integration ;;
     molecule) run_molecule ;;
     pytest) run_pytest ;;
-    units) PYTEST_ARGS=(); python -m pytest tests/unit -q -p no:cacheprovider ;;
+    units) run_units ;;
     twin-tests) python -m pytest tests/twin -q -p no:cacheprovider --timeout 900 ;;
     functional) python -m pytest tests/functional -q -p no:cacheprovider --timeout 900 ;;
     *) echo "unknown stage $s (lint sanity integration molecule pytest units twin-tests functional ruff mypy ansible-lint)" >&2; exit 2 ;;
