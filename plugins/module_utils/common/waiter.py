@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one waiter: deadlines, capped exponential backoff, retries and polls with named predicates.
 
-Waits that can watch do so (k8s/rollout.py wait_for reads watch events); this module holds what
+Waits that can watch do so (k8s/watch_wait.py wait_for reads watch events); this module holds what
 every wait shares: the deadline, the backoff between attempts, and the one WaitTimeout error.
 A predicate is a named callable so that a timeout says what was awaited ("Deployment rolled out"),
 never only "condition not met".

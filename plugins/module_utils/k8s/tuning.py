@@ -30,7 +30,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.container_args
     tuning_wanted,
     validate_tuning,
 )
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.rollout import wait_for_rollout
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.watch_wait import wait_for_rollout
 
 # A concurrent writer makes the resourceVersion test of the patch fail (409, or 422 for a failed "test" op):
 # re-read and re-plan. client-go's retry.RetryOnConflict tries 5 times 10 ms apart; three reads are enough

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.errors import StoragePerfError, WaitTimeout
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.waiter import Deadline
-from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.rollout import wait_for, wait_for_rollout
+from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.watch_wait import wait_for, wait_for_rollout
 from ansible_collections.storageperf.k8s.plugins.module_utils.trident.concurrency import (
     CONTROLLER_NAMES,
     TRIDENT_API,

@@ -1,6 +1,7 @@
 # Copyright: storageperf.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Wait for one object to reach a state, from watch events (no per-object polling), and Deployment rollouts.
+"""The waits that watch: one object to reach a state, from watch events (no per-object polling), and a
+Deployment's rollout. What every wait shares (deadline, backoff, WaitTimeout) is common/waiter.py.
 
 `wait_for` reads the object once, and if it is not there yet it watches it from that read's
 resourceVersion until the predicate holds or the deadline passes. A watch that ends (server
