@@ -117,6 +117,9 @@ run_pytest() {
   local rc=0
   # Workers (pytest-xdist): most tests wait on a twin's cluster time or a playbook's processes rather than use a CPU,
   # so one worker per CPU runs the suite in about half the time; every test owns its twins, ports and directories.
+  # Not more: with one worker per CPU the CPUs were a third idle (vmstat), but one worker more (load 4.5, 13 % idle)
+  # made the parallel-attach rollout's gate inconclusive on its healthy canary (2.4x observed, bounds 1.2x-4.8x,
+  # 2.1x required): the load widens the spread of the probes' repetitions, which is the gate's evidence.
   # PYTEST_WORKERS=0 runs it in this process. --durations names the slowest tests, where the suite's time goes.
   python -m pytest "${paths[@]}" -q -p no:cacheprovider --timeout 900 --durations=40 \
     -n "${PYTEST_WORKERS:-auto}" --dist worksteal "${PYTEST_ARGS[@]}" || rc=$?
