@@ -76,7 +76,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "parallel_attach": {
         "tuning": "parallel_attach",
         "what": "ACK parallel cloud-disk attach (csi FeatureGates, ECS and node-pool tags)",
-        "probe": {"benchmark": "attach_stress", "replicas": 12, "repeat": 3, "repeat_after": 3, "warmup": 1,
+        "probe": {"benchmark": "attach_stress", "replicas": 28, "repeat": 3, "repeat_after": 3, "warmup": 1,
                   "steps": ALL, "judged": ["scale_up"]},
         "parameters": {"detach": False},
         "spec": {"detach": ("role", "ack_parallel_attach", "ack_parallel_attach_detach")},
