@@ -195,10 +195,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.rollout import wav
 
 
 def _plan(module: StoragePerfModule) -> Dict[str, Any]:
-    result = P.plan_with_records(module.params)
-    for warning in result.pop("warnings"):
-        module.warn(warning)
-    return dict(result, changed=False)
+    return dict(P.plan_with_records(module.params), changed=False)
 
 
 def main() -> None:

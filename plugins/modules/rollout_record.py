@@ -144,10 +144,8 @@ def main() -> None:
 
 
 def run(module: StoragePerfModule) -> Dict[str, Any]:
-    result = rollout_record(module.params, check_mode=module.check_mode, diff=module.diff_mode)
-    for warning in result.pop("warnings", []):  # a record file that cannot be read: named, then replaced
-        module.warn(warning)
-    return result
+    # a record file that cannot be read: a warning that names it, then it is replaced
+    return rollout_record(module.params, check_mode=module.check_mode, diff=module.diff_mode)
 
 
 if __name__ == "__main__":

@@ -109,9 +109,14 @@ class StoragePerfModule(AnsibleModule):
         self.fail_json(msg=msg, **out)
 
     def run(self, logic: Callable[[StoragePerfModule], dict[str, Any]]) -> None:
-        """exit_json(**logic(self)); a StoragePerfError fails through fail_from_exception."""
+        """exit_json(**logic(self)); a StoragePerfError fails through fail_from_exception.
+
+        The logic's `warnings` (a list, e.g. a Pushgateway that is down) become the task's warnings: passing them to
+        exit_json is deprecated in ansible-core 2.19."""
         try:
             result = logic(self)
         except StoragePerfError as exc:
             self.fail_from_exception(exc)
+        for warning in result.pop("warnings", []):
+            self.warn(warning)
         self.exit_json(**result)

@@ -50,6 +50,14 @@ def test_every_system_error_fails_through_the_base(capsys):
     assert rc == 1 and out["msg"].startswith("forbidden (403)") and out["changed"] is False
 
 
+def test_the_logics_warnings_become_the_tasks_warnings_and_not_a_deprecated_exit_json_key(capsys):
+    rc, out = run(capsys, {}, lambda m: {"changed": False, "warnings": ["the Pushgateway did not answer"], "n": 1})
+    assert rc == 0 and out["n"] == 1
+    # ansible-core 2.19 serialises a warning as a WarningSummary whose event holds the message
+    assert [w["event"]["msg"] if isinstance(w, dict) else w for w in out["warnings"]] == ["the Pushgateway did not answer"]
+    assert "deprecations" not in out, out["deprecations"]
+
+
 def test_add_diff_marks_changed_and_shows_the_diff_only_when_asked(capsys):
     rc, out = run(capsys, {"_ansible_diff": True}, lambda m: m.add_diff({"changed": False}, {"a": 1}, {"a": 2}))
     assert out["changed"] is True and out["diff"] == {"before": {"a": 1}, "after": {"a": 2}}
