@@ -115,14 +115,14 @@ run_pytest() {
   [[ ${#paths[@]} -gt 0 ]] || paths=(tests/functional tests/twin tests/unit)
   stage "pytest: ${paths[*]}"
   local rc=0
-  # Workers (pytest-xdist): most tests wait on a twin's cluster time or a playbook's processes rather than use a CPU,
-  # so one worker per CPU runs the suite in about half the time; every test owns its twins, ports and directories.
-  # Not more: with one worker per CPU the CPUs were a third idle (vmstat), but one worker more (load 4.5, 13 % idle)
-  # made the parallel-attach rollout's gate inconclusive on its healthy canary (2.4x observed, bounds 1.2x-4.8x,
-  # 2.1x required): the load widens the spread of the probes' repetitions, which is the gate's evidence.
-  # PYTEST_WORKERS=0 runs it in this process. --durations names the slowest tests, where the suite's time goes.
+  # Workers (pytest-xdist): most tests wait on a twin's cluster time or a playbook's processes rather than use a CPU:
+  # with one worker per CPU the CPUs were a third idle (vmstat), so one worker more than CPUs (load ~4.5 on 2 CPUs,
+  # 13 % idle). Every test owns its twins, ports and directories. The load widens the spread of a probe's
+  # repetitions, the gate's evidence: the rollout tests' probes have the margin for it (parallel attach 4x measured
+  # against 2.1x asked, since its probe is the seed's 28 pods). PYTEST_WORKERS=0 runs it in this process.
+  # --durations names the slowest tests, where the suite's time goes.
   python -m pytest "${paths[@]}" -q -p no:cacheprovider --timeout 900 --durations=40 \
-    -n "${PYTEST_WORKERS:-auto}" --dist worksteal "${PYTEST_ARGS[@]}" || rc=$?
+    -n "${PYTEST_WORKERS:-$(( $(nproc) + 1 ))}" --dist worksteal "${PYTEST_ARGS[@]}" || rc=$?
   # exit 5 = no tests collected; that is a failure of the suite, not a pass
   return $rc
 }
