@@ -111,9 +111,8 @@ run_units() {
 }
 
 run_pytest() {
-  local paths=("$@")
-  [[ ${#paths[@]} -gt 0 ]] || paths=(tests/functional tests/twin tests/unit)
-  stage "pytest: ${paths[*]}"
+  local paths=("$@")  # none: pyproject.toml's testpaths, every test
+  stage "pytest: ${paths[*]:-every test}"
   local rc=0
   # Workers (pytest-xdist): most tests wait on a twin's cluster time or a playbook's processes rather than use a CPU:
   # with one worker per CPU the CPUs were a third idle (vmstat), so one worker more than CPUs (load ~4.5 on 2 CPUs,
