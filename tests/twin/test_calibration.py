@@ -1,4 +1,4 @@
-"""twin/fleet/calibration.yaml against the seeds' figures, and the calibration API other controllers read.
+"""twin/calibration.yaml against the seeds' figures, and the calibration API other controllers read.
 
 The figures checked here are what the file predicts from its means (a batch of N operations under a global lock
 takes N x (median + serial); under Trident's concurrent core N x serial, each call's figures scaled by its rank
@@ -11,7 +11,7 @@ import importlib.util
 import pytest
 
 from tests.support.twin import REPO
-from twin.fleet import calibration
+from twin import calibration
 
 
 def _seed002():

@@ -155,6 +155,16 @@ def test_no_import_loop_in_twin():
     assert G.cycles(G.arrows(modules)) == []
 
 
+def test_no_part_of_the_twin_imports_the_fleet_that_builds_it():
+    # fleet/ assembles the parts (fleet/cluster.py), so a part that imported it would tie the packages into a loop,
+    # as the controllers did while the calibration lived in fleet/; the CLI starts it, context.py names its Faults in
+    # annotations (under TYPE_CHECKING)
+    arrows = G.arrows(G.module_names(ROOT, "twin"))
+    into = sorted({a.src for a in arrows if a.dst.startswith("twin.fleet") and not a.src.startswith("twin.fleet")})
+    assert into == ["twin.__main__", "twin.context"]
+    assert any(a.src.startswith("twin.controllers.") and a.dst == "twin.calibration" for a in arrows)
+
+
 # --- the checker catches what it is for ---------------------------------------------------------
 def _tree(tmp_path: Path, files: dict[str, str]) -> list[G.Arrow]:
     for name, text in files.items():

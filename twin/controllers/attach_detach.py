@@ -30,7 +30,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from ..fleet import calibration
+from .. import calibration
 from ..apiserver import errors
 from ..store import now_iso
 from .base import Controller

@@ -12,7 +12,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Coroutine
 
-from ..fleet import calibration
+from .. import calibration
 
 if TYPE_CHECKING:
     from ..context import ClusterContext

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fleet import calibration
+from .. import calibration
 from ..apiserver import errors
 from .alibaba_csi import DiskBackend, LocalBackend
 from .base import Controller

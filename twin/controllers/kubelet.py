@@ -26,7 +26,7 @@ import shutil
 import weakref
 from pathlib import Path
 
-from ..fleet import calibration
+from .. import calibration
 from ..apiserver import errors
 from ..host import images
 from ..store import now_iso

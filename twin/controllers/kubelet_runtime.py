@@ -28,10 +28,10 @@ import shlex
 from types import ModuleType
 from collections.abc import Callable
 
-from ..fleet import calibration
+from .. import calibration
 from ..host import images
 
-# Not in twin/fleet/calibration.yaml's kubelet section, so kept here (real-cluster seconds, scaled by
+# Not in twin/calibration.yaml's kubelet section, so kept here (real-cluster seconds, scaled by
 # --time-scale); a `container_run` entry in that section overrides it.
 SIMULATED_RUN = {"median": 2.0, "sigma": 0.3}  # a batch container's work before it exits
 

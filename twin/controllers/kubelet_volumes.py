@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
 
-from ..fleet import calibration
+from .. import calibration
 from . import kubelet_runtime
 from .base import Kind
 from .node_status import NodeStatusList

@@ -23,7 +23,7 @@ import logging
 import uuid
 from typing import Any
 
-from ..fleet import calibration
+from .. import calibration
 from ..apiserver import errors
 from .base import Controller
 from .csi import CSIError, backends, with_faults

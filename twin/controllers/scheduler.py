@@ -22,7 +22,7 @@ import collections
 import logging
 import time
 
-from ..fleet import calibration
+from .. import calibration
 from .base import Controller
 from .podstatus import is_terminal, set_condition
 from .taints import tolerates
@@ -40,7 +40,7 @@ PMEM_NODE_LABEL = "pmem.csi.alibabacloud.com"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 
-# Not in twin/fleet/calibration.yaml (owned by the storage half), so kept here; a `scheduler:` section in that
+# Not in twin/calibration.yaml (owned by the storage half), so kept here; a `scheduler:` section in that
 # file overrides them. Real-cluster seconds, scaled by --time-scale like every calibrated latency.
 LATENCY_DEFAULTS = {
     "schedule": {"median": 0.004, "sigma": 0.3},  # one scheduling cycle (filters + score) of one pod

@@ -39,7 +39,7 @@ from datetime import datetime, UTC
 from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
-from ..fleet import calibration
+from .. import calibration
 from ..apiserver import errors
 from ..store import now_iso
 from .base import Controller

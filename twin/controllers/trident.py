@@ -39,7 +39,7 @@ import time
 import uuid
 from typing import Any
 
-from ..fleet import calibration
+from .. import calibration
 from ..apiserver import errors
 from ..netapp.sizes import MAX_FLEXVOL, flexvol_size_error
 from . import vclock

@@ -37,7 +37,7 @@ Rules by name:
 `hits` counts what was injected, per rule name (shown in the fault verb's answer through `rules`).
 
 The non-sticky choices draw from one random.Random seeded by the cluster's seed (its state directory's name
-unless set), as twin/fleet/calibration.py's samples do: the same rules meet the same sequence of draws on every run, so
+unless set), as twin/calibration.py's samples do: the same rules meet the same sequence of draws on every run, so
 a test or a chaos run repeats, up to the order in which concurrent attempts take them. Unseeded, a rule of
 `fraction` 0.5 over 10 first attempts would inject fewer than 3 hits in about 2 % of runs.
 """

@@ -1,4 +1,4 @@
-"""The twin's calibration: latency distributions and concurrency limits from twin/fleet/calibration.yaml.
+"""The twin's calibration: latency distributions and concurrency limits from twin/calibration.yaml.
 
     from twin import calibration
     cal = calibration.load()                      # parsed once per process, cached
