@@ -8,7 +8,7 @@ down   stop what `up` started (the whole process group); `--cluster twin-K` stop
 serve  run in the foreground
 status print the running twin's object counts and cloud requests per action (a fleet: every cluster)
 fault  inject or clear faults: `fault --name api --rule '{"fraction":0.2,"code":500}'`, `fault --clear`
-       (twin/fleet/faults.py; an operation rule's `"while": "trident_concurrency"|"parallel_attach"` bites only
+       (twin/faults.py; an operation rule's `"while": "trident_concurrency"|"parallel_attach"` bites only
        while that change is on)
 settings  change a running cluster's settings: `settings --set '{"ontap_serial": true}'` (twin/fleet/cluster.py)
 """

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only: none of these modules imports this one ba
     from aiohttp import web
 
     from .cloud_state import CloudState
-    from .fleet.faults import Faults
+    from .faults import Faults
     from .store import Store
 
 

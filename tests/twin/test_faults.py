@@ -115,7 +115,7 @@ def test_a_stalled_provisioner_takes_no_work_until_cleared(twin):
 def test_fraction_rules_draw_the_same_coin_flips_for_the_same_seed():
     """A cluster's fault draws are seeded (its name): a fraction rule hits the same attempts on every run, so a test
     that counts hits does not pass or fail by chance."""
-    from twin.fleet.faults import Faults
+    from twin.faults import Faults
 
     def hits(seed: str) -> list[bool]:
         f = Faults(seed=seed)

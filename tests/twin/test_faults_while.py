@@ -10,7 +10,7 @@ from kubernetes import client
 from tests.support.waits import watch_until
 from tests.twin.storage_helpers import (ATTACH_STRESS, DISK, apply, enable_parallel_attach, events, kube_wait,
                                         pvc_manifest, storage, wait_event, wait_for)
-from twin.fleet.faults import WHILE, Faults
+from twin.faults import WHILE, Faults
 
 
 def fault(twin, name, rule, check=True):

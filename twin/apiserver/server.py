@@ -29,7 +29,6 @@ from . import errors, protobuf, tables
 from .openapi import v2 as openapi_v2
 from ..streams import podlogs, portforward, remotecommand as streaming
 from .auth.authentication import Authenticator, self_subject_review
-from ..controllers import kubelet
 from .http.queryflags import flag
 from .http.requestinfo import request_info
 from .resources import ResourceType
@@ -289,7 +288,7 @@ class ApiServer:
         if sub in _STREAMING:
             if request.method not in ("GET", "POST"):
                 raise errors.method_not_allowed(f"{request.method} is not supported on pods/{sub}")
-            return await _STREAMING[sub](request, kubelet.for_store(self.store), ns or "", name)
+            return await _STREAMING[sub](request, self.store.kubelet, ns or "", name)
         if sub == "binding":
             return await self._binding(request, rtype, ns, name)
         if sub == "token":

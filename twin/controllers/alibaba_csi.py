@@ -127,7 +127,7 @@ class DiskBackend(Backend):
         cloud = getattr(cluster, "cloud", None)
         if cloud is not None:
             cloud.subscribe(self._redispatch)
-            # an operation fault's `"while": "parallel_attach"` (fleet/faults.py): DiskParallelAttach in effect,
+            # an operation fault's `"while": "parallel_attach"` (twin/faults.py): DiskParallelAttach in effect,
             # i.e. the running gates give the driver more than one attach slot per node (as _slots reads them)
             cluster.faults.conditions["parallel_attach"] = lambda: cloud.driver_limits()[0] > 1
 

@@ -118,7 +118,7 @@ class Controller:
         return asyncio.sleep(seconds * self.cluster.time_scale)
 
     async def gate(self, who: str = "") -> None:
-        """Hold while a `stall:<who>` fault rule (twin/fleet/faults.py) stalls this controller, or the component `who`
+        """Hold while a `stall:<who>` fault rule (twin/faults.py) stalls this controller, or the component `who`
         it plays; return at once otherwise."""
         await self.cluster.faults.wait_unstalled(who or self.name, self.cluster.time_scale)
 

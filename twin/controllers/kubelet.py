@@ -23,7 +23,6 @@ import ipaddress
 import logging
 import math
 import shutil
-import weakref
 from pathlib import Path
 
 from .. import calibration
@@ -49,14 +48,6 @@ REAL_STOP_SECONDS = 2.0
 CONDITION_ORDER = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
 
 
-_BY_STORE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def for_store(store) -> Kubelet | None:
-    """The kubelet serving the pods of that store (the API server's exec goes through it)."""
-    return _BY_STORE.get(store)
-
-
 class Kubelet(Controller):
     name = "kubelet"
 
@@ -67,7 +58,7 @@ class Kubelet(Controller):
         self.workers: dict[str, PodWorker] = {}
         self.next_ip: dict[str, int] = {}
         self.root = Path(self.cluster.dir) / "kubelet" / "pods"
-        _BY_STORE[self.store] = self
+        self.store.kubelet = self  # the API server's exec, attach and port-forward
 
     def on_change(self, rtype, etype: str, obj: dict, old: dict | None) -> None:
         # never writes synchronously: workers run as tasks, so a pod write never recurses into us

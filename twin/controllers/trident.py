@@ -388,7 +388,7 @@ class Trident(Controller):
         self.cal = calibration.load()
         self.state.version = str(self.cal.trident("version", sampled=False) or self.state.version)
         self.cluster.trident = self.state
-        # an operation fault's `"while": "trident_concurrency"` (fleet/faults.py): the flag as the controller runs it
+        # an operation fault's `"while": "trident_concurrency"` (twin/faults.py): the flag as the controller runs it
         self.cluster.faults.conditions["trident_concurrency"] = lambda: self.state.concurrency
         self.csi = TridentCSI(self.cluster, self.state) if self.enabled else None
         if self.csi is None:  # not enabled

@@ -24,7 +24,7 @@ from . import envfile, nodes
 from ..cloud import alibaba
 from ..cloud_state import CloudState
 from ..controllers import all_controllers
-from .faults import Faults
+from ..faults import Faults
 from ..apiserver.server import ApiServer
 from ..store import Store
 from ..netapp import ontap

@@ -81,6 +81,9 @@ class ObjectMap:
         self.dependents: dict[str, set[tuple[tuple[str, str], str, str]]] = collections.defaultdict(set)
         self.by_uid: dict[str, tuple[tuple[str, str], str, str]] = {}
         self.pod_logs: dict[tuple[str, str, str], ContainerLog] = {}  # the kubelet's container logs
+        # set by the kubelet: the API server's exec, attach and port-forward go through it (a real API server dials
+        # the node's kubelet), so apiserver/ never imports the controllers
+        self.kubelet: Any = None
         self._sorted: dict[tuple[str, str], list[tuple[str, str]] | None] = {}
 
     def rt(self, group: str, version: str, plural: str) -> ResourceType:
