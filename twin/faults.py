@@ -51,7 +51,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from .apiserver import errors
+from .apimachinery import errors
 
 OPERATIONS = ("provision", "delete", "attach", "detach", "snapshot", "delete_snapshot")
 # the changes an operation rule's `while` may name; the parts that know each one register a reader in

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from twin.apiserver import errors, names
+from twin.apimachinery import errors, names
 from twin.store import Store
 
 NS = "kube-system"

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from twin.apiserver.openapi import v2 as openapi_v2
-from twin.apiserver.resources import Registry
+from twin.registry.resources import Registry
 
 GADGETS = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": "gadgets.cache.example.com"},

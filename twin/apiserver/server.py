@@ -25,13 +25,15 @@ from aiohttp import web
 
 from .auth import authorization, escalation, impersonation
 from .discovery import documents as discovery, aggregated as discovery_aggregated
-from . import errors, protobuf, tables
+from ..apimachinery import errors
+from . import protobuf
+from ..registry import tables
 from .openapi import v2 as openapi_v2
 from ..streams import podlogs, portforward, remotecommand as streaming
 from .auth.authentication import Authenticator, self_subject_review
-from .http.queryflags import flag
+from ..apimachinery.queryflags import flag
 from .http.requestinfo import request_info
-from .resources import ResourceType
+from ..registry.resources import ResourceType
 from ..store import RETURNS_DELETED_OBJECT, WATCH_BACKLOG, Store, dumps
 
 log = logging.getLogger("twin")
@@ -570,7 +572,7 @@ class ApiServer:
                 "status": {"replicas": _dig(obj, status_p) or 0, "selector": selector}}
 
     async def _scale(self, request: web.Request, rtype: ResourceType, ns: str | None, name: str) -> web.Response:
-        from .patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+        from ..apimachinery.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 
         obj = self.store.get(rtype, ns, name)
         scale = self._scale_obj(rtype, obj)

@@ -4,7 +4,7 @@ API server serves itself, `Available` with reason Local; a CRD group version tha
 APIService. APIServices made by users (a spec.service) are left alone."""
 from __future__ import annotations
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..kinds import apiservice
 from ..store import now_iso
 from .base import Controller, Kind

@@ -31,7 +31,7 @@ from collections import defaultdict
 from typing import Any
 
 from .. import calibration
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..store import now_iso
 from .base import Controller
 from .csi import CSIError, backends, with_faults

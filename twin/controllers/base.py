@@ -9,13 +9,13 @@ import uuid
 from typing import TYPE_CHECKING, Any, overload
 from collections.abc import AsyncIterator, Coroutine, Hashable
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..store import now_iso
 from .syncqueue import SyncQueue
 
 if TYPE_CHECKING:
     from ..context import ClusterContext
-    from ..apiserver.resources import ResourceType
+    from ..registry.resources import ResourceType
 
 log = logging.getLogger("twin")
 

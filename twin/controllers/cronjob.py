@@ -19,7 +19,7 @@ from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Hashable
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..kinds import cron
 from .base import Kind, Reconciler
 from .podstatus import controller_of, controller_ref, owned_by

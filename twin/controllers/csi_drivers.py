@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import calibration
-from ..apiserver import errors
+from ..apimachinery import errors
 from .alibaba_csi import DiskBackend, LocalBackend
 from .base import Controller
 from .csi import DISK, DISK_TOPOLOGY_KEY, LOCAL, TRIDENT, backends, stats_registry

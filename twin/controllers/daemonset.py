@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..store.writes import TEMPLATE_GENERATION
 from .base import Kind, Reconciler
 from .podstatus import (controlled, condition, controller_ref, is_ready, is_terminal, omit_empty, owned_by,

@@ -17,7 +17,7 @@ import math
 import time
 from collections.abc import Sequence
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Kind, Reconciler
 from .deployment_revisions import (DESIRED_ANN, HASH_LABEL, MAX_ANN, REVISION_ANN, by_revision, compute_hash,
                                    equal_ignore_hash, get_condition, new_condition, remove_condition, revision,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Controller
 
 # how long a new dependent's owners get to show up before the reference counts as dangling

@@ -13,7 +13,7 @@ import asyncio
 import copy
 import time
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..store import now_iso
 from .base import Reconciler
 from .podstatus import controller_ref, is_ready, is_terminal, is_terminating, owned_by, owned_pods

@@ -26,7 +26,7 @@ import shutil
 from pathlib import Path
 
 from .. import calibration
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..host import images
 from ..store import now_iso
 from . import kubelet_runtime

@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import functools
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Controller
 
 

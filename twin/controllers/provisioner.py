@@ -24,7 +24,7 @@ import uuid
 from typing import Any
 
 from .. import calibration
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Controller
 from .csi import CSIError, backends, with_faults
 from .pv_controller import ANN_SELECTED_NODE, format_quantity, parse_quantity

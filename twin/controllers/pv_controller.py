@@ -18,7 +18,7 @@ import asyncio
 import logging
 from typing import Any
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Controller
 from .csi import backends
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Reconciler
 from .podstatus import controller_ref, is_active, is_ready, omit_empty, owned_by, owned_pods, set_condition
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Controller, Kind
 from .serviceaccounts import active_namespaces
 
 if TYPE_CHECKING:
-    from ..apiserver.resources import ResourceType
+    from ..registry.resources import ResourceType
 
 NAME = "kube-root-ca.crt"
 DESCRIPTION_KEY = "kubernetes.io/description"

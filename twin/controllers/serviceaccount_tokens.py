@@ -14,11 +14,11 @@ import asyncio
 import base64
 from typing import TYPE_CHECKING
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Controller, Kind
 
 if TYPE_CHECKING:
-    from ..apiserver.resources import ResourceType
+    from ..registry.resources import ResourceType
 
 TOKEN_TYPE = "kubernetes.io/service-account-token"
 NAME_KEY = "kubernetes.io/service-account.name"

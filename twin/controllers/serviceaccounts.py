@@ -2,7 +2,7 @@
 has a ServiceAccount "default", made when the namespace appears and made again when someone deletes it.
 
 It acts inside the write (store hook), so a pod created right after its namespace finds the "default" account the
-ServiceAccount admission plugin (apiserver/admission_serviceaccount.py) looks up; the real controller's informer lag
+ServiceAccount admission plugin (apimachinery/admission_serviceaccount.py) looks up; the real controller's informer lag
 is a retry loop in clients that the twin does not need. A terminating namespace gets nothing (its content goes).
 """
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Controller, Kind
 
 if TYPE_CHECKING:
-    from ..apiserver.resources import ResourceType
+    from ..registry.resources import ResourceType
     from ..store import Store
 
 DEFAULT = "default"

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
 from .. import calibration
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..store import now_iso
 from .base import Controller
 from .csi import CSIError, backends, with_faults
@@ -50,7 +50,7 @@ from .tokenbucket import Throttle, WorkerPool, follow_deployment, throttles
 from .workqueue import Retry, WorkQueue
 
 if TYPE_CHECKING:
-    from ..apiserver.resources import ResourceType
+    from ..registry.resources import ResourceType
 
 log = logging.getLogger("twin")
 

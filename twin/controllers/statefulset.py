@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Kind, Reconciler
 from .podstatus import (controlled, controller_of, controller_ref, is_running_and_ready, is_terminal, is_terminating,
                         omit_empty, ordinal_of, owned_by, owned_pods, plain_ref, template_hash)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .base import Controller
 from .podstatus import is_terminal, set_condition
 from .taints import matching_tolerations, min_toleration_seconds, no_execute

@@ -40,7 +40,7 @@ import uuid
 from typing import Any
 
 from .. import calibration
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..netapp.sizes import MAX_FLEXVOL, flexvol_size_error
 from . import vclock
 from .base import Controller

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from ..apiserver import admission
+from ..apimachinery import admission
 from ..apiserver.auth import authorization
 from ..host import backing, exec_runner
 from . import envfile, nodes

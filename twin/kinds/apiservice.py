@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..apiserver import fieldrules as fr
-from ..apiserver.printing import _age, _c, _name
+from ..apimachinery import fieldrules as fr
+from ..apimachinery.printing import _age, _c, _name
 from .base import Causes, Kind
 
 # kube-apiserver's apiVersionPriorities (group priority minimum, version priority) for the built-in groups

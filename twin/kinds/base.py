@@ -1,7 +1,7 @@
 """What one built-in kind brings, gathered in one place: its resource type, defaulting, validation, update rules,
-`kubectl get` columns and field selectors. The concern modules (apiserver/resources, defaulters, tables, selectors,
+`kubectl get` columns and field selectors. The concern modules (registry/resources, defaulters, tables, selectors,
 validation/semantic, metadata, updates) read KINDS from twin/kinds/__init__.py; a kind module imports only leaf
-helpers (apiserver/fieldrules, printing, podspec), so the import graph stays acyclic."""
+helpers (apimachinery/fieldrules, printing, podspec), so the import graph stays acyclic."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..apiserver import fieldrules as fr
-from ..apiserver.podspec import pod_spec
-from ..apiserver.printing import _age, _c, _name, _selector, _since
+from ..apimachinery import fieldrules as fr
+from ..apimachinery.podspec import pod_spec
+from ..apimachinery.printing import _age, _c, _name, _selector, _since
 from . import cron
 from .base import Causes, Kind
 

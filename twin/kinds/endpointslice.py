@@ -6,8 +6,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from ..apiserver import fieldrules as fr
-from ..apiserver.printing import _age, _c, _name
+from ..apimachinery import fieldrules as fr
+from ..apimachinery.printing import _age, _c, _name
 from .base import Causes, Kind
 
 _TYPES = ("FQDN", "IPv4", "IPv6")

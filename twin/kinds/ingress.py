@@ -7,8 +7,8 @@ import ipaddress
 import re
 from typing import Any
 
-from ..apiserver import fieldrules as fr
-from ..apiserver.printing import _age, _c, _name
+from ..apimachinery import fieldrules as fr
+from ..apimachinery.printing import _age, _c, _name
 from .base import Causes, Kind
 
 _PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from ..apiserver import fieldrules as fr
-from ..apiserver.printing import _age, _c, _name, _selector
+from ..apimachinery import fieldrules as fr
+from ..apimachinery.printing import _age, _c, _name, _selector
 from .base import Causes, Kind
 
 _PROTOCOLS = ("TCP", "UDP", "SCTP")

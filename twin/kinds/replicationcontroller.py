@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..apiserver import fieldrules as fr
-from ..apiserver.podspec import template
-from ..apiserver.printing import _age, _c, _containers, _join, _name
+from ..apimachinery import fieldrules as fr
+from ..apimachinery.podspec import template
+from ..apimachinery.printing import _age, _c, _containers, _join, _name
 from .base import Causes, Kind
 
 

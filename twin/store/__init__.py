@@ -10,8 +10,8 @@ lifecycle), then storage with a new resourceVersion and a watch event. One file 
 - writes.py: create and update; deletion.py: delete, finalizers, namespaces and CRDs;
 - patching.py: json/merge/strategic patch and server-side apply; managedfields.py: apply's merge and field
   ownership (metadata.managedFields, conflicts);
-- facade.py: Store, the class the rest of the twin holds. Name allocation is twin/apiserver/names.py and
-  the patch arithmetic twin/apiserver/patch.py.
+- facade.py: Store, the class the rest of the twin holds. Name allocation is twin/apimachinery/names.py and
+  the patch arithmetic twin/apimachinery/patch.py.
 
 Python API used by the controllers (kept stable): create, get, get_raw, exists, list,
 list_entries, count, update(_internal=True), patch, delete, finalize, delete_collection, watch,

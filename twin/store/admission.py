@@ -6,9 +6,10 @@ answers are the real server's.
 """
 from __future__ import annotations
 
-from ..apiserver import defaulters, errors
+from ..registry import defaulters
+from ..apimachinery import errors
 from .. import validation
-from ..apiserver.resources import Registry, ResourceType
+from ..registry.resources import Registry, ResourceType
 
 
 def typed(rtype: ResourceType, obj: dict) -> dict:

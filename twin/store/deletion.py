@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from collections.abc import Callable
 
-from ..apiserver import errors
-from ..apiserver.resources import Registry, ResourceType
+from ..apimachinery import errors
+from ..registry.resources import Registry, ResourceType
 from .objects import _clone, _is_crd_type, dumps, now_iso
 from .writes import Writes
 

@@ -6,7 +6,7 @@ class that builds on the one before, and Store is the last of them.
 """
 from __future__ import annotations
 
-from ..apiserver.resources import Registry
+from ..registry.resources import Registry
 from .deletion import SYSTEM_NAMESPACES
 from .patching import Patching
 

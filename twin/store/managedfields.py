@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from .objects import now_iso
 
 Path = tuple[str, ...]

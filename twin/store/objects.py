@@ -17,10 +17,10 @@ from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Iterable
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from ..streams.podlogs import ContainerLog
-from ..apiserver.resources import Registry, ResourceType
-from ..apiserver.selectors import SelectorError, field_equalities, parse_field_selector, parse_label_selector
+from ..registry.resources import Registry, ResourceType
+from ..registry.selectors import SelectorError, field_equalities, parse_field_selector, parse_label_selector
 
 _NOW: list = [0, ""]
 

@@ -1,15 +1,15 @@
 """PATCH (json, merge, strategic merge, server-side apply) and apply-create, with managedFields.
 
-The patch arithmetic lives in twin/apiserver/patch.py and field ownership in managedfields.py; here they
+The patch arithmetic lives in twin/apimachinery/patch.py and field ownership in managedfields.py; here they
 meet the stored object and the kind's schema, and the result goes through the same update as a PUT.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..apiserver import errors
-from ..apiserver.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
-from ..apiserver.resources import ResourceType
+from ..apimachinery import errors
+from ..apimachinery.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+from ..registry.resources import ResourceType
 from . import managedfields
 from .deletion import Deletion
 

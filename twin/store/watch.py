@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
-from ..apiserver import errors
-from ..apiserver.resources import Registry, ResourceType
-from ..apiserver.selectors import _PER_KIND
+from ..apimachinery import errors
+from ..registry.resources import Registry, ResourceType
+from ..registry.selectors import _PER_KIND
 from .objects import ObjectMap, dumps, parse_selectors
 
 # Events kept per resource type for watches to replay from; a watch from an older resourceVersion

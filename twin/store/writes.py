@@ -1,6 +1,6 @@
 """Create and update (PUT): the write path from request body to stored object and watch event.
 
-create allocates the name (generateName with RetryGenerateName, twin/apiserver/names.py), uid and
+create allocates the name (generateName with RetryGenerateName, twin/apimachinery/names.py), uid and
 timestamps; update applies optimistic concurrency on metadata.resourceVersion, keeps what a PUT
 may not change, and hands an object whose last finalizer went to deletion.py for removal.
 """
@@ -11,9 +11,9 @@ import uuid
 from typing import Any
 from collections.abc import Callable
 
-from ..apiserver import errors, names
+from ..apimachinery import errors, names
 from .. import validation
-from ..apiserver.resources import Registry, ResourceType
+from ..registry.resources import Registry, ResourceType
 from . import managedfields
 from .admission import admit, check_kind, typed
 from .objects import _clone, _is_crd_type, now_iso

@@ -26,7 +26,7 @@ import threading
 
 from aiohttp import web
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from . import spdy, upgrade
 
 PROTOCOL = "portforward.k8s.io"

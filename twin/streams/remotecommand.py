@@ -32,9 +32,9 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import WSMsgType, web
 
-from ..apiserver import errors
+from ..apimachinery import errors
 from . import spdy, upgrade
-from ..apiserver.http.queryflags import flag
+from ..apimachinery.queryflags import flag
 
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 # the kubelet's order (remotecommand SupportedStreamingProtocols); the client's order picks among them

@@ -4,7 +4,7 @@ The real server decodes a request body into its Go type, defaults it, then valid
 twin does the same, in layers that each have a file:
 
 - schema.py: the Kubernetes 1.32 schemas (kubernetes-validate) and CRD openAPIV3Schemas,
-  compiled into one tree; also what twin/apiserver/patch.py reads merge keys and list types from.
+  compiled into one tree; also what twin/apimachinery/patch.py reads merge keys and list types from.
 - decoding.py: the typed decode of a body against that tree (400 BadRequest on wrong JSON types,
   malformed quantities and, under fieldValidation=Strict, unknown fields; otherwise unknown
   fields are pruned and reported as warnings).

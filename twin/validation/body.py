@@ -1,7 +1,7 @@
 """The whole check of a request body: decode it, then apply the create-time rules.
 
 The real server decodes a request body into its Go type, defaults it, then validates it; the
-store defaults between its own calls (twin/apiserver/defaulters.py) and adds the update rules (updates.py).
+store defaults between its own calls (twin/registry/defaulters.py) and adds the update rules (updates.py).
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..apiserver import fieldrules
+from ..apimachinery import fieldrules
 
 
 class Invalid(Exception):

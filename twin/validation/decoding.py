@@ -16,7 +16,7 @@ import json
 import re
 from typing import Any
 
-from ..apiserver import fieldrules
+from ..apimachinery import fieldrules
 
 from .causes import DecodeError
 from .schema import Node, _def_node

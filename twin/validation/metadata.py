@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from .. import kinds
-from ..apiserver import fieldrules
+from ..apimachinery import fieldrules
 
 from .causes import _invalid, _required
 

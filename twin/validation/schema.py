@@ -3,7 +3,7 @@
 Built-in kinds come from the Kubernetes 1.32 schemas shipped by kubernetes-validate
 (`schema_for(api_version, kind)`), custom resources from their CRD's openAPIV3Schema
 (`compile_crd_schema`). The same tree gives strategic merge patch and server-side apply their
-per-field merge keys and list types (see twin/apiserver/patch.py).
+per-field merge keys and list types (see twin/apimachinery/patch.py).
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from typing import Any
 from collections.abc import Iterable
 
 from .. import kinds
-from ..apiserver import fieldrules
+from ..apimachinery import fieldrules
 
 from .causes import _duplicate, _forbidden, _invalid, _not_found, _required, _unsupported
 from .metadata import _check_labels, _check_name, _meta_causes, _selector_causes, _selector_matches

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import kinds
-from ..apiserver import admission, fieldrules
+from ..apimachinery import admission, fieldrules
 
 from .causes import _forbidden, _invalid
 

@@ -31,7 +31,7 @@ import secrets
 import time
 from typing import Any, NamedTuple
 
-from .. import errors
+from ...apimachinery import errors
 from .x509 import InvalidCertificate, X509Authenticator
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"

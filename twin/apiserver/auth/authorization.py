@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors
+from ...apimachinery import errors
 from . import rbac_aggregation
 from .authentication import Identity, split_sa_user
-from ..resources import ResourceType
+from ...registry.resources import ResourceType
 
 PRIVILEGED_GROUP = "system:masters"
 

@@ -15,9 +15,9 @@ import contextvars
 import json
 from typing import Any
 
-from .. import errors
+from ...apimachinery import errors
 from .authentication import Identity
-from ..resources import ResourceType
+from ...registry.resources import ResourceType
 
 RBAC = "rbac.authorization.k8s.io"
 PRIVILEGED_GROUP = "system:masters"

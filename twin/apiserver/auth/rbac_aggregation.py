@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..resources import ResourceType
-from ..selectors import parse_label_selector
-from ..tables import _selector
+from ...registry.resources import ResourceType
+from ...registry.selectors import parse_label_selector
+from ...registry.tables import _selector
 
 _RBAC = "rbac.authorization.k8s.io"
 

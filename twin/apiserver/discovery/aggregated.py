@@ -29,9 +29,9 @@ import yaml
 from aiohttp import web
 
 from . import documents as discovery
-from .. import errors
+from ...apimachinery import errors
 from ..http.accept import media_ranges
-from ..resources import Registry
+from ...registry.resources import Registry
 
 GROUP = "apidiscovery.k8s.io"
 KIND = "APIGroupDiscoveryList"

@@ -8,7 +8,7 @@ import re
 import weakref
 from typing import Any
 
-from ..resources import Registry, ResourceType
+from ...registry.resources import Registry, ResourceType
 
 VERSION_INFO = {
     "major": "1", "minor": "32", "gitVersion": "v1.32.4", "gitCommit": "59526cd4867447956156ae3a602fcbac10a2c335",

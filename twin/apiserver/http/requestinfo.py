@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .queryflags import flag
+from ...apimachinery.queryflags import flag
 
 _VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")

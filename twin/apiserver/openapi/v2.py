@@ -28,7 +28,7 @@ from aiohttp import web
 from ..discovery import documents as discovery
 from . import v2_protobuf as openapi_v2_pb
 from ..http.accept import media_ranges
-from ..resources import Registry, ResourceType
+from ...registry.resources import Registry, ResourceType
 
 T = TypeVar("T")
 REF = "#/definitions/"

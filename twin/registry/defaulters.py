@@ -11,7 +11,7 @@ from typing import Any
 from collections.abc import Callable
 
 from .. import kinds
-from .podspec import pod_spec, template as _template
+from ..apimachinery.podspec import pod_spec, template as _template
 
 _service_ips = (str(ipaddress.IPv4Address("10.96.0.10") + i) for i in itertools.count())
 

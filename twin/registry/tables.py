@@ -13,7 +13,7 @@ from datetime import datetime, UTC
 from typing import Any
 
 from .. import kinds
-from .printing import Row, _age, _c, _containers, _join, _name, _parse_ts, _selector, _since, human_duration
+from ..apimachinery.printing import Row, _age, _c, _containers, _join, _name, _parse_ts, _selector, _since, human_duration
 
 
 def _pod(o: dict) -> list[Any]:
