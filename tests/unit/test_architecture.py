@@ -50,6 +50,8 @@ def test_module_is_a_storageperf_module_with_no_error_handling_of_its_own(path):
 # --- imports: no loops, common/ at the bottom, the report floors ----------------------------------
 PLUGIN_MODULES = G.module_names(ROOT, "plugins", G.COLLECTION)
 PLUGIN_ARROWS = G.arrows(PLUGIN_MODULES)
+TWIN_MODULES = G.module_names(ROOT, "twin")
+TWIN_ARROWS = G.arrows(TWIN_MODULES)
 MODULE_UTILS = G.COLLECTION + ".plugins.module_utils"
 REPORT = MODULE_UTILS + ".report"
 REPORT_INIT = PLUGINS / "module_utils" / "report" / "__init__.py"
@@ -70,12 +72,13 @@ def test_no_import_loop_in_plugins():
     assert G.cycles(PLUGIN_ARROWS) == []
 
 
-def _package_arrows(edges: list[G.Arrow]) -> list[G.Arrow]:
-    """The arrows between module_utils packages (report -> common ...), one per file-level arrow that crosses."""
+def _package_arrows(edges: list[G.Arrow], parent: str = MODULE_UTILS) -> list[G.Arrow]:
+    """The arrows between the packages below parent (report -> common ...), one per file-level arrow that crosses;
+    a module directly below parent (twin/context.py) is a node of its own."""
     def package(name: str) -> str:
-        return name[len(MODULE_UTILS) + 1:].split(".")[0]
+        return name[len(parent) + 1:].split(".")[0]
     return [G.Arrow(package(a.src), package(a.dst), a.line, a.late) for a in edges
-            if a.src.startswith(MODULE_UTILS + ".") and a.dst.startswith(MODULE_UTILS + ".")
+            if a.src.startswith(parent + ".") and a.dst.startswith(parent + ".")
             and package(a.src) != package(a.dst)]
 
 
@@ -150,38 +153,27 @@ def test_the_rollout_stands_on_the_report_never_under_it():
 
 
 def test_no_import_loop_in_twin():
-    modules = G.module_names(ROOT, "twin")
-    assert len(modules) > 50
-    assert G.cycles(G.arrows(modules)) == []
-
-
-def _twin_packages(arrows: list[G.Arrow]) -> list[G.Arrow]:
-    """The arrows between the twin's packages (controllers -> store ...); a top-level module is a node of its own."""
-    def package(name: str) -> str:
-        parts = name.split(".")
-        return parts[1] if (ROOT / "twin" / parts[1]).is_dir() else ".".join(parts[:2])
-    return [G.Arrow(package(a.src), package(a.dst), a.line, a.late) for a in arrows
-            if package(a.src) != package(a.dst)]
+    assert len(TWIN_MODULES) > 50
+    assert G.cycles(TWIN_ARROWS) == []
 
 
 def test_no_part_of_the_twin_imports_the_fleet_that_builds_it():
     # fleet/ assembles the parts (fleet/cluster.py): a part that imported it tied them all into one loop, as the
     # controllers did while the calibration lived in fleet/, and context.py while the fault rules did; only the CLI
     # starts it
-    arrows = G.arrows(G.module_names(ROOT, "twin"))
-    assert sorted({a.src for a in arrows if a.dst.startswith("twin.fleet") and not a.src.startswith("twin.fleet")}) \
+    assert sorted({a.src for a in TWIN_ARROWS if a.dst.startswith("twin.fleet") and not a.src.startswith("twin.fleet")}) \
         == ["twin.__main__"]
-    assert any(a.src.startswith("twin.controllers.") and a.dst == "twin.calibration" for a in arrows)
+    assert any(a.src.startswith("twin.controllers.") and a.dst == "twin.calibration" for a in TWIN_ARROWS)
 
 
 def test_no_import_loop_between_the_twins_packages():
     # a package stands on the ones it imports: apimachinery/ at the bottom, then kinds/, validation/, registry/,
     # streams/ and store/, the controllers and clouds, apiserver/ (the server), fleet/ on top (twin/README.md). While
     # the registry lived in apiserver/, the server and what it serves imported each other: one loop of ten packages.
-    arrows = _twin_packages(G.arrows(G.module_names(ROOT, "twin")))
+    arrows = _package_arrows(TWIN_ARROWS, "twin")
     assert ("fleet", "controllers") in {(a.src, a.dst) for a in arrows}  # the scan sees the packages' arrows
     assert G.cycles(arrows) == []
-    assert G.escapes(G.arrows(G.module_names(ROOT, "twin")), "twin.apimachinery", "twin") == []
+    assert G.escapes(TWIN_ARROWS, "twin.apimachinery", "twin") == []
 
 
 # --- the checker catches what it is for ---------------------------------------------------------
