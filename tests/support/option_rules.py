@@ -13,6 +13,8 @@ import ast
 import re
 from pathlib import Path
 
+import yaml
+
 QUALIFIED = re.compile(r"^\((\w+)\)")
 
 
@@ -154,13 +156,33 @@ def doc_problems(name: str, spec: dict, doc_options: dict, where: str = "") -> l
 ROLE_VAR = re.compile(r"^\{\{\s*(\w+)\s*(\|[^}]*)?\}\}$")
 
 
+COMMON_TASKS = Path(__file__).resolve().parents[2] / "roles" / "common" / "tasks"
+BARE_VAR = re.compile(r"^\{\{\s*(\w+)\s*\}\}$")
+
+
+def _shared(task: dict):
+    """(module name, args) of a task file of the common role that task imports, its common_* variables replaced by
+    what the importing role hands it: the role's variable reaches the module through the shared file."""
+    given = task.get("vars") or {}
+    for module, args in _module_args(yaml.safe_load((COMMON_TASKS / (task["ansible.builtin.import_role"]["tasks_from"]
+                                                                     + ".yml")).read_text())):
+        yield module, {k: _handed(v, given) for k, v in args.items()}
+
+
+def _handed(value, given: dict):
+    m = BARE_VAR.match(value.strip()) if isinstance(value, str) else None
+    return given[m.group(1)] if m and m.group(1) in given else value
+
+
 def _module_args(tasks):
-    """(module name, args) of every task in a task list, blocks included."""
+    """(module name, args) of every task in a task list, blocks and the common role's imported task files included."""
     for task in tasks or ():
         if not isinstance(task, dict):
             continue
         for key in ("block", "rescue", "always"):
             yield from _module_args(task.get(key))
+        if (task.get("ansible.builtin.import_role") or {}).get("name") == "storageperf.k8s.common":
+            yield from _shared(task)
         for key, args in task.items():
             if key.startswith("storageperf.k8s.") and isinstance(args, dict):
                 yield key.rpartition(".")[2], args

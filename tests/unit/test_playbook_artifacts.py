@@ -15,6 +15,7 @@ PLAYBOOKS = sorted(p for p in (ROOT / "playbooks").glob("*.yml"))
 PREFIX = "storageperf.k8s."
 KEY = re.compile(r"\bstorageperf_stats_[a-z0-9_]+")
 BLOCKS = ("block", "rescue", "always")
+TEMPLATED = re.compile(r"^\{\{\s*(\w+)\s*\}\}$")
 
 
 def _tasks_keys(tasks, role):
@@ -29,12 +30,25 @@ def _tasks_keys(tasks, role):
             elif short in ("import_role", "include_role"):
                 name = args["name"]
                 if name.startswith(PREFIX):
-                    keys |= _role_keys(name[len(PREFIX):], args.get("tasks_from", "main"))
+                    keys |= _handed(_role_keys(name[len(PREFIX):], args.get("tasks_from", "main")), task.get("vars"))
             elif short in ("import_tasks", "include_tasks") and role and "{{" not in str(args):
                 keys |= _role_keys(role, str(args.get("file", args) if isinstance(args, dict) else args))
             elif short == "import_playbook":
                 keys |= playbook_keys(str(args))
     return keys
+
+
+def _handed(keys, given):
+    """A shared task file's keys named by a variable (`"{{ common_bench_stats }}"`) are the values the importing task
+    hands it; a key the importing task does not name is not published."""
+    out = set()
+    for key in keys:
+        m = TEMPLATED.match(key)
+        if not m:
+            out.add(key)
+        elif m.group(1) in (given or {}):
+            out.add(given[m.group(1)])
+    return out
 
 
 @cache
