@@ -34,34 +34,37 @@ extends_documentation_fragment:
   - storageperf.k8s.k8s_auth
   - storageperf.k8s.attributes
 options:
+  # GENERATED from the benchmark modules' OPTIONS, LIMITS and DOCS: python -m tests.support.bench_yaml --write
   csi_lifecycle:
-    description: Plan the CSI lifecycle benchmark with these options. Give one of it, O(attach_stress), O(fio), O(sysbench).
+    description: Plan the CSI lifecycle benchmark with these options. Give one of it, O(attach_stress),
+      O(fio), O(sysbench).
     type: dict
     suboptions:
       storage_class:
         description:
-          - StorageClass of the volumes. Required; it must bind C(Immediate) so the create step can be timed without
-            pods.
+          - StorageClass of the volumes. Required; it must bind C(Immediate) so the create step can be timed
+            without pods.
         type: str
       snapshot_class:
-        description: VolumeSnapshotClass; empty picks the (default) class of the StorageClass's driver.
+        description:
+          - VolumeSnapshotClass; empty picks the (default) class of the StorageClass's driver.
         type: str
       volumes:
         description:
           - Number of volumes (PVCs).
-          - At most 5000 - 5x seed 002's largest run of 1000; the run makes as many clones and snapshots again, and
-            each ontap-nas volume is a FlexVol, of which an ONTAP node holds 1000 to 2500.
+          - At most 5000 - 5x seed 002's largest run of 1000; the run makes as many clones and snapshots
+            again, and each ontap-nas volume is a FlexVol, of which an ONTAP node holds 1000 to 2500.
         type: int
         default: 100
       sweep:
         description:
           - The sizes (volume counts) of a scaling sweep, e.g. V([10, 100, 1000]); empty measures one size.
-          - Each a whole number of at least 1, each once, at least two; any order (the sweep and the report go
-            ascending). Recorded as the document's C(parameters.sweep); M(storageperf.k8s.bench_measure) then
-            measures one size per repetition (its O(storageperf.k8s.bench_measure#module:sweep_point)).
-          - At most 10 entries - sizes of one sweep, each a whole lifecycle run; each at most 5000 - 5x seed 002's
-            largest run of 1000; the run makes as many clones and snapshots again, and each ontap-nas volume is a
-            FlexVol, of which an ONTAP node holds 1000 to 2500.
+          - Each a whole number of at least 1, each once, at least two; any order (the sweep and the report
+            go ascending). Recorded as the document's C(parameters.sweep); M(storageperf.k8s.bench_measure)
+            then measures one size per repetition (its O(storageperf.k8s.bench_measure#module:sweep_point)).
+          - At most 10 entries - sizes of one sweep, each a whole lifecycle run; each at most 5000 - 5x
+            seed 002's largest run of 1000; the run makes as many clones and snapshots again, and each ontap-nas
+            volume is a FlexVol, of which an ONTAP node holds 1000 to 2500.
         type: list
         elements: int
         default: []
@@ -75,32 +78,36 @@ options:
       size:
         description:
           - Size of every volume.
-          - At most 100Ti - ONTAP's largest FlexVol on most platforms (300Ti needs large-volume support); Trident
-            makes one FlexVol or LUN per ontap-nas/-san volume.
+          - At most 100Ti - ONTAP's largest FlexVol on most platforms (300Ti needs large-volume support);
+            Trident makes one FlexVol or LUN per ontap-nas/-san volume.
         type: str
         default: 1Gi
       access_modes:
-        description: Access modes of the PVCs.
+        description:
+          - Access modes of the PVCs.
         type: list
         elements: str
         default: [ReadWriteOnce]
       steps:
-        description: Steps to run; the others are recorded as skipped.
+        description:
+          - Steps to run; the others are recorded as skipped.
         type: list
         elements: str
         choices: [create_volume, publish, unpublish, create_snapshot, clone_from_snapshot, delete_clone,
-                  delete_snapshot, delete_volume]
+          delete_snapshot, delete_volume]
         default: [create_volume, publish, unpublish, create_snapshot, clone_from_snapshot, delete_clone,
-                  delete_snapshot, delete_volume]
+          delete_snapshot, delete_volume]
       pod_image:
-        description: Image of the pods of the publish step.
+        description:
+          - Image of the pods of the publish step.
         type: str
         default: registry.k8s.io/pause:3.10
       cleanup:
         description:
-          - After each repetition, delete its namespace and everything in it and wait until the volumes are gone.
-          - V(false) keeps each repetition's objects for inspection; in a sweep only the run's very last repetition's
-            (every size must start on a cluster without the previous size's objects).
+          - After each repetition, delete its namespace and everything in it and wait until the volumes
+            are gone.
+          - V(false) keeps each repetition's objects for inspection; in a sweep only the run's very last
+            repetition's (every size must start on a cluster without the previous size's objects).
         type: bool
         default: true
       cleanup_timeout:
@@ -108,9 +115,10 @@ options:
           - Seconds the cleanup after a repetition may take.
           - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
         type: float
-        default: 1800
+        default: 1800.0
   attach_stress:
-    description: Plan the attach-stress benchmark with these options. Give one of it, O(csi_lifecycle), O(fio), O(sysbench).
+    description: Plan the attach-stress benchmark with these options. Give one of it, O(csi_lifecycle),
+      O(fio), O(sysbench).
     type: dict
     suboptions:
       replicas:
@@ -120,7 +128,8 @@ options:
         type: int
         default: 28
       node:
-        description: Node to pin the pods to; empty picks the first Ready node that has the disk driver.
+        description:
+          - Node to pin the pods to; empty picks the first Ready node that has the disk driver.
         type: str
       storage_class:
         description:
@@ -131,16 +140,18 @@ options:
         default: alibabacloud-disk
       create_storage_class:
         description:
-          - Create O(attach_stress.storage_class) (O(attach_stress.provisioner), O(attach_stress.disk_type)) when it
-            does not exist, labelled with the run so the cleanup removes it.
+          - Create O(attach_stress.storage_class) (O(attach_stress.provisioner), O(attach_stress.disk_type))
+            when it does not exist, labelled with the run so the cleanup removes it.
         type: bool
         default: false
       provisioner:
-        description: CSI driver of the disks.
+        description:
+          - CSI driver of the disks.
         type: str
         default: diskplugin.csi.alibabacloud.com
       disk_type:
-        description: The StorageClass's C(type) parameter.
+        description:
+          - The StorageClass's C(type) parameter.
         type: str
         default: cloud_auto
       volumes_per_pod:
@@ -158,42 +169,71 @@ options:
         default: 1Gi
       disk_limit:
         description:
-          - Disks the node can take, used when its CSINode has no allocatable count for the driver
-            (DescribeInstanceTypes C(DiskQuantity), 56 for ecs.g7se.16xlarge). 0 reads the CSINode only.
+          - Disks the node can take, used when its CSINode has no allocatable count for the driver (DescribeInstanceTypes
+            C(DiskQuantity), 56 for ecs.g7se.16xlarge). 0 reads the CSINode only.
           - At most 64 - the most data disks an ECS instance takes (DescribeInstanceTypes DiskQuantity;
             ecs.g7se.16xlarge 56) and above any CSINode attach limit of the clouds' disk drivers.
         type: int
         default: 0
       statefulset:
-        description: Name of the StatefulSet.
+        description:
+          - Name of the StatefulSet.
         type: str
         default: attach-stress
       prewarm:
         description:
-          - Before the first timed scale-up of the run, scale to O(attach_stress.replicas) and back once, so every
-            disk exists and each variant times attaching, not provisioning (the seed's parallel run found its disks
-            there already). V(false) runs the seed's sequence exactly; the first timed scale-up then provisions too.
+          - Before the first timed scale-up of the run, scale to O(attach_stress.replicas) and back once,
+            so every disk exists and each variant times attaching, not provisioning (the seed's parallel
+            run found its disks there already). V(false) runs the seed's sequence exactly; the first timed
+            scale-up then provisions too.
         type: bool
         default: true
       pod_image:
-        description: Image of the pods.
+        description:
+          - Image of the pods.
         type: str
         default: registry-cn-hangzhou.ack.aliyuncs.com/acs/busybox
   fio:
-    description: Plan the fio benchmark with these options. Give one of it, O(csi_lifecycle), O(attach_stress), O(sysbench).
+    description: Plan the fio benchmark with these options. Give one of it, O(csi_lifecycle), O(attach_stress),
+      O(sysbench).
     type: dict
     suboptions:
       storage_classes:
         description:
-          - StorageClasses to measure, each a variant named after it (give the same list as O(variants), the baseline
-            first, since the report's ratios are against the document's first variant). Required.
-          - At most 8 entries - StorageClasses measured side by side, one after another; the seed compares 2.
+          - StorageClasses to measure, each a variant named after it (give the same list as O(variants),
+            the baseline first, since the report's ratios are against the document's first variant). Required.
+          - At most 8 entries - StorageClasses measured side by side, one after another; the seed compares
+            2.
         type: list
         elements: str
         default: []
       baseline:
-        description: The class the ratios are computed against, named in the document's notes; empty = the first.
+        description:
+          - The class the ratios are computed against, named in the document's notes; empty = the first.
         type: str
+      pvc_size:
+        description:
+          - Requested size of each PVC.
+          - At most 64Ti - Alibaba Cloud's largest disk (65536 GiB); a PMEM node has at most a few TiB.
+        type: str
+        default: 100Gi
+      timeout:
+        description:
+          - Seconds to wait for one class's Job; 0 = runtime x number of jobs + 600.
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: int
+        default: 0
+      cleanup:
+        description:
+          - After each class, delete its namespace (the PVC and the Job) and wait until it is gone.
+        type: bool
+        default: true
+      cleanup_timeout:
+        description:
+          - Seconds the cleanup after a class may take.
+          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
+        type: float
+        default: 600.0
       jobs:
         description:
           - fio jobs, run one after the other (each its own group); each a dict of fio options with a C(name).
@@ -202,13 +242,31 @@ options:
         type: list
         elements: dict
         default:
-          - {name: randwrite_4k, rw: randwrite, bs: 4k, numjobs: 50, iodepth: 1}
-          - {name: randread_4k, rw: randread, bs: 4k, numjobs: 50, iodepth: 1}
-          - {name: latency_randwrite_4k, rw: randwrite, bs: 4k, numjobs: 1, iodepth: 1}
+          - name: randwrite_4k
+            rw: randwrite
+            bs: 4k
+            numjobs: 50
+            iodepth: 1
+          - name: randread_4k
+            rw: randread
+            bs: 4k
+            numjobs: 50
+            iodepth: 1
+          - name: latency_randwrite_4k
+            rw: randwrite
+            bs: 4k
+            numjobs: 1
+            iodepth: 1
       global:
-        description: fio options of every job (V(true) = a flag such as C(thread)).
+        description:
+          - fio options of every job (V(true) = a flag such as C(thread)).
         type: dict
-        default: {ioengine: psync, direct: 1, thread: true, group_reporting: true, time_based: true}
+        default:
+          ioengine: psync
+          direct: 1
+          thread: true
+          group_reporting: true
+          time_based: true
       size:
         description:
           - Size of the test file (fio C(size)), shared by the threads of a job.
@@ -221,28 +279,49 @@ options:
           - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
         type: int
         default: 180
+      image:
+        description:
+          - Image with fio and a shell (the seed's image by default).
+        type: str
+        default: registry.cn-hangzhou.aliyuncs.com/eric-dev/sysbench:fio
+      mount_path:
+        description:
+          - Where the volume is mounted in the pod; fio's file and JSON output go there.
+        type: str
+        default: /data
+  sysbench:
+    description: Plan the sysbench benchmark with these options. Give one of it, O(csi_lifecycle), O(attach_stress),
+      O(fio).
+    type: dict
+    suboptions:
+      storage_classes:
+        description:
+          - StorageClasses to measure, each a variant named after it (give the same list as O(variants),
+            the baseline first, since the report's ratios are against the document's first variant). Required.
+          - At most 8 entries - StorageClasses measured side by side, one after another; the seed compares
+            2.
+        type: list
+        elements: str
+        default: []
+      baseline:
+        description:
+          - The class the ratios are computed against, named in the document's notes; empty = the first.
+        type: str
       pvc_size:
         description:
           - Requested size of each PVC.
           - At most 64Ti - Alibaba Cloud's largest disk (65536 GiB); a PMEM node has at most a few TiB.
         type: str
         default: 100Gi
-      image:
-        description: Image with fio and a shell (the seed's image by default).
-        type: str
-        default: registry.cn-hangzhou.aliyuncs.com/eric-dev/sysbench:fio
-      mount_path:
-        description: Where the volume is mounted in the pod; fio's file and JSON output go there.
-        type: str
-        default: /data
       timeout:
         description:
-          - Seconds to wait for one class's Job; 0 = runtime x number of jobs + 600.
+          - Seconds to wait for one class's sysbench Job; 0 = tests x (time + warmup) + db_timeout + 900.
           - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
         type: int
         default: 0
       cleanup:
-        description: After each class, delete its namespace (the PVC and the Job) and wait until it is gone.
+        description:
+          - After each class, delete its namespace (database, PVC, Job) and wait until it is gone.
         type: bool
         default: true
       cleanup_timeout:
@@ -250,22 +329,7 @@ options:
           - Seconds the cleanup after a class may take.
           - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
         type: float
-        default: 600
-  sysbench:
-    description: Plan the sysbench benchmark with these options. Give one of it, O(csi_lifecycle), O(attach_stress), O(fio).
-    type: dict
-    suboptions:
-      storage_classes:
-        description:
-          - StorageClasses to measure, each a variant named after it (give the same list as O(variants), the baseline
-            first, since the report's ratios are against the document's first variant). Required.
-          - At most 8 entries - StorageClasses measured side by side, one after another; the seed compares 2.
-        type: list
-        elements: str
-        default: []
-      baseline:
-        description: The class the ratios are computed against, named in the document's notes; empty = the first.
-        type: str
+        default: 600.0
       tests:
         description:
           - sysbench OLTP tests to run, in this order, on the same tables.
@@ -273,7 +337,7 @@ options:
         type: list
         elements: str
         choices: [oltp_insert, oltp_point_select, oltp_read_write, oltp_read_only, oltp_write_only, oltp_update_index,
-                  oltp_update_non_index, oltp_delete, select_random_points, select_random_ranges]
+          oltp_update_non_index, oltp_delete, select_random_points, select_random_ranges]
         default: [oltp_point_select, oltp_insert]
       tables:
         description:
@@ -307,21 +371,27 @@ options:
         default: 0
       percentile:
         description:
-          - The latency percentile sysbench reports itself (C(--percentile)); the histogram gives p50/p90/p99 anyway.
+          - The latency percentile sysbench reports itself (C(--percentile)); the histogram gives p50/p90/p99
+            anyway.
           - At most 99 - sysbench's --percentile takes 1 to 99.
         type: int
         default: 99
       db_image:
-        description: MySQL or MariaDB image (official image conventions - C(MYSQL_ROOT_PASSWORD), C(MYSQL_DATABASE), data in C(/var/lib/mysql)).
+        description:
+          - MySQL or MariaDB image (official image conventions - C(MYSQL_ROOT_PASSWORD), C(MYSQL_DATABASE),
+            data in C(/var/lib/mysql)).
         type: str
         default: mysql:5.6
       db_args:
-        description: Extra mysqld options, for example C(["--innodb-buffer-pool-size=1G"]).
+        description:
+          - Extra mysqld options, for example C(["--innodb-buffer-pool-size=1G"]).
         type: list
         elements: str
         default: []
       host_network:
-        description: Run the database and sysbench with hostNetwork on the same node (the seed's setup; sysbench uses 127.0.0.1).
+        description:
+          - Run the database and sysbench with hostNetwork on the same node (the seed's setup; sysbench
+            uses 127.0.0.1).
         type: bool
         default: true
       db_port:
@@ -331,21 +401,18 @@ options:
         type: int
         default: 3306
       database:
-        description: Database sysbench uses (created by the image from C(MYSQL_DATABASE)).
+        description:
+          - Database sysbench uses (created by the image from C(MYSQL_DATABASE)).
         type: str
         default: sbtest
       mysql_user:
-        description: User sysbench connects as.
+        description:
+          - User sysbench connects as.
         type: str
         default: root
-      pvc_size:
-        description:
-          - Requested size of each PVC.
-          - At most 64Ti - Alibaba Cloud's largest disk (65536 GiB); a PMEM node has at most a few TiB.
-        type: str
-        default: 100Gi
       image:
-        description: Image with sysbench 1.0.x and a shell.
+        description:
+          - Image with sysbench 1.0.x and a shell.
         type: str
         default: severalnines/sysbench
       db_timeout:
@@ -354,22 +421,7 @@ options:
           - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
         type: int
         default: 600
-      timeout:
-        description:
-          - Seconds to wait for one class's sysbench Job; 0 = tests x (time + warmup) + db_timeout + 900.
-          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
-        type: int
-        default: 0
-      cleanup:
-        description: After each class, delete its namespace (database, PVC, Job) and wait until it is gone.
-        type: bool
-        default: true
-      cleanup_timeout:
-        description:
-          - Seconds the cleanup after a class may take.
-          - At most 86400 - a day; a benchmark step or rollout that takes longer has failed.
-        type: float
-        default: 600
+  # GENERATED (end)
   run_id:
     description:
       - The run id (label value on every object, directory under O(reports_dir)). Empty makes one
@@ -552,20 +604,10 @@ def argument_spec() -> Dict[str, Any]:
     return spec
 
 
-# the maxima (docs/limits.md)
-LIMITS = {"csi_lifecycle.volumes": L.VOLUMES, "csi_lifecycle.sweep": L.SWEEP, "csi_lifecycle.pvcs_per_pod": L.DISKS_PER_NODE,
-          "csi_lifecycle.size": L.ONTAP_VOLUME_SIZE, "csi_lifecycle.cleanup_timeout": L.TIMEOUT,
-          "attach_stress.replicas": L.PODS_PER_NODE, "attach_stress.volumes_per_pod": L.DISKS_PER_NODE,
-          "attach_stress.disk_limit": L.DISKS_PER_NODE, "attach_stress.size": L.CLOUD_DISK_SIZE, "repeat": L.REPEAT,
-          "concurrency": L.CONCURRENCY, "step_timeout": L.TIMEOUT, "give_up_after_warnings": L.WARNINGS,
-          "pushgateway_timeout": L.REQUEST_TIMEOUT, "fio.storage_classes": L.STORAGE_CLASSES, "fio.jobs": L.FIO_JOBS,
-          "fio.size": L.FIO_SIZE, "fio.runtime": L.TIMEOUT, "fio.pvc_size": L.PVC_SIZE, "fio.timeout": L.TIMEOUT,
-          "fio.cleanup_timeout": L.TIMEOUT, "sysbench.storage_classes": L.STORAGE_CLASSES,
-          "sysbench.tests": L.SYSBENCH_TESTS, "sysbench.tables": L.SYSBENCH_TABLES,
-          "sysbench.table_size": L.SYSBENCH_TABLE_SIZE, "sysbench.threads": L.SYSBENCH_THREADS,
-          "sysbench.time": L.TIMEOUT, "sysbench.warmup_time": L.TIMEOUT, "sysbench.percentile": L.PERCENTILE,
-          "sysbench.db_port": L.PORT, "sysbench.pvc_size": L.PVC_SIZE, "sysbench.db_timeout": L.TIMEOUT,
-          "sysbench.timeout": L.TIMEOUT, "sysbench.cleanup_timeout": L.TIMEOUT}
+# the maxima (docs/limits.md): each benchmark's own, and the run's
+LIMITS = {**{"%s.%s" % (name, option): limit for name, entry in BENCHMARKS.items() for option, limit in entry.LIMITS.items()},
+          "repeat": L.REPEAT, "concurrency": L.CONCURRENCY, "step_timeout": L.TIMEOUT,
+          "give_up_after_warnings": L.WARNINGS, "pushgateway_timeout": L.REQUEST_TIMEOUT}
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
-from ansible_collections.storageperf.k8s.plugins.module_utils.common.limits import CLOUD_DISK_SIZE
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 
 if TYPE_CHECKING:  # for annotations only: no import arrow
@@ -62,6 +62,55 @@ OPTIONS = {
     "statefulset": dict(type="str", default="attach-stress"),
     "prewarm": dict(type="bool", default=True),
     "pod_image": dict(type="str", default=M.SEED_BUSYBOX),
+}
+# the maxima of its options (docs/limits.md), checked by bench_plan
+LIMITS = {"replicas": L.PODS_PER_NODE, "volumes_per_pod": L.DISKS_PER_NODE, "disk_limit": L.DISKS_PER_NODE,
+          "size": L.CLOUD_DISK_SIZE}
+# the help of each option: bench_plan's docs are generated from DOCS, OPTIONS and LIMITS (tests/support/bench_yaml.py)
+DOC_TITLE = "attach-stress"
+DOCS = {
+    "replicas": [
+        "Replicas to scale to (the seed's 28); capped by the node's disk limit.",
+    ],
+    "node": [
+        "Node to pin the pods to; empty picks the first Ready node that has the disk driver.",
+    ],
+    "storage_class": [
+        "StorageClass of the disks; the seed's class is created as in the seed when it does not exist.",
+        "Any other missing class is refused (listing the classes that exist) unless "
+        "O(attach_stress.create_storage_class) is on.",
+    ],
+    "create_storage_class": [
+        "Create O(attach_stress.storage_class) (O(attach_stress.provisioner), O(attach_stress.disk_type)) when it "
+        "does not exist, labelled with the run so the cleanup removes it.",
+    ],
+    "provisioner": [
+        "CSI driver of the disks.",
+    ],
+    "disk_type": [
+        "The StorageClass's C(type) parameter.",
+    ],
+    "volumes_per_pod": [
+        "Disks per pod.",
+    ],
+    "size": [
+        "Size of every disk.",
+    ],
+    "disk_limit": [
+        "Disks the node can take, used when its CSINode has no allocatable count for the driver "
+        "(DescribeInstanceTypes C(DiskQuantity), 56 for ecs.g7se.16xlarge). 0 reads the CSINode only.",
+    ],
+    "statefulset": [
+        "Name of the StatefulSet.",
+    ],
+    "prewarm": [
+        "Before the first timed scale-up of the run, scale to O(attach_stress.replicas) and back once, so every "
+        "disk exists and each variant times attaching, not provisioning (the seed's parallel run found its disks "
+        "there already). V(false) runs the seed's sequence exactly; the first timed scale-up then provisions too.",
+    ],
+    "pod_image": [
+        "Image of the pods.",
+    ],
 }
 # what preflight() reads from the cluster into the plan; bench_plan stores it, bench_measure sets it back
 READ_BY_PREFLIGHT = ("replicas", "node", "node_name", "instance_type", "disk_limit", "disk_limit_source",
@@ -113,7 +162,7 @@ def problems(params: Mapping[str, Any] | None) -> list[str]:
         out.append("volumes_per_pod must be at least 1 (the seed mounts 2)")
     if int(params["disk_limit"]) < 0:
         out.append("disk_limit must be 0 (read it from the node's CSINode) or the node's disk limit")
-    size = quantity_problem("size", params["size"]) or CLOUD_DISK_SIZE.problem("size", params["size"])
+    size = quantity_problem("size", params["size"]) or L.CLOUD_DISK_SIZE.problem("size", params["size"])
     if size:
         out.append(size)
     return out

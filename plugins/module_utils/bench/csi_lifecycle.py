@@ -28,6 +28,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context impo
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import Step, StepError, Submission, Watched, run_step
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
 from ansible_collections.storageperf.k8s.plugins.module_utils.report.schema import BROKEN_STEP_STATUSES
 
@@ -75,6 +76,52 @@ OPTIONS = {
     "pod_image": dict(type="str", default=M.PAUSE_IMAGE),
     "cleanup": dict(type="bool", default=True),
     "cleanup_timeout": dict(type="float", default=1800.0),
+}
+# the maxima of its options (docs/limits.md), checked by bench_plan
+LIMITS = {"volumes": L.VOLUMES, "sweep": L.SWEEP, "pvcs_per_pod": L.DISKS_PER_NODE, "size": L.ONTAP_VOLUME_SIZE,
+          "cleanup_timeout": L.TIMEOUT}
+# the help of each option: bench_plan's docs are generated from DOCS, OPTIONS and LIMITS (tests/support/bench_yaml.py)
+DOC_TITLE = "CSI lifecycle"
+DOCS = {
+    "storage_class": [
+        "StorageClass of the volumes. Required; it must bind C(Immediate) so the create step can be timed without "
+        "pods.",
+    ],
+    "snapshot_class": [
+        "VolumeSnapshotClass; empty picks the (default) class of the StorageClass's driver.",
+    ],
+    "volumes": [
+        "Number of volumes (PVCs).",
+    ],
+    "sweep": [
+        "The sizes (volume counts) of a scaling sweep, e.g. V([10, 100, 1000]); empty measures one size.",
+        "Each a whole number of at least 1, each once, at least two; any order (the sweep and the report go "
+        "ascending). Recorded as the document's C(parameters.sweep); M(storageperf.k8s.bench_measure) then measures "
+        "one size per repetition (its O(storageperf.k8s.bench_measure#module:sweep_point)).",
+    ],
+    "pvcs_per_pod": [
+        "PVCs mounted by each pod of the publish step.",
+    ],
+    "size": [
+        "Size of every volume.",
+    ],
+    "access_modes": [
+        "Access modes of the PVCs.",
+    ],
+    "steps": [
+        "Steps to run; the others are recorded as skipped.",
+    ],
+    "pod_image": [
+        "Image of the pods of the publish step.",
+    ],
+    "cleanup": [
+        "After each repetition, delete its namespace and everything in it and wait until the volumes are gone.",
+        "V(false) keeps each repetition's objects for inspection; in a sweep only the run's very last repetition's "
+        "(every size must start on a cluster without the previous size's objects).",
+    ],
+    "cleanup_timeout": [
+        "Seconds the cleanup after a repetition may take.",
+    ],
 }
 # what preflight() reads from the cluster into the plan; bench_plan stores it, bench_measure sets it back
 READ_BY_PREFLIGHT = ("provisioner", "attach_required", "pv_reclaim_delete", "snapshot_class", "snapshot_skip",

@@ -22,6 +22,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import manif
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import storage_classes as SC
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.engine import StepError
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 
 if TYPE_CHECKING:  # for annotations only: no import arrow
@@ -46,6 +47,38 @@ OPTIONS = {
     "runtime": dict(type="int", default=180),
     "image": dict(type="str", default="registry.cn-hangzhou.aliyuncs.com/eric-dev/sysbench:fio"),
     "mount_path": dict(type="str", default="/data"),
+}
+# the maxima of its options (docs/limits.md), checked by bench_plan
+LIMITS = {**SC.CLASS_LIMITS, "jobs": L.FIO_JOBS, "size": L.FIO_SIZE, "runtime": L.TIMEOUT}
+# the help of each option: bench_plan's docs are generated from DOCS, OPTIONS and LIMITS (tests/support/bench_yaml.py)
+DOC_TITLE = "fio"
+DOCS = {
+    **SC.CLASS_DOCS,
+    "jobs": [
+        "fio jobs, run one after the other (each its own group); each a dict of fio options with a C(name).",
+        "C(gtod_reduce) is refused (it turns off the latency the report needs).",
+    ],
+    "global": [
+        "fio options of every job (V(true) = a flag such as C(thread)).",
+    ],
+    "size": [
+        "Size of the test file (fio C(size)), shared by the threads of a job.",
+    ],
+    "runtime": [
+        "Seconds each job runs (fio C(runtime), with C(time_based)).",
+    ],
+    "image": [
+        "Image with fio and a shell (the seed's image by default).",
+    ],
+    "mount_path": [
+        "Where the volume is mounted in the pod; fio's file and JSON output go there.",
+    ],
+    "timeout": [
+        "Seconds to wait for one class's Job; 0 = runtime x number of jobs + 600.",
+    ],
+    "cleanup": [
+        "After each class, delete its namespace (the PVC and the Job) and wait until it is gone.",
+    ],
 }
 READ_BY_PREFLIGHT = ("classes",)
 SWEEP_PARAMETER = None  # fio has no sweep

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench import labels as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.quantity import quantity_problem
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as LIM
 
 if TYPE_CHECKING:  # for annotations only: no import arrow
     from ansible_collections.storageperf.k8s.plugins.module_utils.bench.context import Context
@@ -26,6 +27,23 @@ CLASS_OPTIONS: dict[str, dict[str, Any]] = {
     "timeout": dict(type="int", default=0),
     "cleanup": dict(type="bool", default=True),
     "cleanup_timeout": dict(type="float", default=600.0),
+}
+CLASS_LIMITS = {"storage_classes": LIM.STORAGE_CLASSES, "pvc_size": LIM.PVC_SIZE, "timeout": LIM.TIMEOUT,
+                "cleanup_timeout": LIM.TIMEOUT}
+CLASS_DOCS = {
+    "storage_classes": [
+        "StorageClasses to measure, each a variant named after it (give the same list as O(variants), the baseline "
+        "first, since the report's ratios are against the document's first variant). Required.",
+    ],
+    "baseline": [
+        "The class the ratios are computed against, named in the document's notes; empty = the first.",
+    ],
+    "pvc_size": [
+        "Requested size of each PVC.",
+    ],
+    "cleanup_timeout": [
+        "Seconds the cleanup after a class may take.",
+    ],
 }
 
 

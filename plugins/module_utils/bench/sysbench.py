@@ -31,6 +31,7 @@ from ansible_collections.storageperf.k8s.plugins.module_utils.bench import stora
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.options import complete
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.sysbench_scripts import CONFIGMAP, RUN_SH
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.tracker import Item
+from ansible_collections.storageperf.k8s.plugins.module_utils.common import limits as L
 from ansible_collections.storageperf.k8s.plugins.module_utils.k8s.client import K8sError, K8sUnreachable
 
 if TYPE_CHECKING:  # for annotations only: no import arrow
@@ -64,6 +65,68 @@ OPTIONS = {
     "mysql_user": dict(type="str", default="root"),
     "image": dict(type="str", default="severalnines/sysbench"),
     "db_timeout": dict(type="int", default=600),
+}
+# the maxima of its options (docs/limits.md), checked by bench_plan
+LIMITS = {**SC.CLASS_LIMITS, "tests": L.SYSBENCH_TESTS, "tables": L.SYSBENCH_TABLES,
+          "table_size": L.SYSBENCH_TABLE_SIZE, "threads": L.SYSBENCH_THREADS, "time": L.TIMEOUT,
+          "warmup_time": L.TIMEOUT, "percentile": L.PERCENTILE, "db_port": L.PORT, "db_timeout": L.TIMEOUT}
+# the help of each option: bench_plan's docs are generated from DOCS, OPTIONS and LIMITS (tests/support/bench_yaml.py)
+DOC_TITLE = "sysbench"
+DOCS = {
+    **SC.CLASS_DOCS,
+    "tests": [
+        "sysbench OLTP tests to run, in this order, on the same tables.",
+    ],
+    "tables": [
+        "Number of tables (C(--tables)).",
+    ],
+    "table_size": [
+        "Rows per table (C(--table-size)).",
+    ],
+    "threads": [
+        "Client threads (C(--threads)).",
+    ],
+    "time": [
+        "Seconds each test runs (C(--time)).",
+    ],
+    "warmup_time": [
+        "Seconds each test runs first with its figures thrown away (sysbench 1.0 has no C(--warmup-time)).",
+    ],
+    "percentile": [
+        "The latency percentile sysbench reports itself (C(--percentile)); the histogram gives p50/p90/p99 anyway.",
+    ],
+    "db_image": [
+        "MySQL or MariaDB image (official image conventions - C(MYSQL_ROOT_PASSWORD), C(MYSQL_DATABASE), data in "
+        "C(/var/lib/mysql)).",
+    ],
+    "db_args": [
+        "Extra mysqld options, for example C([\"--innodb-buffer-pool-size=1G\"]).",
+    ],
+    "host_network": [
+        "Run the database and sysbench with hostNetwork on the same node (the seed's setup; sysbench uses "
+        "127.0.0.1).",
+    ],
+    "db_port": [
+        "Port the database listens on (3306 in the official images).",
+    ],
+    "database": [
+        "Database sysbench uses (created by the image from C(MYSQL_DATABASE)).",
+    ],
+    "mysql_user": [
+        "User sysbench connects as.",
+    ],
+    "image": [
+        "Image with sysbench 1.0.x and a shell.",
+    ],
+    "db_timeout": [
+        "Seconds to wait for the database pod to run and accept connections.",
+    ],
+    "timeout": [
+        "Seconds to wait for one class's sysbench Job; 0 = tests x (time + warmup) + db_timeout + 900.",
+    ],
+    "cleanup": [
+        "After each class, delete its namespace (database, PVC, Job) and wait until it is gone.",
+    ],
 }
 READ_BY_PREFLIGHT = ("classes",)
 SWEEP_PARAMETER = None  # sysbench has no sweep
