@@ -62,7 +62,8 @@ def test_catalogue_refuses_a_tag_the_repository_does_not_publish(image):
 # ("b", "i"), and the execution environment's base image (no pod runs it); everything else it writes must be pullable
 MEANT_TO_FAIL = {"registry.example.invalid/nope/app:9.9", "mysql:no-such-tag", "nginx:pull", "b", "i",
                  "ghcr.io/ansible-community/community-ee-base:latest"}
-_WRITTEN = (re.compile(r"^\s*(?:-\s*)?image:\s*[\"']?([^\s\"'{}]+)[\"']?\s*$", re.MULTILINE),
+# an image written on its line (`image: x`, `- image: x`): [ \t], never \s, which would run on into the next line
+_WRITTEN = (re.compile(r"^[ \t]*(?:-[ \t]*)?image:[ \t]*[\"']?([^\s\"'{}]+)[\"']?[ \t]*$", re.MULTILINE),
             re.compile(r"[\"']image[\"']:\s*[\"']([^\"'{}]+)[\"']"), re.compile(r"--image[= ]([^\s\"'{}`]+)"),
             re.compile(r"^[A-Z_]*(?:IMAGE|BUSYBOX)\s*=\s*[\"']([^\"'{}]+)[\"']", re.MULTILINE))
 
