@@ -1,12 +1,14 @@
-"""The YAML made from the benchmark modules (plugins/module_utils/bench/<benchmark>.py), where each option's default
-(OPTIONS), maximum (LIMITS) and help (DOCS) are written once.
+"""The docs and defaults made from the benchmark modules (plugins/module_utils/bench/<benchmark>.py), where each
+option's default (OPTIONS), maximum (LIMITS) and help (DOCS) are written once.
 
 Made here:
 - bench_plan's suboption docs, the block of its DOCUMENTATION between the two GENERATED lines;
-- the default of every bench role variable that its role hands to one of those options: the value in the role's
-  defaults/main.yml, the `default:` of its meta/argument_specs.yml entry, and the `default(...)` its playbook
-  (playbooks/<role>.yml) gives the short variable that feeds it. A variable the role passes with `default(omit, true)`
-  leaves the option's default to the module, and one whose option has no default is the role's own.
+- the default of every bench role variable that its role hands to one of those options, wherever it is stated:
+  the role's defaults/main.yml and meta/argument_specs.yml; its playbook (playbooks/<role>.yml), the `default(...)`
+  of the short variable that feeds it and the default the header states; the variables table of
+  docs/bench-<name>.md (scalars: a list is told in words there). A variable the role passes with
+  `default(omit, true)` leaves the option's default to the module, and one whose option has no default is the
+  role's own.
 
 tests/unit/test_bench_yaml.py fails while the checked-in text is not what this makes.
 
@@ -72,8 +74,7 @@ def option_doc(spec: Mapping[str, Any], lines: list[str], limit: Limit | None) -
         doc["required"] = True
     if "default" in spec:
         default = spec["default"]
-        doc["default"] = _Flow(default) if isinstance(default, list) and all(
-            not isinstance(v, (dict, list)) for v in default) else default
+        doc["default"] = _Flow(default) if isinstance(default, list) and _flat(default) else default
     return doc
 
 
@@ -178,13 +179,10 @@ def _set_entry(text: str, head: re.Pattern[str], key_of: Any, value: Any) -> str
     if m is None:
         return text
     end = m.end()
-    while True:  # the entry's continuation lines are indented deeper than its key
-        nl = text.find("\n", end)
-        if nl == -1 or not text[nl + 1:].startswith(" " * (len(m.group(1)) + 1)) or text[nl + 1:nl + 2] == "\n":
-            break
-        if re.match(r"\s*[\w-]+:", text[nl + 1:]) and not text[nl + 1:].startswith(" " * (len(m.group(1)) + 2)):
-            break
-        end = text.find("\n", nl + 1) if text.find("\n", nl + 1) != -1 else len(text)
+    deeper = " " * (len(m.group(1)) + 1)
+    while text.startswith(deeper, end + 1):  # the entry's continuation lines, indented deeper than its key
+        nl = text.find("\n", end + 1)
+        end = nl if nl != -1 else len(text)
     key = key_of(m)
     return text[:m.start()] + m.group(1) + key + yaml_value(value, len(m.group(1)) + len(key)) + text[end:]
 
@@ -206,9 +204,29 @@ def render_argument_specs(text: str, defaults: Mapping[str, Any]) -> str:
 
 
 def render_playbook(text: str, defaults: Mapping[str, Any]) -> str:
+    """The playbook's `default(...)` of the short variable that feeds each role variable, and the default its header
+    states for it (`# ... volumes (int, 100) ...`)."""
     for var, value in defaults.items():
+        fed = re.search(r'^\s+%s: "\{\{ (\w+) \| default\(' % var, text, re.M)
+        if fed is None:
+            continue
         text = re.sub(r'^(\s+%s: "\{\{ \w+ \| default\()[^\n]*?(\) \}\}")$' % var,
                       lambda m, v=value: m.group(1) + jinja_value(v) + m.group(2), text, flags=re.M)
+        text = re.sub(r"^(#.*\b%s \(\w+, )[^),]*(\))" % fed.group(1),
+                      lambda m, v=value: m.group(1) + yaml_value(v, 0) + m.group(2), text, flags=re.M)
+    return text
+
+
+def render_doc(text: str, defaults: Mapping[str, Any]) -> str:
+    """The default cell of each row of a variables table (docs/bench-<name>.md) that names one role variable in a
+    cell of its own (`| ... | `bench_x_volumes` | 100 | ... |`), for a scalar default: its leading value, in the
+    cell's style (in backticks or not); what follows it (a remark) stays."""
+    for var, value in defaults.items():
+        if isinstance(value, list):
+            continue  # lists are told in words there ("all 8", "[] (off)")
+        shown = yaml_value(value, 0)
+        text = re.sub(r"^(\|.*\| `%s` \| )(`[^`]*`|[^ |`]+)" % var,
+                      lambda m, s=shown: m.group(1) + ("`%s`" % s if m.group(2).startswith("`") else s), text, flags=re.M)
     return text
 
 
@@ -219,7 +237,8 @@ def made() -> dict[Path, str]:
         defaults = role_defaults(role)
         for path, render in ((ROLES / role / "defaults" / "main.yml", render_role_defaults),
                              (ROLES / role / "meta" / "argument_specs.yml", render_argument_specs),
-                             (PLAYBOOKS / (role + ".yml"), render_playbook)):
+                             (PLAYBOOKS / (role + ".yml"), render_playbook),
+                             (REPO / "docs" / ("bench-%s.md" % role.removeprefix("bench_").replace("_", "-")), render_doc)):
             if defaults and path.is_file():
                 out[path] = render(path.read_text(), defaults)
     return out

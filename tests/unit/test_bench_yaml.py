@@ -37,11 +37,23 @@ def test_a_default_changed_in_options_is_the_roles_and_the_playbooks(monkeypatch
     assert yaml.safe_load(made[role / "defaults" / "main.yml"])["bench_csi_lifecycle_volumes"] == 7
     specs = yaml.safe_load(made[role / "meta" / "argument_specs.yml"])["argument_specs"]["main"]["options"]
     assert specs["bench_csi_lifecycle_volumes"]["default"] == 7
-    assert 'bench_csi_lifecycle_volumes: "{{ volumes | default(7) }}"' in made[G.PLAYBOOKS / "bench_csi_lifecycle.yml"]
+    playbook = made[G.PLAYBOOKS / "bench_csi_lifecycle.yml"]
+    assert 'bench_csi_lifecycle_volumes: "{{ volumes | default(7) }}"' in playbook
+    assert "  volumes (int, 7)  " in playbook and "volumes (int, 100)" not in playbook
+    doc = G.REPO / "docs" / "bench-csi-lifecycle.md"
+    assert "| `volumes` | `bench_csi_lifecycle_volumes` | 7 | the seed uses 100 and 1000 |" in made[doc]
     # nothing else moved
     changed = {path for path, text in made.items() if path.read_text() != text}
     assert changed == {G.BENCH_PLAN, role / "defaults" / "main.yml", role / "meta" / "argument_specs.yml",
-                       G.PLAYBOOKS / "bench_csi_lifecycle.yml"}
+                       G.PLAYBOOKS / "bench_csi_lifecycle.yml", doc}
+
+
+def test_a_docs_table_keeps_its_cells_style_and_remarks():
+    table = ("| `size` | `bench_x_size` | `1Gi` | of each |\n| `n` | `bench_x_n` | 4 (the seed's) | |\n"
+             "| `l` | `bench_x_l` | all 8 | a list is told in words |\n")
+    assert G.render_doc(table, {"bench_x_size": "2Gi", "bench_x_n": 5, "bench_x_l": ["a"]}) == (
+        "| `size` | `bench_x_size` | `2Gi` | of each |\n| `n` | `bench_x_n` | 5 (the seed's) | |\n"
+        "| `l` | `bench_x_l` | all 8 | a list is told in words |\n")
 
 
 def test_a_list_default_longer_than_a_line_goes_on_under_its_first_item():
