@@ -9,6 +9,11 @@ Starts a twin (`python -m twin up`), then measures, over HTTPS with the bearer t
            send time to each watcher's receive time
   memory   the twin's resident memory once it holds `--objects` objects (Pods bound to a node no
            kubelet runs), and a GET / LIST at that size
+  latency  each request's latency, one request at a time as kubectl sends them: `--latency-requests` ConfigMap
+           creates on a quiet twin; then `--pvcs` ontap-nas PVC creates (seed 002's `kubectl create -f` of N
+           PVCs), and GETs until every PVC is Bound, while the twin's Trident controller (its concurrent core
+           unless `--trident-concurrency off`) provisions them in the same process: p50 and p95 of each
+           (issue 45's bar: p50 of 5 ms or less under that load)
 
 Usage: .venv/bin/python benchmarks/twin_api.py [--objects 20000] [--watchers 50] [--json out.json]
 """
@@ -55,6 +60,67 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def pvc(name: str, storage_class: str) -> dict:
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name},
+            "spec": {"storageClassName": storage_class, "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}}}
+
+
+def quantiles_ms(latencies: list[float]) -> tuple[float, float]:
+    ordered = sorted(latencies)
+    return (round(statistics.median(ordered) * 1000, 2),
+            round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 2))
+
+
+async def timed(request) -> float:
+    t0 = time.perf_counter()
+    await expect(request)
+    return time.perf_counter() - t0
+
+
+TORC = "/apis/trident.netapp.io/v1/tridentorchestrators"
+
+
+async def trident_concurrency(s: aiohttp.ClientSession, on: bool) -> None:
+    """Switch the twin's Trident to its concurrent core (or not) and wait, by watch, until the operator has
+    installed it."""
+    want = "true" if on else "false"
+    async with s.patch(f"{TORC}/trident", json={"spec": {"enableConcurrency": on}},
+                       headers={"Content-Type": "application/merge-patch+json"}) as r:
+        r.raise_for_status()
+    async with s.get(TORC, params={"watch": "1", "fieldSelector": "metadata.name=trident"}) as r:
+        r.raise_for_status()
+        async for line in r.content:
+            status = (json.loads(line)["object"].get("status") or {})
+            if status.get("status") == "Installed" and (status.get("currentInstallationParams") or {}).get(
+                    "enableConcurrency") == want:
+                return
+
+
+async def latency(s: aiohttp.ClientSession, args: argparse.Namespace, res: dict) -> None:
+    """One request at a time: quiet, then while the Trident controller provisions the PVCs just created."""
+    await trident_concurrency(s, args.trident_concurrency == "on")
+    res["trident_concurrency"] = args.trident_concurrency
+    quiet = [await timed(s.post("/api/v1/namespaces/bench-latency/configmaps", json=configmap(f"q-{i:06d}")))
+             for i in range(args.latency_requests)]
+    res["quiet_create_p50_ms"], res["quiet_create_p95_ms"] = quantiles_ms(quiet)
+    t0 = time.perf_counter()
+    creates = [await timed(s.post("/api/v1/namespaces/bench-latency/persistentvolumeclaims",
+                                  json=pvc(f"pvc-{i:05d}", args.storage_class))) for i in range(args.pvcs)]
+    res["pvc_create_p50_ms"], res["pvc_create_p95_ms"] = quantiles_ms(creates)
+    res["pvc_creates_s"] = round(time.perf_counter() - t0, 2)
+    gets: list[float] = []
+    bound = 0
+    while bound < args.pvcs and time.perf_counter() - t0 < args.bind_timeout:
+        for i in range(20):
+            gets.append(await timed(s.get(f"/api/v1/namespaces/bench-latency/configmaps/q-{i % args.latency_requests:06d}")))
+        claims = json.loads(await expect(s.get("/api/v1/namespaces/bench-latency/persistentvolumeclaims")))["items"]
+        bound = sum(1 for c in claims if (c.get("status") or {}).get("phase") == "Bound")
+    res["pvcs_bound"] = bound
+    res["get_under_load"] = len(gets)
+    res["get_under_load_p50_ms"], res["get_under_load_p95_ms"] = quantiles_ms(gets or [float("nan")])
 
 
 def configmap(name: str, sent: float | None = None) -> dict:
@@ -137,9 +203,12 @@ async def bench(args: argparse.Namespace, d: Path) -> dict:
     conn = Conn(d)
     res: dict = {"objects_target": args.objects, "watchers": args.watchers}
     async with conn.session(args.concurrency) as s:
-        for ns in ("bench-cm", "bench-list", "bench-watch", "bench-pods"):
+        for ns in ("bench-cm", "bench-list", "bench-watch", "bench-pods", "bench-latency"):
             await ensure_ns(s, ns)
         res["rss_start_mib"] = round(rss_mib(conn.pid), 1)
+
+        # latency, one request at a time, quiet and under the controllers' load ----------------
+        await latency(s, args, res)
 
         # create ----------------------------------------------------------------------------
         n = args.creates
@@ -230,6 +299,13 @@ async def bench(args: argparse.Namespace, d: Path) -> dict:
 
 
 LABELS = [
+    ("quiet_create_p50_ms", "create ConfigMap, quiet twin, one at a time: p50 (ms)"),
+    ("quiet_create_p95_ms", "  p95 (ms)"),
+    ("pvc_create_p50_ms", "create PVC while Trident provisions, one at a time: p50 (ms)"),
+    ("pvc_create_p95_ms", "  p95 (ms)"),
+    ("get_under_load_p50_ms", "get while Trident provisions, one at a time: p50 (ms)"),
+    ("get_under_load_p95_ms", "  p95 (ms)"), ("get_under_load", "  gets measured"),
+    ("pvcs_bound", "PVCs Bound at the end"), ("trident_concurrency", "Trident's concurrent core"),
     ("create_configmaps_per_s", "create ConfigMap (req/s)"), ("create_pods_per_s", "create Pod (req/s)"),
     ("get_per_s", "get (req/s)"), ("list_1000_per_s", "list of 1000 ConfigMaps (lists/s)"),
     ("list_page_500_ms", "list page of 500 (ms)"),
@@ -254,6 +330,12 @@ def main() -> int:
     p.add_argument("--creates", type=int, default=2000, help="ConfigMaps and Pods created for the create/get rates")
     p.add_argument("--lists", type=int, default=50, help="LISTs of 1000 objects")
     p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--latency-requests", type=int, default=100, help="ConfigMaps created one at a time, quiet")
+    p.add_argument("--pvcs", type=int, default=100, help="PVCs created one at a time for the latency under load")
+    p.add_argument("--storage-class", default="ontap-nas", help="the PVCs' class (a Trident class of the twin)")
+    p.add_argument("--bind-timeout", type=float, default=120, help="seconds the GETs go on waiting for Bound")
+    p.add_argument("--trident-concurrency", choices=("on", "off"), default="on",
+                   help="the twin's Trident with its concurrent core (seed 002's ON) or without")
     p.add_argument("--dir", type=Path, help="twin directory (default: a temporary one)")
     p.add_argument("--keep", action="store_true", help="leave the twin running")
     p.add_argument("--json", type=Path, help="also write the figures as JSON here")
@@ -276,7 +358,8 @@ def main() -> int:
         print(f"  {label:<{width}}  {res.get(key)}")
     if args.json:
         args.json.write_text(json.dumps(res, indent=2))
-    ok = res["watch_events_delivered"] == res["watch_events_expected"] and res["objects_held"] >= args.objects
+    ok = (res["watch_events_delivered"] == res["watch_events_expected"] and res["objects_held"] >= args.objects
+          and res["pvcs_bound"] == args.pvcs)
     return 0 if ok else 1
 
 
