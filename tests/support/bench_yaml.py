@@ -26,12 +26,12 @@ import yaml
 
 from ansible_collections.storageperf.k8s.plugins.module_utils.bench.runner import BENCHMARKS
 from ansible_collections.storageperf.k8s.plugins.module_utils.common.limits import Limit
+from tests.support import option_rules as O
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH_PLAN = REPO / "plugins" / "modules" / "bench_plan.py"
 ROLES = REPO / "roles"
 PLAYBOOKS = REPO / "playbooks"
-HANDED = re.compile(r"^\{\{\s*(\w+)\s*(\|[^}]*)?\}\}$")
 BEGIN = "  # GENERATED from the benchmark modules' OPTIONS, LIMITS and DOCS: python -m tests.support.bench_yaml --write\n"
 END = "  # GENERATED (end)\n"
 WIDTH = 120
@@ -110,15 +110,6 @@ def render_bench_plan(source: str) -> str:
     return head + options_block() + rest.split(END, 1)[1]
 
 
-def _bench_plan_args(tasks: Any):
-    for task in tasks or ():
-        if isinstance(task, dict):
-            for key in ("block", "rescue", "always"):
-                yield from _bench_plan_args(task.get(key))
-            if isinstance(task.get("storageperf.k8s.bench_plan"), dict):
-                yield task["storageperf.k8s.bench_plan"]
-
-
 def role_defaults(role: str) -> dict[str, Any]:
     """{role variable: the default of the benchmark option the role hands it to}, of the variables the role declares
     in its argument specs (not the facts it computes)."""
@@ -127,10 +118,10 @@ def role_defaults(role: str) -> dict[str, Any]:
     for entry in yaml.safe_load((ROLES / role / "meta" / "argument_specs.yml").read_text())["argument_specs"].values():
         declared |= set(entry.get("options") or {})
     for path in sorted((ROLES / role / "tasks").glob("*.yml")):
-        for args in _bench_plan_args(yaml.safe_load(path.read_text())):
+        for args in (args for module, args in O.module_args(yaml.safe_load(path.read_text())) if module == "bench_plan"):
             for name, entry in BENCHMARKS.items():
                 for option, value in (args.get(name) or {}).items():
-                    m = HANDED.match(value.strip()) if isinstance(value, str) else None
+                    m = O.ROLE_VAR.match(value.strip()) if isinstance(value, str) else None
                     if (m and m.group(1) in declared and "omit" not in (m.group(2) or "")
                             and "default" in entry.OPTIONS[option] and _flat(entry.OPTIONS[option]["default"])):
                         out[m.group(1)] = entry.OPTIONS[option]["default"]

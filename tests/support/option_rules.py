@@ -164,7 +164,7 @@ def _shared(task: dict):
     """(module name, args) of a task file of the common role that task imports, its common_* variables replaced by
     what the importing role hands it: the role's variable reaches the module through the shared file."""
     given = task.get("vars") or {}
-    for module, args in _module_args(yaml.safe_load((COMMON_TASKS / (task["ansible.builtin.import_role"]["tasks_from"]
+    for module, args in module_args(yaml.safe_load((COMMON_TASKS / (task["ansible.builtin.import_role"]["tasks_from"]
                                                                      + ".yml")).read_text())):
         yield module, {k: _handed(v, given) for k, v in args.items()}
 
@@ -174,13 +174,13 @@ def _handed(value, given: dict):
     return given[m.group(1)] if m and m.group(1) in given else value
 
 
-def _module_args(tasks):
+def module_args(tasks):
     """(module name, args) of every task in a task list, blocks and the common role's imported task files included."""
     for task in tasks or ():
         if not isinstance(task, dict):
             continue
         for key in ("block", "rescue", "always"):
-            yield from _module_args(task.get(key))
+            yield from module_args(task.get(key))
         if (task.get("ansible.builtin.import_role") or {}).get("name") == "storageperf.k8s.common":
             yield from _shared(task)
         for key, args in task.items():
@@ -205,7 +205,7 @@ def role_problems(role: str, tasks, role_options: dict, module_specs: dict) -> l
     or empty with default(omit, true) (the module's then applies). A module option without a default leaves the
     role's as the only one."""
     out = []
-    for module, args in _module_args(tasks):
+    for module, args in module_args(tasks):
         if module not in module_specs:
             continue
         for option, s, value in _passed(module_specs[module], args):

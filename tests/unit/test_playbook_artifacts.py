@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support import option_rules as O
+
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = sorted(p for p in (ROOT / "playbooks").glob("*.yml"))
 PREFIX = "storageperf.k8s."
 KEY = re.compile(r"\bstorageperf_stats_[a-z0-9_]+")
 BLOCKS = ("block", "rescue", "always")
-TEMPLATED = re.compile(r"^\{\{\s*(\w+)\s*\}\}$")
 
 
 def _tasks_keys(tasks, role):
@@ -43,7 +44,7 @@ def _handed(keys, given):
     hands it; a key the importing task does not name is not published."""
     out = set()
     for key in keys:
-        m = TEMPLATED.match(key)
+        m = O.BARE_VAR.match(key)
         if not m:
             out.add(key)
         elif m.group(1) in (given or {}):
