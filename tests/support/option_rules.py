@@ -164,8 +164,8 @@ def _shared(task: dict):
     """(module name, args) of a task file of the common role that task imports, its common_* variables replaced by
     what the importing role hands it: the role's variable reaches the module through the shared file."""
     given = task.get("vars") or {}
-    for module, args in module_args(yaml.safe_load((COMMON_TASKS / (task["ansible.builtin.import_role"]["tasks_from"]
-                                                                     + ".yml")).read_text())):
+    path = COMMON_TASKS / (task["ansible.builtin.import_role"]["tasks_from"] + ".yml")
+    for module, args in module_args(yaml.safe_load(path.read_text())):
         yield module, {k: _handed(v, given) for k, v in args.items()}
 
 
